@@ -1,0 +1,277 @@
+"""`TransformerConfig`: one dataclass describing every model of the four papers.
+
+A model is a stack of blocks. How a block wires attention, MLP, skips, gains and
+value/projection matrices is a `BlockSpec`; the named block kinds of "Simplifying
+Transformer Blocks" (He & Hofmann 2024) are presets of it (`BLOCK_PRESETS`), and a
+run can override single fields of a preset (`block_overrides`) for the ablations.
+Heads and head dimensions are given per layer, because heterogeneous allocations
+are the subject of "Allocation of Parameters in Transformers".
+
+Every invalid value raises `ConfigError` naming the field and the allowed values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+BLOCK_KINDS = ("pre_ln", "post_ln", "parallel", "sas", "sas_p", "vskipinit", "vskipinit_code")
+NORM_KINDS = ("layernorm", "rmsnorm", "none")
+POSITION_KINDS = ("learned", "sinusoidal", "alibi", "rope", "none")
+ACTIVATIONS = ("relu", "gelu", "leaky_relu", "swiglu", "geglu")
+ATTENTION_KINDS = ("softmax", "eq4", "shaped")
+MATRIX_KINDS = ("linear", "orthogonal", "identity", "reparam")
+REPARAM_INITS = ("identity", "orthogonal")
+OUTPUT_KINDS = ("lm", "classifier", "none")
+POOL_KINDS = ("first", "last", "mean")
+
+
+class ConfigError(ValueError):
+    """An invalid model or run configuration; the message names the field."""
+
+
+def _check_choice(where: str, name: str, value: Any, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ConfigError(f"{where}: {name}={value!r} is not allowed; choose one of: {', '.join(allowed)}")
+
+
+@dataclass(frozen=True)
+class BlockSpec:
+    """How one block combines its sub-blocks (notation of He & Hofmann 2024, Eqs. 1-7).
+
+    Sequential block:  X̂ = α_SA·X + β_SA·MHA(Norm(X));  X_out = α_FF·X̂ + β_FF·MLP(Norm(X̂)).
+    Parallel block:    X_out = α_SA·X + β_SA·MHA(Norm(X)) + β_FF·MLP(Norm(X))  (one shared Norm;
+                       α_SA plays the role of α_comb and `mlp_skip` is unused).
+    Post-norm block:   X̂ = Norm(α_SA·X + β_SA·MHA(X));  X_out = Norm(α_FF·X̂ + β_FF·MLP(X̂)).
+    A skip weight of exactly 0 removes the skip (no multiply-add is done).
+    """
+
+    parallel: bool = False
+    post_norm: bool = False
+    attention: str = "softmax"  # softmax | eq4 (αI + βA) | shaped (αI + βA − γC)
+    attn_skip: float = 1.0  # α_SA
+    attn_gain: float = 1.0  # β_SA
+    mlp_skip: float = 1.0  # α_FF
+    mlp_gain: float = 1.0  # β_FF
+    trainable_gains: bool = False  # α/β of the block and the per-head α, β, γ of the attention matrix
+    shaped_alpha: float = 1.0  # per-head α of the attention matrix at init
+    shaped_beta: float = 1.0  # per-head β at init (0 for Eq. 4 Value-SkipInit)
+    shaped_gamma: float = 1.0  # per-head γ at init (shaped attention only)
+    value: str = "linear"  # W^V: linear | orthogonal | identity (removed) | reparam (Eq. 6)
+    proj: str = "linear"  # W^P, same choices
+    first_value: str | None = None  # layer-1 override of `value` (SAS keeps a trainable W^V_1)
+    reparam_init: str = "identity"  # W_init of Eq. 6
+    reparam_alpha: float = 1.0  # α_V, α_P at init
+    reparam_beta: float = 1.0  # β_V, β_P at init
+    reparam_trainable: bool = True  # are α_V, β_V (α_P, β_P) trained
+    query_init_zero: bool = False  # W^Q = 0 (and its bias) at init, so A = C exactly
+
+    def validate(self, where: str = "block") -> None:
+        _check_choice(where, "attention", self.attention, ATTENTION_KINDS)
+        for name in ("value", "proj"):
+            _check_choice(where, name, getattr(self, name), MATRIX_KINDS)
+        if self.first_value is not None:
+            _check_choice(where, "first_value", self.first_value, MATRIX_KINDS)
+        _check_choice(where, "reparam_init", self.reparam_init, REPARAM_INITS)
+        if self.parallel and self.post_norm:
+            raise ConfigError(f"{where}: a block cannot be both parallel and post_norm")
+
+    def value_kind(self, layer: int) -> str:
+        return self.first_value if (layer == 0 and self.first_value is not None) else self.value
+
+    @property
+    def removes_attention_skip(self) -> bool:
+        return self.attn_skip == 0.0
+
+
+_SIMPLIFIED = dict(
+    attention="shaped",
+    attn_skip=0.0,
+    attn_gain=1.0,
+    mlp_skip=1.0,
+    mlp_gain=0.1,
+    trainable_gains=True,
+    value="identity",
+    proj="identity",
+    first_value="reparam",
+    reparam_init="identity",
+    query_init_zero=True,
+)
+
+# The block kinds of He & Hofmann (2024), following the official code's configs
+# (catalog simplified_blocks.md §1, "Configs").
+BLOCK_PRESETS: dict[str, BlockSpec] = {
+    "pre_ln": BlockSpec(),
+    "post_ln": BlockSpec(post_norm=True),
+    "parallel": BlockSpec(parallel=True),
+    # SAS: no attention skip, shaped attention, no W^V/W^P except a trainable W^V_1 = I + ΔW.
+    "sas": BlockSpec(**_SIMPLIFIED),
+    # SAS-P: the parallel block with no skip at all.
+    "sas_p": BlockSpec(**{**_SIMPLIFIED, "parallel": True, "mlp_skip": 0.0}),
+    # Value-SkipInit as in the paper's Eq. 4: A <- αI + βA with α=1, β=0 at init,
+    # trainable orthogonal W^V, W^P and W^Q = 0 (He et al. 2023), MLP skip kept.
+    "vskipinit": BlockSpec(
+        attention="eq4",
+        attn_skip=0.0,
+        mlp_gain=0.1,
+        trainable_gains=True,
+        shaped_alpha=1.0,
+        shaped_beta=0.0,
+        value="orthogonal",
+        proj="orthogonal",
+        query_init_zero=True,
+    ),
+    # The official code's "Value-SkipInit" baseline (baseline_comparison.sh): shaped
+    # attention (α=β=γ=1) with trainable orthogonal W^V, W^P and the MLP skip.
+    "vskipinit_code": BlockSpec(
+        attention="shaped",
+        attn_skip=0.0,
+        mlp_gain=0.1,
+        trainable_gains=True,
+        value="orthogonal",
+        proj="orthogonal",
+        query_init_zero=True,
+    ),
+}
+
+
+def _per_layer(name: str, value: Any, n_layers: int) -> tuple[int, ...]:
+    if isinstance(value, int):
+        return (value,) * n_layers
+    values = tuple(value)
+    if len(values) != n_layers:
+        raise ConfigError(f"{name} has {len(values)} entries but n_layers={n_layers}; give one per layer or a single int")
+    return values
+
+
+@dataclass
+class TransformerConfig:
+    """Everything needed to build one model of the family (see module docstring).
+
+    `n_heads` and `head_dim` accept one int for all layers or one value per layer;
+    `head_dim` defaults to d_model // n_heads. `d_ff` is the MLP hidden width (per
+    half for the gated activations swiglu/geglu).
+    """
+
+    vocab_size: int
+    n_layers: int = 4
+    d_model: int = 128
+    n_heads: int | tuple[int, ...] = 4
+    head_dim: int | tuple[int, ...] | None = None
+    d_ff: int = 512
+    max_seq_len: int = 128
+    block: str = "pre_ln"
+    block_overrides: dict[str, Any] = field(default_factory=dict)
+    norm: str = "layernorm"
+    norm_eps: float = 1e-5
+    final_norm: bool = True
+    # With norm="none" the official code still normalises the embeddings with a
+    # LayerNorm in layer 1 (its ln_1); keep_first_norm reproduces that.
+    keep_first_norm: bool = True
+    activation: str = "gelu"
+    leaky_slope: float = 0.0
+    position: str = "learned"
+    causal: bool = True
+    cross_attention: bool = False  # decoder blocks of an encoder-decoder
+    output: str = "lm"
+    n_classes: int | None = None
+    pool: str = "first"
+    pooler: bool = True  # BERT-style dense + tanh before the classifier
+    tie_embeddings: bool = True
+    qk_bias: bool = True
+    vo_bias: bool = True
+    mlp_bias: bool = True
+    dropout: float = 0.0
+    attn_dropout: float = 0.0
+    init_std: float = 0.02
+
+    def __post_init__(self) -> None:
+        self.n_heads = _per_layer("n_heads", self.n_heads, self.n_layers) if self.n_layers > 0 else ()
+        if self.head_dim is None:
+            for layer, heads in enumerate(self.n_heads):
+                if heads <= 0 or self.d_model % heads:
+                    raise ConfigError(
+                        f"n_heads={heads} (layer {layer}) must be positive and divide d_model={self.d_model} "
+                        "when head_dim is not given"
+                    )
+            self.head_dim = tuple(self.d_model // h for h in self.n_heads)
+        else:
+            self.head_dim = _per_layer("head_dim", self.head_dim, self.n_layers)
+        self.block_overrides = dict(self.block_overrides)
+        self.validate()
+
+    # -- validation -----------------------------------------------------------------
+    def validate(self) -> None:
+        where = "model"
+        for name in ("vocab_size", "n_layers", "d_model", "d_ff", "max_seq_len"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ConfigError(f"{where}: {name}={value!r} must be a positive integer")
+        _check_choice(where, "block", self.block, BLOCK_KINDS)
+        _check_choice(where, "norm", self.norm, NORM_KINDS)
+        _check_choice(where, "activation", self.activation, ACTIVATIONS)
+        _check_choice(where, "position", self.position, POSITION_KINDS)
+        _check_choice(where, "output", self.output, OUTPUT_KINDS)
+        _check_choice(where, "pool", self.pool, POOL_KINDS)
+        for name in ("dropout", "attn_dropout"):
+            if not 0.0 <= getattr(self, name) < 1.0:
+                raise ConfigError(f"{where}: {name}={getattr(self, name)!r} must be in [0, 1)")
+        if self.norm_eps <= 0 or self.init_std <= 0:
+            raise ConfigError(f"{where}: norm_eps and init_std must be positive")
+        unknown = set(self.block_overrides) - {f.name for f in dataclasses.fields(BlockSpec)}
+        if unknown:
+            allowed = ", ".join(f.name for f in dataclasses.fields(BlockSpec))
+            raise ConfigError(f"{where}: unknown block_overrides {sorted(unknown)}; allowed: {allowed}")
+        spec = self.block_spec
+        spec.validate(f"{where} (block {self.block!r})")
+        for layer, (heads, dim) in enumerate(zip(self.n_heads, self.head_dim)):
+            if heads <= 0 or dim <= 0:
+                raise ConfigError(f"{where}: layer {layer} has n_heads={heads}, head_dim={dim}; both must be positive")
+            needs_square = spec.value_kind(layer) in ("identity", "reparam") or spec.proj in ("identity", "reparam")
+            if needs_square and heads * dim != self.d_model:
+                raise ConfigError(
+                    f"{where}: block {self.block!r} has identity or reparameterised value/projection matrices, "
+                    f"so n_heads × head_dim must equal d_model={self.d_model}; layer {layer} has "
+                    f"{heads} × {dim} = {heads * dim}"
+                )
+            if self.position == "rope" and dim % 2:
+                raise ConfigError(f"{where}: position='rope' needs an even head_dim; layer {layer} has {dim}")
+        if self.output == "classifier" and (self.n_classes is None or self.n_classes < 2):
+            raise ConfigError(f"{where}: output='classifier' needs n_classes >= 2 (got {self.n_classes!r})")
+        if self.cross_attention and (spec.parallel or spec.attention != "softmax"):
+            raise ConfigError(
+                f"{where}: cross_attention is supported for sequential softmax blocks (pre_ln, post_ln), "
+                f"not block {self.block!r}"
+            )
+
+    # -- derived --------------------------------------------------------------------
+    @property
+    def block_spec(self) -> BlockSpec:
+        return dataclasses.replace(BLOCK_PRESETS[self.block], **self.block_overrides)
+
+    @property
+    def has_block_norms(self) -> bool:
+        return self.norm != "none"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["n_heads"] = list(self.n_heads)
+        d["head_dim"] = list(self.head_dim)
+        return d
+
+
+def config_from_dict(values: dict[str, Any], where: str = "model") -> TransformerConfig:
+    """Build a config from a plain dict (JSON/YAML), rejecting unknown keys by name."""
+    allowed = {f.name for f in dataclasses.fields(TransformerConfig)}
+    unknown = set(values) - allowed
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; allowed keys: {', '.join(sorted(allowed))}")
+    if "vocab_size" not in values:
+        raise ConfigError(f"{where}: vocab_size is required")
+    try:
+        return TransformerConfig(**values)
+    except ConfigError as err:
+        raise ConfigError(f"{where}: {err}".replace("model: ", "")) from None
+    except TypeError as err:
+        raise ConfigError(f"{where}: {err}") from None
