@@ -1,0 +1,121 @@
+"""The four prompt-form tasks of layer_diversity.md §4 (SENT, ENTAIL, TOPIC, MC), PROMPT vocabulary.
+
+Each example is ``[BOS] body [ANS] label-word``; a causal model is read at the ANS position against
+the task's K single-token label words (see common.prompt_arrays for the arrays). Classes are
+balanced in every split.
+  SENT   (SST-2-like, K=2: NEG POS)  the polarity rule of sentiment.py on the "sent" pool
+         (8 positive, 8 negative, 14 neutral words) plus ``not``.
+  ENTAIL (RTE-like, K=2: NO YES)     a premise of 6-10 distinct "entail" words, SEP, a hypothesis
+         of 2-3 distinct words; YES iff every hypothesis word is in the premise. A NO hypothesis
+         has 1 or 2 of its words (at random) replaced by words absent from the premise.
+  TOPIC  (AG-News-like, K=4: T0..T3) each word is, with probability noise_prob (0.4), a uniform
+         shared noise word, else a Zipf(1.2) draw from the topic's own 10 words; at least one
+         topic word. The topic vocabularies are disjoint, so the label is the topic of those words.
+  MC     (ARC-like, K=4: A B C D)    ``a b A x_A B x_B C x_C D x_D`` with numbers mod 31; the
+         answer is the option whose number equals (a + b) mod 31; the other three are distinct
+         wrong numbers. Meant to be hard for a small model (the catalog's "no gain" case).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from repro.data.synthetic.common import (
+    balanced_labels, check_range, draw_examples, make_task, prompt_arrays, resolve_params,
+    resolve_sizes, sample_length, split_rng, zipf_probabilities,
+)
+from repro.data.synthetic.sentiment import PolarityLexicon, sample_polar_sentence
+from repro.data.synthetic.vocab import MC_MODULUS, PROMPT_VOCAB, TOPIC_NOISE, TOPIC_WORDS, TOPICS
+
+V = PROMPT_VOCAB
+BOS, SEP, ANS = V.id("<bos>"), V.id("<sep>"), V.id("<ans>")
+DEFAULT_SIZES = {"train": 8000, "test": 2000}
+
+SENT_LEXICON = PolarityLexicon(V.group("sent"), 8, 8, V.id("not"), V.size)
+SENT_POLARITY = SENT_LEXICON.polarity_table()
+TOPIC_VOCABULARIES = V.group("topic")[: TOPICS * TOPIC_WORDS].reshape(TOPICS, TOPIC_WORDS)  # [K, 10]
+TOPIC_NOISE_WORDS = V.group("topic")[TOPICS * TOPIC_WORDS :]  # [16]
+assert len(TOPIC_NOISE_WORDS) == TOPIC_NOISE
+TOPIC_ZIPF = zipf_probabilities(TOPIC_WORDS, 1.2)  # within a topic, word i has weight 1/(i+1)^1.2
+NUMBERS = V.group("numbers")  # NUMBERS[i] is the token of the number i
+
+
+def _sent(rng, label, params):
+    return sample_polar_sentence(rng, SENT_LEXICON, SENT_POLARITY, label, params["length"], params["not_prob"])
+
+
+def _entail(rng, label, params):
+    pool = V.group("entail")
+    premise = rng.choice(pool, size=sample_length(rng, params["premise_len"]), replace=False)
+    hypothesis = rng.choice(premise, size=sample_length(rng, params["hypothesis_len"]), replace=False)
+    if label == 0:
+        absent = np.setdiff1d(pool, premise)
+        n_new = int(rng.integers(1, min(2, len(hypothesis)) + 1))
+        positions = rng.choice(len(hypothesis), size=n_new, replace=False)
+        hypothesis[positions] = rng.choice(absent, size=n_new, replace=False)
+    return [*premise.tolist(), SEP, *hypothesis.tolist()]
+
+
+def _topic(rng, label, params):
+    length = sample_length(rng, params["length"])
+    noise = rng.random(length) < params["noise_prob"]
+    if noise.all():
+        return None  # nothing says the topic; draw again
+    words = rng.choice(TOPIC_VOCABULARIES[label], size=length, p=TOPIC_ZIPF)
+    words[noise] = rng.choice(TOPIC_NOISE_WORDS, size=int(noise.sum()))
+    return words.tolist()
+
+
+def _mc(rng, label, params):
+    a, b = rng.integers(MC_MODULUS, size=2)
+    answer = (a + b) % MC_MODULUS
+    wrong = rng.choice(np.setdiff1d(np.arange(MC_MODULUS), [answer]), size=3, replace=False)
+    options = np.insert(wrong, label, answer)
+    body = [NUMBERS[a], NUMBERS[b]]
+    for letter, value in zip(V.group("mc_labels"), options):
+        body += [letter, NUMBERS[value]]
+    return [int(t) for t in body]
+
+# task -> (body sampler, label-word group, label names, default params, metric)
+PROMPT_TASKS = {
+    "sent": (_sent, "sent_labels", ("negative", "positive"), {"length": (8, 20), "not_prob": 0.15}),
+    "entail": (_entail, "entail_labels", ("no", "yes"), {"premise_len": (6, 10), "hypothesis_len": (2, 3)}),
+    "topic": (_topic, "topic_labels", tuple(f"topic{k}" for k in range(TOPICS)), {"length": (8, 20), "noise_prob": 0.4}),
+    "mc": (_mc, "mc_labels", ("A", "B", "C", "D"), {}),
+}
+
+
+def generate_prompt_task(task: str, seed: int, sizes: dict | None = None, params: dict | None = None):
+    """Generate one prompt task; input_ids [N, T], answer_pos [N], labels [N] per split."""
+    sample, label_group, label_names, default_params = PROMPT_TASKS[task]
+    sizes = resolve_sizes(task, DEFAULT_SIZES, sizes)
+    params = resolve_params(task, default_params, params)
+    for name, value in params.items():
+        if name.endswith("len") or name == "length":
+            check_range(task, name, value, 1)
+    label_token_ids = V.group(label_group)
+    splits = {}
+    for split, n in sizes.items():
+        rng = split_rng(seed, task, split)
+        labels = balanced_labels(rng, n, len(label_names))
+        bodies = draw_examples(labels, lambda y: sample(rng, y, params))
+        splits[split] = prompt_arrays(bodies, labels, label_token_ids, BOS, ANS)
+    return make_task(task, generator=__name__, vocab=V, seed=seed, params=params, splits=splits,
+                     metric="accuracy", label_names=label_names,
+                     extra={"label_token_ids": label_token_ids.tolist()})
+
+
+def generate_sent(seed: int, sizes: dict | None = None, params: dict | None = None):
+    return generate_prompt_task("sent", seed, sizes, params)
+
+
+def generate_entail(seed: int, sizes: dict | None = None, params: dict | None = None):
+    return generate_prompt_task("entail", seed, sizes, params)
+
+
+def generate_topic(seed: int, sizes: dict | None = None, params: dict | None = None):
+    return generate_prompt_task("topic", seed, sizes, params)
+
+
+def generate_mc(seed: int, sizes: dict | None = None, params: dict | None = None):
+    return generate_prompt_task("mc", seed, sizes, params)

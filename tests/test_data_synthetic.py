@@ -1,0 +1,307 @@
+"""Synthetic tasks: labels follow their rules (recomputed here independently), balance, determinism, files."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import numpy as np
+import pytest
+import torch
+
+from repro.data import DataError
+from repro.data.synthetic import TASKS, generate_task, load_task, write_task
+
+SMALL = {  # a few hundred examples per split keeps every test well under a second
+    "nli": {"train": 300, "selection": 60, "test": 60, "test_mismatched": 300},
+    "sst2": {"train": 300, "selection": 60, "test": 60},
+    "cola": {"train": 300, "selection": 60, "test": 60},
+    "mrpc": {"train": 300, "selection": 60, "test": 60},
+    "mt": {"train": 300, "selection": 50, "test": 50, "test_ood": 100},
+    "iwslt": {"train": 100, "valid": 50, "test": 50},
+    "sent": {"train": 300, "test": 60},
+    "entail": {"train": 300, "test": 60},
+    "topic": {"train": 300, "test": 60},
+    "mc": {"train": 300, "test": 60},
+}
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    return {name: generate_task(name, seed=7, sizes=SMALL[name]) for name in TASKS}
+
+
+def names_of(task):
+    return task.meta["vocab"]["tokens"]
+
+
+def rows(split, key="input_ids"):
+    """The unpadded rows of a CLS-family array, as lists (padding must be PAD = 0)."""
+    for row, length in zip(split[key], split["lengths"]):
+        assert not row[length:].any()
+        yield row[:length].tolist()
+
+
+# --------------------------------------------------------------------------- label rules
+
+
+def test_nli_label_is_the_entailment_rule(tasks):
+    task = tasks["nli"]
+    name = names_of(task)
+    antonym = dict(enumerate(task.meta["antonym"]))
+    assert all(antonym[antonym[i]] == i and (antonym[i] != i) == name[i].startswith("w") for i in antonym)
+    for split_name, split in task.splits.items():
+        for ids, segments, label in zip(rows(split), rows(split, "segment_ids"), split["labels"]):
+            assert name[ids[0]] == "<cls>"
+            cut = segments.index(1)
+            assert name[ids[cut - 1]] == "<sep>" and "<sep>" not in (name[i] for i in ids[cut:])
+            premise, hypothesis = set(ids[1 : cut - 1]), ids[cut:]
+            novel = [h for h in hypothesis if h not in premise]
+            expected = "entailment" if not novel else (
+                "contradiction" if len(novel) == 1 and antonym[novel[0]] in premise else "neutral")
+            assert task.meta["label_names"][label] == expected
+    lengths = task.splits["test_mismatched"]["lengths"] - task.splits["test_mismatched"]["segment_ids"].sum(1) - 2
+    assert lengths.min() >= 16 and lengths.max() <= 24  # the longer, mismatched premises
+    uniform = Counter(task.splits["train"]["input_ids"][:, 1:9].ravel())
+    skewed = Counter(task.splits["test_mismatched"]["input_ids"][:, 1:17].ravel())
+    assert max(skewed.values()) / sum(skewed.values()) > 2 * max(uniform.values()) / sum(uniform.values())
+
+
+def polarity_from_names(name):
+    """+1 for w0..w14 / s0..s7, -1 for w15..w29 / s8..s15, as vocab.py documents."""
+    def polarity(token):
+        match = re.fullmatch(r"([ws])(\d+)", name[token])
+        if not match:
+            return 0
+        index, block = int(match[2]), 15 if match[1] == "w" else 8
+        return 1 if index < block else -1 if index < 2 * block else 0
+    return polarity
+
+
+@pytest.mark.parametrize("task_name", ["sst2", "sent"])
+def test_sentiment_label_is_the_sign_of_negated_polarity(tasks, task_name):
+    task = tasks[task_name]
+    name = names_of(task)
+    polarity = polarity_from_names(name)
+    for split in task.splits.values():
+        bodies = rows(split) if task_name == "sst2" else (
+            row[1 : pos] for row, pos in zip(split["input_ids"].tolist(), split["answer_pos"]))
+        for body, label in zip(bodies, split["labels"]):
+            if task_name == "sst2":
+                assert name[body[0]] == "<cls>"
+                body = body[1:]
+            total, negate = 0, False
+            for token in body:
+                total += -polarity(token) if negate else polarity(token)
+                negate = name[token] == "not"
+            assert total != 0 and (total > 0) == (label == 1)
+        assert (np.asarray(split["input_ids"]) == name.index("not")).any()
+
+
+def test_cola_label_is_bracket_well_formedness(tasks):
+    task = tasks["cola"]
+    name = names_of(task)
+    for split in task.splits.values():
+        for ids, label in zip(rows(split), split["labels"]):
+            text = "".join(name[i] for i in ids[1:] if name[i] in "()[]")
+            while "()" in text or "[]" in text:
+                text = text.replace("()", "").replace("[]", "")
+            assert (text == "") == (label == 1)
+        assert abs(split["labels"].mean() - 0.7) < 0.01  # 30% ill formed
+
+
+def test_mrpc_label_is_multiset_equality(tasks):
+    task = tasks["mrpc"]
+    for split in task.splits.values():
+        for ids, segments, label in zip(rows(split), rows(split, "segment_ids"), split["labels"]):
+            cut = segments.index(1)
+            first, second = ids[1 : cut - 1], ids[cut:]
+            assert len(first) == len(second)
+            assert (Counter(first) == Counter(second)) == (label == 1)
+            if label == 1:
+                assert first != second
+
+
+def reference_translation(source, rule):
+    """The MT rule written independently: regex swaps on a string of class letters, then a lookup."""
+    x, y = set(rule["class_x"]), set(rule["class_y"])
+    letters = "".join("x" if t in x else "y" if t in y else "z" for t in source)
+    order = list(range(len(source)))
+    for match in re.finditer("xy", letters):  # finditer gives the non-overlapping left-to-right pairs
+        i = match.start()
+        order[i], order[i + 1] = i + 1, i
+    target = []
+    for i in order:
+        target.append(rule["lexicon"][source[i]])
+        if rule["second"][source[i]]:
+            target.append(rule["second"][source[i]])
+    return target
+
+
+@pytest.mark.parametrize("task_name", ["mt", "iwslt"])
+def test_translation_targets_follow_the_rule(tasks, task_name):
+    task = tasks[task_name]
+    name = names_of(task)
+    rule = task.meta["rule"]
+    assert sorted(rule["lexicon"][3:]) == list(range(3, 63))  # a bijection of the content words
+    swaps = fertile = 0
+    for split in task.splits.values():
+        for i in range(len(split["src"])):
+            src = split["src"][i, : split["src_lengths"][i]].tolist()
+            tgt = split["tgt"][i, : split["tgt_lengths"][i]].tolist()
+            assert name[src[-1]] == "<eos>" and name[tgt[0]] == "<bos>" and name[tgt[-1]] == "<eos>"
+            assert tgt[1:-1] == reference_translation(src[:-1], rule)
+            swaps += bool(re.search("xy", "".join("x" if t in rule["class_x"] else "y" if t in rule["class_y"] else "z" for t in src)))
+            fertile += len(tgt) - len(src) - 1
+    assert swaps > 0 and fertile > 0  # both parts of the rule are exercised
+    assert generate_task("iwslt", 0, {"train": 5}).meta["rule"] == generate_task("mt", 0, {"train": 5}).meta["rule"]
+
+
+def test_mt_out_of_domain_set_is_longer_and_skewed(tasks):
+    split = tasks["mt"].splits["test_ood"]
+    assert split["src_lengths"].min() - 1 >= 15 and split["src_lengths"].max() - 1 <= 20
+    in_domain = tasks["mt"].splits["train"]["src_lengths"] - 1
+    assert in_domain.min() >= 6 and in_domain.max() <= 14
+    counts = np.bincount(split["src"][split["src"] > 2], minlength=63)
+    assert counts.max() / counts.sum() > 3 / 60  # far from uniform
+
+
+def prompt_parts(task, split):
+    """(body, label) per example, checking the [BOS] body [ANS] label-word layout on the way."""
+    name = names_of(task)
+    words = task.meta["label_token_ids"]
+    for row, pos, label in zip(split["input_ids"].tolist(), split["answer_pos"], split["labels"]):
+        assert name[row[0]] == "<bos>" and name[row[pos]] == "<ans>" and row[pos + 1] == words[label]
+        assert all(t == 0 for t in row[pos + 2 :]) and 0 not in row[: pos + 2]
+        yield row[1:pos], label
+
+
+def test_entail_label_is_subset(tasks):
+    task = tasks["entail"]
+    sep = names_of(task).index("<sep>")
+    for split in task.splits.values():
+        for body, label in prompt_parts(task, split):
+            premise, hypothesis = body[: body.index(sep)], body[body.index(sep) + 1 :]
+            assert len(set(premise)) == len(premise) and 2 <= len(hypothesis) <= 3
+            assert set(hypothesis) <= set(premise) if label == 1 else not set(hypothesis) <= set(premise)
+
+
+def test_topic_label_is_the_topic_of_its_words(tasks):
+    task = tasks["topic"]
+    name = names_of(task)
+    for split in task.splits.values():
+        for body, label in prompt_parts(task, split):
+            topics = {int(m[1]) for m in (re.fullmatch(r"t(\d)_\d+", name[t]) for t in body) if m}
+            assert topics == {label}
+            assert all(name[t].startswith(("t", "noise")) for t in body)
+
+
+def test_mc_label_is_the_option_holding_the_sum(tasks):
+    task = tasks["mc"]
+    name = names_of(task)
+    value = {i: int(n[1:]) for i, n in enumerate(name) if re.fullmatch(r"n\d+", n)}
+    for split in task.splits.values():
+        for body, label in prompt_parts(task, split):
+            a, b = value[body[0]], value[body[1]]
+            assert [name[t] for t in body[2::2]] == ["A", "B", "C", "D"]
+            options = [value[t] for t in body[3::2]]
+            assert len(set(options)) == 4 and options.index((a + b) % 31) == label
+
+
+# --------------------------------------------------------------------------- common properties
+
+
+@pytest.mark.parametrize("task_name", [t for t in TASKS if t not in ("mt", "iwslt", "cola", "mrpc")])
+def test_labels_are_balanced(tasks, task_name):
+    task = tasks[task_name]
+    for split in task.splits.values():
+        counts = np.bincount(split["labels"], minlength=len(task.meta["label_names"]))
+        assert counts.max() - counts.min() <= 1
+
+
+@pytest.mark.parametrize("task_name", list(TASKS))
+def test_determinism_and_seed_dependence(tasks, task_name):
+    sizes = {split: min(n, 40) for split, n in SMALL[task_name].items()}
+    a = generate_task(task_name, 7, sizes)
+    b = generate_task(task_name, 7, sizes)
+    c = generate_task(task_name, 8, sizes)
+    for split in a.splits:
+        for key in a.splits[split]:
+            np.testing.assert_array_equal(a.splits[split][key], b.splits[split][key])
+        main = "src" if "src" in a.splits[split] else "input_ids"
+        assert not np.array_equal(a.splits[split][main], c.splits[split][main])
+    assert a.meta == b.meta
+    # a split's examples do not depend on the size of another split
+    other = dict(sizes, train=sizes["train"] + 5)
+    d = generate_task(task_name, 7, other)
+    test_split = [s for s in sizes if s != "train"][0]
+    for key in a.splits[test_split]:
+        np.testing.assert_array_equal(a.splits[test_split][key], d.splits[test_split][key])
+
+
+@pytest.mark.parametrize("task_name", list(TASKS))
+def test_ids_fit_the_family_vocabulary(tasks, task_name):
+    task = tasks[task_name]
+    vocab_size = task.meta["vocab_size"]
+    assert vocab_size == len(names_of(task)) and names_of(task)[0] == "<pad>"
+    for split in task.splits.values():
+        for key, values in split.items():
+            assert values.dtype == np.int64 and len(values) == len(next(iter(split.values())))
+            if key in ("input_ids", "src", "tgt"):
+                assert 0 <= values.min() and values.max() < vocab_size
+
+
+def test_write_load_round_trip_and_identical_cards(tasks, tmp_path):
+    task = tasks["nli"]
+    card = write_task(tmp_path / "a" / "nli.npz", task)
+    write_task(tmp_path / "b" / "nli.npz", generate_task("nli", 7, SMALL["nli"]))
+    for name in ("nli.npz", "nli.card.json"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    assert card["sizes"]["test_mismatched"]["examples"] == 300 and card["vocab_size"] == 69
+    loaded = load_task(tmp_path / "a" / "nli.npz", task="nli")
+    assert loaded.meta == task.meta
+    tensors = loaded.tensors("train")
+    assert tensors["input_ids"].dtype == torch.long and tensors["input_ids"].shape == task.splits["train"]["input_ids"].shape
+    with pytest.raises(DataError, match="no split"):
+        loaded.tensors("dev")
+
+
+def test_loader_rejects_missing_corrupt_and_mismatched_files(tasks, tmp_path):
+    from repro.data.npz import read_npz, write_npz
+
+    path = tmp_path / "sst2.npz"
+    write_task(path, tasks["sst2"])
+    with pytest.raises(DataError, match="holds task 'sst2', expected 'nli'"):
+        load_task(path, task="nli")
+    with pytest.raises(DataError, match="not found"):
+        load_task(tmp_path / "none.npz")
+    arrays, meta = read_npz(path)
+    del arrays["test/labels"]
+    write_npz(tmp_path / "missing_key.npz", arrays, meta)
+    with pytest.raises(DataError, match=r"missing \['test/labels'\]"):
+        load_task(tmp_path / "missing_key.npz")
+    arrays, meta = read_npz(path)
+    arrays["train/input_ids"] = arrays["train/input_ids"][:-1]
+    write_npz(tmp_path / "short.npz", arrays, meta)
+    with pytest.raises(DataError, match="rows"):
+        load_task(tmp_path / "short.npz")
+    arrays, meta = read_npz(path)
+    write_npz(tmp_path / "no_meta.npz", arrays)
+    with pytest.raises(DataError, match="not a synthetic task file"):
+        load_task(tmp_path / "no_meta.npz")
+    (tmp_path / "junk.npz").write_bytes(path.read_bytes()[:1000])
+    with pytest.raises(DataError, match="corrupt"):
+        load_task(tmp_path / "junk.npz")
+
+
+def test_bad_sizes_and_params_are_clear_errors():
+    with pytest.raises(DataError, match="unknown synthetic task"):
+        generate_task("glue", 0)
+    with pytest.raises(DataError, match="no split 'dev'"):
+        generate_task("sst2", 0, {"dev": 10})
+    with pytest.raises(DataError, match="no parameter"):
+        generate_task("sst2", 0, {"train": 10}, {"colour": 1})
+    with pytest.raises(DataError, match="inclusive range"):
+        generate_task("sst2", 0, {"train": 10}, {"length": [9, 3]})
+    task = generate_task("mt", 0, {"train": 10, "selection": 0, "test": 0, "test_ood": 0})
+    assert list(task.splits) == ["train"]
