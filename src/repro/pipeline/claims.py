@@ -1,0 +1,417 @@
+"""The claim registry: each paper's claims as small functions over tidy CSVs, and their verdicts.
+
+A claim is registered with everything fixed before any result is seen: the paper's value or finding,
+the tolerance, the inputs it reads (paths relative to ``RESULTS/<paper>/``) and the scales at which
+it is judged. The function reads its inputs and returns a :class:`Measurement`::
+
+    from repro.pipeline.claims import Measurement, claim, format_mean_spread, verdict, within
+
+    @claim(
+        paper="simplified_blocks",
+        item="fig26",
+        claim_id="sas_p_matches_pre_ln",
+        statement="SAS-P reaches the final loss of Pre-LN.",
+        paper_value="equal loss per step (Fig. 26)",
+        tolerance="|loss(SAS-P) - loss(Pre-LN)| <= 0.05 nats, mean over seeds",
+        inputs=["analysis/final_loss.csv"],
+    )
+    def sas_p_matches_pre_ln(data):
+        df = data["analysis/final_loss.csv"]
+        gap = ...  # one value per seed
+        return Measurement(format_mean_spread(gap), verdict(within(gap.mean(), 0, 0.05)), seeds=len(gap))
+
+At a scale the claim is not judged at (say smoke) the measurement is still computed and shown, but
+the verdict is "not measurable at this scale". Nothing is ever turned into a verdict silently: a
+missing input raises :class:`MissingInputError` naming the file, and a claim function that raises or
+returns something malformed raises :class:`ClaimError` naming the claim.
+
+Claims of paper ``P`` live in the module ``repro.claims.P``; importing it registers them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import pkgutil
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import pandas as pd
+
+from repro.pipeline.tables import SCALES, check_scale
+
+REPRODUCED = "reproduced"
+NOT_REPRODUCED = "not reproduced"
+NOT_MEASURABLE = "not measurable at this scale"
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, NOT_MEASURABLE)
+
+#: Columns of ``RESULTS/<paper>/claims.csv`` and of the scorecard, in this order.
+COLUMNS = ("paper", "item", "claim", "paper_value", "measured", "tolerance", "verdict", "scale", "seeds", "detail")
+#: Scales at which claims are judged unless a claim says otherwise: smoke runs are too small to mean anything.
+DEFAULT_JUDGED_AT = ("laptop", "paper")
+
+_ID = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class MissingInputError(FileNotFoundError):
+    """An input file a claim declared does not exist."""
+
+
+class ClaimError(RuntimeError):
+    """A claim function raised, or returned something that is not a valid Measurement."""
+
+
+class ClaimsFailed(RuntimeError):
+    """One or more claims of a paper could not be judged; the message lists each."""
+
+    def __init__(self, errors: list[Exception]):
+        self.errors = errors
+        super().__init__("\n".join(f"- {err}" for err in errors))
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What a claim function returns.
+
+    ``measured`` is a number or a short text (for example from :func:`format_mean_spread`), never a
+    paper number. ``verdict`` is one of :data:`VERDICTS`, judged against the registered tolerance.
+    ``seeds`` is how many seeds the measurement rests on (``None`` if seeds do not apply), and
+    ``detail`` says in a sentence what was compared and, when it did not reproduce, why it may differ.
+    """
+
+    measured: float | int | str
+    verdict: str
+    seeds: int | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A registered claim; see :func:`claim` for the meaning of each field."""
+
+    paper: str
+    item: str
+    claim_id: str
+    statement: str
+    paper_value: str
+    tolerance: str
+    inputs: tuple[str, ...]
+    judged_at: tuple[str, ...]
+    func: Callable[[ClaimInputs], Measurement] = field(compare=False, repr=False)
+
+    @property
+    def label(self) -> str:
+        return f"{self.paper}/{self.item}/{self.claim_id}"
+
+
+_REGISTRY: dict[tuple[str, str], Claim] = {}
+
+
+def claim(
+    *,
+    paper: str,
+    item: str,
+    claim_id: str,
+    statement: str,
+    paper_value: str,
+    tolerance: str,
+    inputs: Iterable[str],
+    judged_at: Iterable[str] = DEFAULT_JUDGED_AT,
+) -> Callable[[Callable[[ClaimInputs], Measurement]], Callable[[ClaimInputs], Measurement]]:
+    """Decorator registering a claim function ``func(data) -> Measurement``.
+
+    paper, claim_id: lower-case identifiers; ``(paper, claim_id)`` is unique.
+    item:        the figure or table the claim belongs to ("fig26", "table1").
+    statement:   the claim in one line, in words.
+    paper_value: the paper's number or finding, as text.
+    tolerance:   the acceptance rule, fixed in advance, as text (the function applies it).
+    inputs:      files the function reads, relative to ``RESULTS/<paper>/``; the Snakefile makes them
+                 inputs of the judging rule, and ``data[name]`` refuses any name not listed here.
+    judged_at:   scales at which a verdict is given; elsewhere it is "not measurable at this scale".
+    """
+    inputs = tuple(inputs)
+    judged_at = tuple(judged_at)
+    for name, value in (("paper", paper), ("claim_id", claim_id)):
+        if not _ID.match(value):
+            raise ValueError(f"claim {name} {value!r} must be a lower-case identifier")
+    for name, value in (("item", item), ("statement", statement), ("paper_value", paper_value), ("tolerance", tolerance)):
+        if not value.strip() or "\n" in value:
+            raise ValueError(f"claim {paper}/{claim_id}: {name} must be one non-empty line")
+    if not inputs:
+        raise ValueError(f"claim {paper}/{claim_id}: declare the files it reads in inputs=")
+    for name in inputs:
+        path = PurePosixPath(name)
+        if path.is_absolute() or ".." in path.parts:
+            raise ValueError(f"claim {paper}/{claim_id}: input {name!r} must be relative to RESULTS/{paper}/")
+    for scale in judged_at:
+        check_scale(scale)
+
+    def register(func: Callable[[ClaimInputs], Measurement]) -> Callable[[ClaimInputs], Measurement]:
+        new = Claim(paper, item, claim_id, statement, paper_value, tolerance, inputs, judged_at, func)
+        old = _REGISTRY.get((paper, claim_id))
+        # Re-importing the same module (importlib.reload, pytest) re-registers the same function.
+        if old is not None and _origin(old.func) != _origin(func):
+            raise ValueError(f"claim {new.label} is registered twice ({_origin(old.func)} and {_origin(func)})")
+        _REGISTRY[(paper, claim_id)] = new
+        return func
+
+    return register
+
+
+def _origin(func: Callable) -> str:
+    return f"{func.__module__}.{func.__qualname__}"
+
+
+def unregister(paper: str, claim_id: str | None = None) -> None:
+    """Forget one claim, or all claims of ``paper`` (for tests)."""
+    for key in [key for key in _REGISTRY if key[0] == paper and claim_id in (None, key[1])]:
+        del _REGISTRY[key]
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+def natural_key(text: str) -> tuple:
+    """Sort key putting "fig2" before "fig10"."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
+
+
+def papers() -> list[str]:
+    """Papers with a claims module in ``repro.claims``, plus any registered directly."""
+    import repro.claims
+
+    modules = {info.name for info in pkgutil.iter_modules(repro.claims.__path__) if not info.name.startswith("_")}
+    return sorted(modules | {paper for paper, _ in _REGISTRY})
+
+
+def load_claims(paper: str) -> list[Claim]:
+    """Import ``repro.claims.<paper>`` (registering its claims) and return them sorted by item and id."""
+    module = f"repro.claims.{paper}"
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as err:
+        if err.name != module:  # the claims module exists but imports something missing
+            raise
+        # No module is fine only if claims were registered another way (tests do this).
+        if not any(key[0] == paper for key in _REGISTRY):
+            raise ModuleNotFoundError(f"no claims for paper {paper!r}: module {module} does not exist") from err
+    found = [c for (p, _), c in _REGISTRY.items() if p == paper]
+    return sorted(found, key=lambda c: (natural_key(c.item), c.claim_id))
+
+
+def claim_inputs(paper: str) -> list[str]:
+    """Every file the claims of ``paper`` read, relative to ``RESULTS/<paper>/``, sorted, unique.
+
+    The Snakefile's judging rule lists these as its inputs, so the DAG knows what each scorecard needs.
+    """
+    return sorted({name for c in load_claims(paper) for name in c.inputs})
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+class ClaimInputs(Mapping[str, pd.DataFrame]):
+    """What a claim function receives: its declared inputs, read on first use.
+
+    ``data["x.csv"]`` is a DataFrame (CSV and TSV files); ``data.path("x.json")`` is the path of any
+    declared input, for other formats. Names not declared in the registration are refused, so the
+    Snakefile's list of inputs stays complete.
+    """
+
+    def __init__(self, claim: Claim, paper_dir: Path):
+        self._claim = claim
+        self._paper_dir = paper_dir
+        self._frames: dict[str, pd.DataFrame] = {}
+
+    def path(self, name: str) -> Path:
+        if name not in self._claim.inputs:
+            raise KeyError(f"claim {self._claim.label} reads {name!r}, which is not among its declared inputs")
+        path = self._paper_dir / name
+        if not path.is_file():
+            raise MissingInputError(f"claim {self._claim.label} needs {path.as_posix()}, which does not exist")
+        return path
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        if name not in self._frames:
+            path = self.path(name)
+            if path.suffix not in (".csv", ".tsv"):
+                raise KeyError(f"{name} is not a CSV/TSV file; read it via data.path({name!r})")
+            self._frames[name] = pd.read_csv(path, sep="\t" if path.suffix == ".tsv" else ",")
+        return self._frames[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._claim.inputs
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._claim.inputs)
+
+    def __len__(self) -> int:
+        return len(self._claim.inputs)
+
+
+# --------------------------------------------------------------------------- judging
+
+
+def format_measured(value: float | int | str) -> str:
+    """How a measured value is written: text as is, integers exactly, floats to 4 significant digits."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.4g}"
+
+
+def _check_measurement(c: Claim, result: object) -> Measurement:
+    if not isinstance(result, Measurement):
+        raise ClaimError(f"claim {c.label} returned {type(result).__name__}, not a Measurement")
+    if result.verdict not in VERDICTS:
+        raise ClaimError(f"claim {c.label} returned verdict {result.verdict!r}; expected one of {VERDICTS}")
+    measured = result.measured
+    if isinstance(measured, bool) or not isinstance(measured, (int, float, str)):
+        raise ClaimError(f"claim {c.label} measured {measured!r}; return a number or a short text")
+    if isinstance(measured, float) and not math.isfinite(measured):
+        raise ClaimError(f"claim {c.label} measured {measured}; return a text saying why there is no number")
+    if result.seeds is not None and (isinstance(result.seeds, bool) or not isinstance(result.seeds, int)):
+        raise ClaimError(f"claim {c.label} gave seeds={result.seeds!r}; expected an int or None")
+    return result
+
+
+def judge_claim(c: Claim, results_dir: str | Path, scale: str) -> dict[str, str]:
+    """Run one claim on ``RESULTS/<paper>/`` and return its row (keys :data:`COLUMNS`, all text).
+
+    Raises :class:`MissingInputError` if a declared input is missing (before the function runs) and
+    :class:`ClaimError` if the function raises anything else or returns an invalid Measurement.
+    """
+    check_scale(scale)
+    paper_dir = Path(results_dir) / c.paper
+    data = ClaimInputs(c, paper_dir)
+    missing = [(paper_dir / name).as_posix() for name in c.inputs if not (paper_dir / name).is_file()]
+    if missing:
+        raise MissingInputError(f"claim {c.label} needs {', '.join(missing)}, which does not exist")
+    try:
+        result = c.func(data)
+    except (MissingInputError, ClaimError):
+        raise
+    except Exception as err:
+        raise ClaimError(f"claim {c.label} raised {type(err).__name__}: {err}") from err
+    m = _check_measurement(c, result)
+
+    verdict, detail = m.verdict, m.detail
+    if scale not in c.judged_at:
+        verdict = NOT_MEASURABLE
+        detail = f"Judged at {', '.join(c.judged_at)} scale only; here it would read '{m.verdict}'. {m.detail}".strip()
+    return {
+        "paper": c.paper,
+        "item": c.item,
+        "claim": f"{c.claim_id}: {c.statement}",
+        "paper_value": c.paper_value,
+        "measured": format_measured(m.measured),
+        "tolerance": c.tolerance,
+        "verdict": verdict,
+        "scale": scale,
+        "seeds": "" if m.seeds is None else str(m.seeds),
+        "detail": detail,
+    }
+
+
+def judge_paper(paper: str, results_dir: str | Path, scale: str) -> pd.DataFrame:
+    """Judge every claim of ``paper``; a frame with :data:`COLUMNS`, sorted by item then claim.
+
+    Every claim is tried; if any cannot be judged, :class:`ClaimsFailed` lists all that failed.
+    """
+    rows, errors = [], []
+    for c in load_claims(paper):
+        try:
+            rows.append(judge_claim(c, results_dir, scale))
+        except (MissingInputError, ClaimError) as err:
+            errors.append(err)
+    if errors:
+        raise ClaimsFailed(errors)
+    return pd.DataFrame(rows, columns=list(COLUMNS), dtype="object")
+
+
+def write_claims_csv(df: pd.DataFrame, path: str | Path) -> Path:
+    """Write a claims frame with exactly :data:`COLUMNS`, ``\\n`` line ends."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    df.loc[:, list(COLUMNS)].to_csv(path, index=False, lineterminator="\n")
+    return path
+
+
+# --------------------------------------------------------------------------- helpers for claim functions
+
+
+def verdict(ok: bool) -> str:
+    """"reproduced" if ``ok`` else "not reproduced"."""
+    return REPRODUCED if ok else NOT_REPRODUCED
+
+
+def mean_spread(values: Iterable[float]) -> tuple[float, float, int]:
+    """Mean, sample standard deviation (ddof=1; 0 for one value) and count of ``values``."""
+    xs = [float(v) for v in values]
+    if not xs:
+        raise ValueError("mean_spread needs at least one value")
+    n = len(xs)
+    mean = sum(xs) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1)) if n > 1 else 0.0
+    return mean, sd, n
+
+
+def format_number(x: float, digits: int = 3) -> str:
+    """``x`` to ``digits`` significant digits, without a trailing exponent for everyday magnitudes."""
+    return f"{x:.{digits}g}"
+
+
+def format_mean_spread(values: Iterable[float], digits: int = 3) -> str:
+    """"mean ± sd (n=k)" over seeds, e.g. "0.012 ± 0.004 (n=2)"; a single value reads "0.012 (n=1)".
+
+    The spread is the sample standard deviation across seeds (not a standard error).
+    """
+    mean, sd, n = mean_spread(values)
+    if n == 1:
+        return f"{format_number(mean, digits)} (n=1)"
+    return f"{format_number(mean, digits)} ± {format_number(sd, 2)} (n={n})"
+
+
+def within(a: float, b: float, tol: float) -> bool:
+    """|a − b| ≤ tol."""
+    return abs(a - b) <= tol
+
+
+def at_least(a: float, b: float, margin: float = 0.0) -> bool:
+    """a ≥ b + margin (a beats b by at least ``margin``)."""
+    return a >= b + margin
+
+
+__all__ = [
+    "COLUMNS",
+    "Claim",
+    "ClaimError",
+    "ClaimInputs",
+    "ClaimsFailed",
+    "DEFAULT_JUDGED_AT",
+    "Measurement",
+    "MissingInputError",
+    "NOT_MEASURABLE",
+    "NOT_REPRODUCED",
+    "REPRODUCED",
+    "SCALES",
+    "VERDICTS",
+    "at_least",
+    "claim",
+    "claim_inputs",
+    "format_mean_spread",
+    "format_measured",
+    "format_number",
+    "judge_claim",
+    "judge_paper",
+    "load_claims",
+    "mean_spread",
+    "natural_key",
+    "papers",
+    "unregister",
+    "verdict",
+    "within",
+]

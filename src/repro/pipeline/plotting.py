@@ -1,0 +1,265 @@
+"""The one plotting style of the project, and byte-deterministic figure files.
+
+Every notebook starts with ``use_style()`` and ends with ``save_figure(fig, results_dir, paper, item,
+scale)``. Model variants that recur across papers (block kinds, pruning orders, attention types) have
+one colour, marker and label each, so the same thing looks the same in every figure::
+
+    ax.plot(x, y, label=label("sas_p"), **line_style("sas_p"))
+    sns.lineplot(data=df, x="step", y="loss", hue="block", style="block",
+                 palette=palette(df["block"]), markers=markers(df["block"]), dashes=False)
+
+Colours come from the Okabe–Ito palette, which stays distinguishable under the common forms of
+colour blindness; markers differ too, so a figure still reads in greyscale.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from repro.pipeline.tables import scale_footer
+
+if TYPE_CHECKING:  # matplotlib and seaborn load on first use: the notebook runner imports this module too
+    from matplotlib.figure import Figure
+
+# Okabe & Ito (2008), "Color Universal Design". Yellow is left out: it vanishes on white.
+OKABE_ITO = {
+    "blue": "#0072B2",
+    "orange": "#E69F00",
+    "green": "#009E73",
+    "vermillion": "#D55E00",
+    "sky": "#56B4E9",
+    "purple": "#CC79A7",
+    "black": "#000000",
+    "grey": "#999999",
+}
+#: Order of colours for anything without a fixed style (the axes' colour cycle too).
+CYCLE = [OKABE_ITO[name] for name in ("blue", "orange", "green", "vermillion", "sky", "purple", "grey", "black")]
+
+#: Resolution of every PNG; PDFs are vector graphics and only rasterise images at this dpi.
+DPI = 200
+FOOTER_GID = "repro-scale-footer"
+FOOTER_FONTSIZE = 7.0
+
+
+@dataclass(frozen=True)
+class VariantStyle:
+    """How one recurring model variant is drawn: colour, marker, line style and display label."""
+
+    color: str
+    marker: str
+    linestyle: str
+    label: str
+
+
+# One entry per variant that appears in more than one figure. Related variants share a hue family
+# (the SAS family is warm, the baselines are blue), the markers tell them apart.
+VARIANTS: dict[str, VariantStyle] = {
+    # Transformer block kinds (simplified_blocks, and the baselines of the other papers).
+    "pre_ln": VariantStyle(OKABE_ITO["blue"], "o", "-", "Pre-LN"),
+    "post_ln": VariantStyle(OKABE_ITO["sky"], "s", "-", "Post-LN"),
+    "parallel": VariantStyle(OKABE_ITO["green"], "^", "-", "Parallel"),
+    "sas": VariantStyle(OKABE_ITO["orange"], "D", "-", "SAS"),
+    "sas_p": VariantStyle(OKABE_ITO["vermillion"], "v", "-", "SAS-P"),
+    "sas_p_nonorm": VariantStyle(OKABE_ITO["purple"], "P", "-", "SAS-P, no norm"),
+    "vskipinit": VariantStyle(OKABE_ITO["grey"], "X", "--", "V-SkipInit"),
+    # Head-pruning orders (sixteen_heads, layer_diversity). The oracle is a reference, hence dashed.
+    "importance": VariantStyle(OKABE_ITO["blue"], "o", "-", "Importance"),
+    "oracle": VariantStyle(OKABE_ITO["black"], "*", "--", "Oracle"),
+    "random": VariantStyle(OKABE_ITO["grey"], "x", ":", "Random"),
+    # Attention types of the encoder-decoder (sixteen_heads, WMT).
+    "enc_self": VariantStyle(OKABE_ITO["green"], "o", "-", "Enc-Enc"),
+    "cross": VariantStyle(OKABE_ITO["orange"], "s", "-", "Enc-Dec"),
+    "dec_self": VariantStyle(OKABE_ITO["purple"], "^", "-", "Dec-Dec"),
+}
+# Other spellings found in the papers and their code.
+VARIANTS["enc_dec"] = VARIANTS["cross"]
+
+
+def use_style() -> None:
+    """Apply the project's seaborn theme to matplotlib's global settings.
+
+    White grid, DejaVu Sans (shipped with matplotlib, so text renders the same on every machine),
+    sizes readable in a two-column paper at the default 6.4 x 4 inch size, the Okabe–Ito colour
+    cycle, fixed dpi, and TrueType fonts embedded in PDFs so their text stays selectable.
+    """
+    import seaborn as sns
+
+    sns.set_theme(
+        context="notebook",
+        style="whitegrid",
+        palette=CYCLE,
+        font="DejaVu Sans",
+        font_scale=0.9,
+        rc={
+            "figure.figsize": (6.4, 4.0),
+            "figure.dpi": 100,
+            "savefig.dpi": DPI,
+            "figure.constrained_layout.use": True,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "axes.titleweight": "bold",
+            "axes.titlelocation": "left",
+            "grid.linewidth": 0.6,
+            "grid.color": "#E5E5E5",
+            "lines.linewidth": 1.8,
+            "lines.markersize": 5.5,
+            "legend.frameon": False,
+            "legend.fontsize": 9,
+            "pdf.fonttype": 42,
+            "ps.fonttype": 42,
+            "svg.hashsalt": "repro",
+            "image.cmap": "viridis",
+        },
+    )
+
+
+def variant_style(name: str) -> VariantStyle:
+    """The fixed style of a recurring variant; ``KeyError`` names the known ones if it has none."""
+    try:
+        return VARIANTS[name]
+    except KeyError:
+        known = ", ".join(sorted(VARIANTS))
+        raise KeyError(f"no fixed style for variant {name!r}; known variants: {known}") from None
+
+
+def label(name: str) -> str:
+    """Display label of a variant (``"sas_p"`` -> ``"SAS-P"``); other names are returned unchanged."""
+    return VARIANTS[name].label if name in VARIANTS else name
+
+
+def line_style(name: str) -> dict[str, str]:
+    """``color``, ``marker`` and ``linestyle`` for ``ax.plot`` / ``ax.errorbar`` drawing ``name``.
+
+    The legend text is left to the caller: ``ax.plot(x, y, label=label(name), **line_style(name))``.
+    """
+    style = variant_style(name)
+    return {"color": style.color, "marker": style.marker, "linestyle": style.linestyle}
+
+
+def _unique(names: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(str(name) for name in names))
+
+
+def palette(names: Iterable[str]) -> dict[str, str]:
+    """A ``{name: colour}`` mapping for seaborn's ``palette=``.
+
+    Known variants get their fixed colour; other names get the next colours of :data:`CYCLE` not
+    already used, in order of first appearance, so the mapping depends only on ``names``.
+    """
+    ordered = _unique(names)
+    mapping = {name: VARIANTS[name].color for name in ordered if name in VARIANTS}
+    spare = [colour for colour in CYCLE if colour not in mapping.values()] or CYCLE
+    others = [name for name in ordered if name not in mapping]
+    for index, name in enumerate(others):
+        mapping[name] = spare[index % len(spare)]
+    return {name: mapping[name] for name in ordered}
+
+
+def markers(names: Iterable[str]) -> dict[str, str]:
+    """A ``{name: marker}`` mapping for seaborn's ``markers=``, fixed for known variants."""
+    fallback = ["o", "s", "^", "D", "v", "P", "X", "*"]
+    ordered = _unique(names)
+    others = [name for name in ordered if name not in VARIANTS]
+    mapping = {name: VARIANTS[name].marker for name in ordered if name in VARIANTS}
+    mapping.update({name: fallback[index % len(fallback)] for index, name in enumerate(others)})
+    return {name: mapping[name] for name in ordered}
+
+
+def figure_paths(results_dir: str | Path, paper: str, item: str) -> dict[str, Path]:
+    """The two files :func:`save_figure` writes, keyed by suffix ("png", "pdf")."""
+    stem = Path(results_dir) / paper / "figures" / item
+    return {"png": stem.with_suffix(".png"), "pdf": stem.with_suffix(".pdf")}
+
+
+def add_footer(fig: Figure, text: str) -> None:
+    """Put ``text`` in small grey type below everything drawn on ``fig``.
+
+    Any footer added before is replaced, so saving a figure twice gives the same file. The footer is
+    placed under the figure's tight bounding box (tick labels and x labels included) and wrapped to
+    the figure's width; ``savefig(bbox_inches="tight")`` then grows the canvas to include it.
+    """
+    for artist in [t for t in fig.texts if t.get_gid() == FOOTER_GID]:
+        artist.remove()
+    fig.draw_without_rendering()  # run the layout engine so the bounding box is final
+    bbox = fig.get_tightbbox()  # inches
+    width_in, height_in = fig.get_size_inches()
+    # About 0.55 em per character of DejaVu Sans; one point is 1/72 inch.
+    chars_per_line = max(40, int(max(bbox.width, width_in) * 72 / (0.55 * FOOTER_FONTSIZE)))
+    wrapped = "\n".join(textwrap.wrap(text, chars_per_line))
+    fig.text(
+        bbox.x0 / width_in,
+        (bbox.y0 - 0.06) / height_in,
+        wrapped,
+        ha="left",
+        va="top",
+        fontsize=FOOTER_FONTSIZE,
+        color="#555555",
+        gid=FOOTER_GID,
+    )
+
+
+def save_figure(
+    fig: Figure,
+    results_dir: str | Path,
+    paper: str,
+    item: str,
+    scale: str,
+    note: str | None = None,
+) -> dict[str, Path]:
+    """Write ``RESULTS/<paper>/figures/<item>.png`` and ``.pdf`` with a scale footer; return the paths.
+
+    The footer names the scale; at smoke and laptop scale it says the figure is a small-scale
+    analogue of the paper's, followed by ``note`` (for example "Reconstructed from the paper's
+    description."). The files are byte-deterministic: fixed dpi, and the metadata that carries
+    versions or timestamps (PNG ``Software``; PDF ``Creator``, ``Producer``, ``CreationDate``)
+    removed. Inside a Jupyter kernel the saved PNG is displayed, so the notebook shows exactly the
+    file on disk (kernels run with the non-interactive Agg backend and show nothing by themselves).
+    """
+    add_footer(fig, f"{paper} {item}. {scale_footer(scale, 'figure', note)}")
+    paths = figure_paths(results_dir, paper, item)
+    paths["png"].parent.mkdir(parents=True, exist_ok=True)
+    common = {"dpi": DPI, "bbox_inches": "tight", "pad_inches": 0.08, "facecolor": "white"}
+    fig.savefig(paths["png"], format="png", metadata={"Software": None}, **common)
+    fig.savefig(
+        paths["pdf"],
+        format="pdf",
+        metadata={"Creator": None, "Producer": None, "CreationDate": None},
+        **common,
+    )
+    _display_in_kernel(paths["png"])
+    return paths
+
+
+def _display_in_kernel(png: Path) -> None:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # IPython is optional outside notebooks
+        return
+    shell = get_ipython()
+    if shell is not None and getattr(shell, "kernel", None) is not None:
+        from IPython.display import Image, display
+
+        display(Image(filename=str(png)))
+
+
+__all__ = [
+    "CYCLE",
+    "DPI",
+    "OKABE_ITO",
+    "VARIANTS",
+    "VariantStyle",
+    "add_footer",
+    "figure_paths",
+    "label",
+    "line_style",
+    "markers",
+    "palette",
+    "save_figure",
+    "use_style",
+    "variant_style",
+]
+

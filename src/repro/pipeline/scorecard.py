@@ -1,0 +1,85 @@
+"""The scorecard: every paper's ``claims.csv`` in one table, with a per-paper count of verdicts.
+
+``results/scorecard.csv`` has the columns of :data:`repro.pipeline.claims.COLUMNS`, one row per
+claim, sorted by paper, item (fig2 before fig10) and claim. ``results/scorecard.md`` shows a summary
+per paper and scale, then each paper's claims.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from repro.pipeline.claims import COLUMNS, NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, VERDICTS, natural_key
+from repro.pipeline.tables import SMALL_SCALES, to_markdown
+
+SUMMARY_COLUMNS = ("paper", "scale", REPRODUCED, NOT_REPRODUCED, NOT_MEASURABLE, "claims")
+
+
+def read_claims(path: str | Path) -> pd.DataFrame:
+    """Read one ``claims.csv`` as text (values round-trip unchanged); ``detail`` may be absent."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"claims file {path.as_posix()} does not exist")
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    columns = tuple(df.columns)
+    if columns == COLUMNS[:-1]:
+        df["detail"] = ""
+    elif columns != COLUMNS:
+        raise ValueError(f"{path.as_posix()}: columns {list(columns)}; expected {list(COLUMNS)}")
+    unknown = sorted(set(df["verdict"]) - set(VERDICTS))
+    if unknown:
+        raise ValueError(f"{path.as_posix()}: unknown verdicts {unknown}; expected one of {list(VERDICTS)}")
+    return df
+
+
+def combine(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """Concatenate claims files and sort rows by paper, item (natural order) and claim."""
+    frames = [read_claims(path) for path in paths]
+    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS), dtype=str)
+    order = sorted(range(len(df)), key=lambda i: (df.at[i, "paper"], natural_key(df.at[i, "item"]), df.at[i, "claim"]))
+    return df.iloc[order].reset_index(drop=True).loc[:, list(COLUMNS)]
+
+
+def summarise(df: pd.DataFrame) -> pd.DataFrame:
+    """Count each verdict per paper and scale (one row per pair, sorted)."""
+    rows = []
+    for (paper, scale), group in df.groupby(["paper", "scale"], sort=True):
+        counts = group["verdict"].value_counts()
+        row = {"paper": paper, "scale": scale}
+        row.update({v: int(counts.get(v, 0)) for v in VERDICTS})
+        row["claims"] = len(group)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+
+
+def render_markdown(df: pd.DataFrame) -> str:
+    """The scorecard as markdown: summary table, then one claims table per paper."""
+    lines = [
+        "# Scorecard",
+        "",
+        "One row per claim. Paper values are the papers' own numbers or findings; measured values come",
+        "from this pipeline only. Tolerances were fixed with each claim before its result was seen.",
+    ]
+    small = [scale for scale in SMALL_SCALES if scale in set(df["scale"])]
+    if small:
+        lines += [
+            "",
+            f"Rows at {' and '.join(small)} scale judge small-scale analogues of the papers' experiments,",
+            "not the original settings.",
+        ]
+    lines += ["", "## Summary", "", to_markdown(summarise(df)).rstrip()]
+    for paper, group in df.groupby("paper", sort=True):
+        table = group.drop(columns=["paper"]).rename(columns={"paper_value": "paper value"})
+        lines += ["", f"## {paper}", "", to_markdown(table, numparse=False).rstrip()]
+    return "\n".join(lines) + "\n"
+
+
+def write_scorecard(df: pd.DataFrame, out_csv: str | Path, out_md: str | Path) -> None:
+    """Write the combined claims as CSV (columns :data:`COLUMNS`) and as markdown."""
+    for path in (Path(out_csv), Path(out_md)):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    df.loc[:, list(COLUMNS)].to_csv(out_csv, index=False, lineterminator="\n")
+    Path(out_md).write_text(render_markdown(df), encoding="utf-8")

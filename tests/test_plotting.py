@@ -1,0 +1,107 @@
+"""The plotting style, byte-deterministic figures, and table writing."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from repro.pipeline import plotting, tables  # noqa: E402
+
+
+def _figure():
+    plotting.use_style()
+    fig, ax = plt.subplots()
+    for name in ("pre_ln", "sas_p", "vskipinit"):
+        ax.plot([0, 1, 2], [3, 2, 1.5], label=plotting.label(name), **plotting.line_style(name))
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss")
+    ax.legend()
+    return fig
+
+
+def _footers(fig):
+    return [t.get_text() for t in fig.texts if t.get_gid() == plotting.FOOTER_GID]
+
+
+def test_save_figure_twice_gives_identical_bytes_without_metadata(tmp_path):
+    fig = _figure()
+    first = plotting.save_figure(fig, tmp_path, "demo", "fig3", "laptop")
+    png, pdf = first["png"].read_bytes(), first["pdf"].read_bytes()
+    second = plotting.save_figure(fig, tmp_path, "demo", "fig3", "laptop")
+    assert first == second == {"png": tmp_path / "demo/figures/fig3.png", "pdf": tmp_path / "demo/figures/fig3.pdf"}
+    assert second["png"].read_bytes() == png
+    assert second["pdf"].read_bytes() == pdf
+    # Same figure drawn afresh also gives the same bytes.
+    plt.close(fig)
+    third = plotting.save_figure(_figure(), tmp_path / "again", "demo", "fig3", "laptop")
+    assert third["png"].read_bytes() == png and third["pdf"].read_bytes() == pdf
+
+    assert b"Software" not in png and b"matplotlib" not in png.lower()
+    for key in (b"/Creator", b"/Producer", b"/CreationDate"):
+        assert key not in pdf
+
+
+def test_footer_names_scale_and_analogue_once(tmp_path):
+    fig = _figure()
+    plotting.save_figure(fig, tmp_path, "demo", "fig3", "smoke", note="Reconstructed from the paper's description.")
+    plotting.save_figure(fig, tmp_path, "demo", "fig3", "smoke", note="Reconstructed from the paper's description.")
+    (footer,) = _footers(fig)
+    text = footer.replace("\n", " ")
+    assert "Scale: smoke" in text
+    assert "small-scale analogue of the paper's figure" in text
+    assert text.endswith("Reconstructed from the paper's description.")
+
+    plotting.save_figure(fig, tmp_path, "demo", "fig3", "paper")
+    (footer,) = _footers(fig)
+    assert "Scale: paper" in footer and "analogue" not in footer
+    plt.close(fig)
+
+
+def test_unknown_scale_is_refused(tmp_path):
+    fig = _figure()
+    with pytest.raises(ValueError, match="unknown scale"):
+        plotting.save_figure(fig, tmp_path, "demo", "fig3", "huge")
+    plt.close(fig)
+
+
+def test_recurring_variants_keep_their_colours():
+    # The same variant gets the same colour whatever else is in the figure.
+    alone = plotting.palette(["sas_p"])
+    mixed = plotting.palette(["pre_ln", "my_new_variant", "sas_p", "other"])
+    assert alone["sas_p"] == mixed["sas_p"] == plotting.VARIANTS["sas_p"].color
+    assert list(mixed) == ["pre_ln", "my_new_variant", "sas_p", "other"]
+    assert len(set(mixed.values())) == 4  # new names avoid the colours already taken
+    assert plotting.palette(["enc_dec"])["enc_dec"] == plotting.VARIANTS["cross"].color
+    assert plotting.markers(["random", "x"])["random"] == "x" and plotting.markers(["random", "x"])["x"] == "o"
+    assert plotting.label("sas_p_nonorm") == "SAS-P, no norm" and plotting.label("other") == "other"
+    with pytest.raises(KeyError, match="known variants"):
+        plotting.variant_style("nope")
+
+
+def test_save_table_writes_deterministic_csv_and_markdown(tmp_path):
+    df = pd.DataFrame(
+        {"variant": ["pre_ln", "a|b"], "ppl": [12.3456789, float("nan")], "paper_ppl": [11.0, 10.5], "seeds": [3, 3]}
+    )
+    paths = tables.save_table(df, tmp_path, "demo", "table1", "laptop", note="Paper values from Table 1.")
+    csv, md = paths["csv"].read_text(), paths["md"].read_text()
+    assert csv == "variant,ppl,paper_ppl,seeds\npre_ln,12.3457,11,3\na|b,,10.5,3\n"
+    assert "| a\\|b " in md
+    assert "12.35" in md and "–" in md
+    assert md.rstrip().endswith(
+        "*Scale: laptop. A small-scale analogue of the paper's table, not its original setting. Paper values from Table 1.*"
+    )
+    again = tables.save_table(df, tmp_path, "demo", "table1", "laptop", note="Paper values from Table 1.")
+    assert again["csv"].read_text() == csv and again["md"].read_text() == md
+    assert list(df["variant"]) == ["pre_ln", "a|b"]  # the caller's frame is untouched
+
+
+def test_save_table_keeps_a_named_index(tmp_path):
+    df = pd.DataFrame({"loss": [1.0, 2.0]}, index=pd.Index(["pre_ln", "sas"], name="block"))
+    paths = tables.save_table(df, tmp_path, "demo", "table2", "paper")
+    assert paths["csv"].read_text().splitlines()[0] == "block,loss"
+    assert "Scale: paper" in paths["md"].read_text()
