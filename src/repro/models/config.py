@@ -272,6 +272,7 @@ def config_from_dict(values: dict[str, Any], where: str = "model") -> Transforme
     try:
         return TransformerConfig(**values)
     except ConfigError as err:
-        raise ConfigError(f"{where}: {err}".replace("model: ", "")) from None
+        message = str(err).removeprefix("model: ")
+        raise ConfigError(f"{where}: {message}") from None
     except TypeError as err:
         raise ConfigError(f"{where}: {err}") from None

@@ -1,0 +1,36 @@
+# The replication pipeline: every figure, table and claim of four papers.
+#
+#   snakemake --cores all                                 laptop scale (default)
+#   snakemake --cores all --configfile config/smoke.yaml  smoke scale (CI)
+#   snakemake --configfile config/paper.yaml ...          paper scale (GPU cluster)
+#
+# Layout and conventions: README.md and config/README.md.
+from snakemake.utils import min_version, validate
+
+from repro.pipeline.configcheck import check_config
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+# Readable errors (key path and allowed values) before any job starts, then
+# Snakemake's own schema validation, which also fills defaults.
+check_config(config)
+validate(config, schema="workflow/schemas/config.schema.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/notebooks.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/simplified_blocks.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        all_notebook_outputs(),
+        "results/scorecard.csv",
+        "results/scorecard.md",

@@ -1,0 +1,51 @@
+"""Loss curves of training runs as one tidy table.
+
+One row per (run, logged step, split): variant, block, norm, seed, step, tokens,
+seconds (cumulative training wall time), split ("train" or "eval"), loss, and the
+run's trainable parameter count. Figures of loss against step or time, and the
+claims about final losses, all read this table.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from repro.models import Transformer, count_parameters
+from repro.runs import read_metrics, read_model_config
+
+COLUMNS = ["variant", "block", "norm", "seed", "step", "tokens", "seconds", "split", "loss", "parameters"]
+
+
+def run_curves(run_dir: str | Path) -> pd.DataFrame:
+    run_dir = Path(run_dir)
+    run = json.loads((run_dir / "run.json").read_text())
+    cfg = read_model_config(run_dir)
+    variant, seed = run_dir.parent.name, int(run["config"]["seed"])
+    parameters = count_parameters(Transformer(cfg))
+    rows = []
+    for row in read_metrics(run_dir):
+        for split in ("train", "eval"):
+            loss = row.get(f"{split}_loss")
+            if loss is not None:
+                rows.append(
+                    dict(variant=variant, block=cfg.block, norm=cfg.norm, seed=seed, step=row["step"],
+                         tokens=row["tokens"], seconds=row["seconds"], split=split, loss=loss, parameters=parameters)
+                )
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def collect_curves(run_dirs: list[str | Path]) -> pd.DataFrame:
+    frames = [run_curves(d) for d in run_dirs]
+    df = pd.concat(frames, ignore_index=True)
+    return df.sort_values(["variant", "seed", "split", "step"], kind="stable").reset_index(drop=True)
+
+
+def final_losses(curves: pd.DataFrame, split: str = "eval", last: int = 3) -> pd.DataFrame:
+    """Per (variant, seed): the mean of the last `last` logged losses of `split`
+    (the catalog's L_x = mean of the last 3 evaluations)."""
+    rows = curves[curves["split"] == split].sort_values("step")
+    tail = rows.groupby(["variant", "seed"], sort=True).tail(last)
+    return tail.groupby(["variant", "seed"], sort=True)["loss"].mean().rename("final_loss").reset_index()

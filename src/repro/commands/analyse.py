@@ -1,0 +1,24 @@
+"""`python -m repro analyse <analysis>`: turn run directories into tidy CSVs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("analyse", help="analyses over trained runs, written as tidy CSVs")
+    analyses = parser.add_subparsers(dest="analysis", required=True, metavar="ANALYSIS")
+    curves = analyses.add_parser("training-curves", help="loss against step and time for several runs")
+    curves.add_argument("--runs", nargs="+", required=True, help="run directories (…/<variant>/seed<k>)")
+    curves.add_argument("--out", required=True, help="CSV to write")
+    curves.set_defaults(func=training_curves)
+
+
+def training_curves(args: argparse.Namespace) -> int:
+    from repro.analysis.training_curves import collect_curves
+
+    df = collect_curves(args.runs)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(args.out, index=False, float_format="%.6g")
+    return 0

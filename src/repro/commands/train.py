@@ -1,0 +1,59 @@
+"""`python -m repro train lm`: train one language model of a paper's variant and seed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import torch
+
+from repro.data.lm_tokens import load_token_chunks, load_token_stream
+from repro.models import ConfigError, Transformer, config_from_dict, count_parameters
+from repro.runs import write_model_config
+from repro.training import LanguageModelTask, TrainConfig, train
+from repro.training.seeding import derive_seed
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("train", help="train a model (one run directory)")
+    kinds = parser.add_subparsers(dest="kind", required=True, metavar="KIND")
+    lm = kinds.add_parser("lm", help="causal language model on tokenised corpus chunks")
+    lm.add_argument("--spec", required=True, help="JSON run spec: {model: {...}, train: {...}, seed}")
+    lm.add_argument("--train-tokens", required=True, help="train split .npz from `repro data tokenize`")
+    lm.add_argument("--valid-tokens", required=True, help="valid split .npz")
+    lm.add_argument("--eval-chunks", type=int, required=True, help="held-out chunks in the fixed eval set")
+    lm.add_argument("--run-dir", required=True)
+    lm.add_argument("--threads", type=int, default=1)
+    lm.add_argument("--restart", action="store_true", help="move an existing run aside instead of resuming")
+    lm.set_defaults(func=train_lm)
+
+
+def train_lm(args: argparse.Namespace) -> int:
+    spec = json.loads(args.spec)
+    _, _, meta = load_token_stream(args.train_tokens)
+    model_values = dict(spec["model"], vocab_size=int(meta["vocab_size"]))  # the tokenizer's actual size
+    try:
+        cfg = config_from_dict(model_values, where=f"{spec.get('variant', 'run')}.model")
+        train_cfg = TrainConfig(**dict(spec["train"], threads=args.threads))
+    except (ConfigError, ValueError, TypeError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    seq_len = cfg.max_seq_len
+    train_chunks = load_token_chunks(args.train_tokens, seq_len)
+    valid_chunks = load_token_chunks(args.valid_tokens, seq_len)
+    if len(valid_chunks) < args.eval_chunks:
+        print(f"error: the valid split has {len(valid_chunks)} chunks of {seq_len} tokens, fewer than "
+              f"eval_chunks={args.eval_chunks}; lower eval_chunks or raise corpus.valid_fraction", file=sys.stderr)
+        return 2
+    task = LanguageModelTask(train_chunks, valid_chunks[: args.eval_chunks])
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(derive_seed(train_cfg.seed, "init"))
+    model = Transformer(cfg)
+    write_model_config(args.run_dir, cfg)
+    print(f"{spec.get('variant')} seed {train_cfg.seed}: {count_parameters(model):,} parameters, "
+          f"{len(train_chunks):,} train chunks of {seq_len} tokens", file=sys.stderr)
+    result = train(model, task, train_cfg, args.run_dir, restart=args.restart)
+    print(f"done: {result}", file=sys.stderr)
+    return 0

@@ -1,0 +1,47 @@
+"""A training run on disk: its directory layout and how to load it back.
+
+    results/<paper>/runs/<variant>/seed<k>/
+        model.json         the TransformerConfig (rebuilds the architecture)
+        model.safetensors  final weights
+        run.json           the TrainConfig, final metrics and timing (written by the trainer)
+        metrics.jsonl      one row per logged step
+        checkpoint.json, *.safetensors   resumable state (see repro.training.checkpoint)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from repro.models import Transformer, TransformerConfig, config_from_dict
+from repro.training import load_weights
+
+MODEL_CONFIG_FILE = "model.json"
+WEIGHTS_FILE = "model.safetensors"
+
+
+def write_model_config(run_dir: str | Path, cfg: TransformerConfig) -> None:
+    path = Path(run_dir) / MODEL_CONFIG_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(cfg.to_dict(), indent=1, sort_keys=True) + "\n")
+
+
+def read_model_config(run_dir: str | Path) -> TransformerConfig:
+    path = Path(run_dir) / MODEL_CONFIG_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: {run_dir} is not a finished training run")
+    return config_from_dict(json.loads(path.read_text()), where=str(path))
+
+
+def load_model(run_dir: str | Path) -> Transformer:
+    """The trained model of a run directory, in eval mode."""
+    model = Transformer(read_model_config(run_dir))
+    load_weights(model, Path(run_dir) / WEIGHTS_FILE)
+    return model.eval()
+
+
+def read_metrics(run_dir: str | Path) -> list[dict]:
+    path = Path(run_dir) / "metrics.jsonl"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing")
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

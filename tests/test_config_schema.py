@@ -1,0 +1,121 @@
+"""Bad configurations stop the pipeline before any job starts, naming the key and what is allowed."""
+
+import copy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from repro.models import config as model_config
+from repro.pipeline.configcheck import PipelineConfigError, check_config, load_schema
+from repro.training.schedules import SCHEDULES
+
+ROOT = Path(__file__).resolve().parents[1]
+SCALES = ["config.yaml", "smoke.yaml", "paper.yaml"]
+
+
+def load(name="config.yaml"):
+    return yaml.safe_load((ROOT / "config" / name).read_text())
+
+
+@pytest.mark.parametrize("name", SCALES)
+def test_every_scale_file_is_valid(name):
+    check_config(load(name))
+
+
+def test_scale_files_define_the_same_keys():
+    def keys(d, prefix=""):
+        out = set()
+        for k, v in d.items():
+            out.add(prefix + k)
+            if isinstance(v, dict) and k not in ("variants", "figures"):
+                out |= keys(v, prefix + k + ".")
+        return out
+
+    reference = keys(load("config.yaml"))
+    for name in SCALES[1:]:
+        assert keys(load(name)) == reference, name
+
+
+def broken(edit):
+    config = copy.deepcopy(load())
+    edit(config)
+    return config
+
+
+CASES = [
+    # (edit, fragments that must appear in the message)
+    (lambda c: c["simplified_blocks"]["train"].update(stepz=3), ["simplified_blocks.train.stepz", "allowed keys", "steps"]),
+    (lambda c: c.update(sacle="laptop"), ["unknown config key sacle", "scale"]),
+    (lambda c: c["simplified_blocks"]["train"].update(steps=-10), ["simplified_blocks.train.steps", "-10", "≥ 1"]),
+    (lambda c: c["simplified_blocks"]["train"].update(lr="fast"), ["simplified_blocks.train.lr", "'fast'", "number"]),
+    (lambda c: c["simplified_blocks"]["variants"]["sas"]["model"].update(block="sandwich"),
+     ["variants.sas.model.block", "'sandwich'", "pre_ln", "sas_p"]),
+    (lambda c: c["simplified_blocks"]["model"].update(n_heads=3), ["n_heads=3", "divide d_model=128"]),
+    (lambda c: c["simplified_blocks"]["variants"]["sas"]["model"].update(head_dim=16, n_heads=4),
+     ["variants.{sas}.model", "n_heads × head_dim must equal d_model=128", "4 × 16 = 64"]),
+    (lambda c: c["simplified_blocks"]["train"].update(schedule="exp"), ["simplified_blocks.train.schedule", "'exp'", "cosine"]),
+    (lambda c: c["simplified_blocks"]["figures"]["fig26"]["variants"].append("sas3"), ["fig26.variants names 'sas3'"]),
+    (lambda c: c["simplified_blocks"].update(seeds=[]), ["simplified_blocks.seeds"]),
+    (lambda c: c["corpus"].update(valid_fraction=0.9), ["corpus.valid_fraction", "0.9", "< 0.5"]),
+    (lambda c: c["simplified_blocks"]["train"].update(warmup_steps=10),
+     ["warmup_steps", "give warmup_steps or warmup_fraction, not both"]),
+]
+
+
+@pytest.mark.parametrize("edit, fragments", CASES)
+def test_bad_config_is_rejected_with_a_clear_message(edit, fragments):
+    with pytest.raises(PipelineConfigError) as err:
+        check_config(broken(edit))
+    message = str(err.value)
+    for fragment in fragments:
+        assert fragment in message, f"{fragment!r} not in:\n{message}"
+
+
+def test_schema_enums_match_the_library():
+    schema = load_schema()
+    model = schema["$defs"]["model"]["properties"]
+    assert model["block"]["enum"] == list(model_config.BLOCK_KINDS)
+    assert model["norm"]["enum"] == list(model_config.NORM_KINDS)
+    assert model["position"]["enum"] == list(model_config.POSITION_KINDS)
+    assert model["activation"]["enum"] == list(model_config.ACTIVATIONS)
+    assert model["output"]["enum"] == list(model_config.OUTPUT_KINDS)
+    assert set(model) == {f.name for f in model_config.dataclasses.fields(model_config.TransformerConfig)}
+    overrides = model["block_overrides"]["properties"]
+    assert set(overrides) == {f.name for f in model_config.dataclasses.fields(model_config.BlockSpec)}
+    assert overrides["attention"]["enum"] == list(model_config.ATTENTION_KINDS)
+    train = schema["$defs"]["train"]["properties"]
+    assert train["schedule"]["enum"] == list(SCHEDULES)
+    from repro.training.config import TrainConfig
+
+    per_job = {"seed", "threads"}  # set by the rule, not the config
+    assert set(train) | per_job == {f.name for f in model_config.dataclasses.fields(TrainConfig)}
+
+
+def snakemake(*args, cwd=ROOT, timeout=120):
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
+
+
+@pytest.mark.slow
+def test_snakemake_refuses_a_bad_configfile_before_any_job(tmp_path):
+    bad = broken(lambda c: c["simplified_blocks"]["variants"]["sas"]["model"].update(block="sandwich"))
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(bad))
+    result = snakemake("-n", "--configfile", str(path))
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "variants.sas.model.block is 'sandwich'" in output and "allowed values" in output
+    assert "Job stats" not in output  # no job was planned, let alone started
+
+
+@pytest.mark.slow
+def test_lint_is_clean_and_every_scale_plans():
+    lint = snakemake("--lint")
+    assert lint.returncode == 0 and "Congratulations" in lint.stdout + lint.stderr, lint.stdout + lint.stderr
+    for configfile in ("config/config.yaml", "config/smoke.yaml", "config/paper.yaml"):
+        dry = snakemake("-n", "--configfile", configfile)
+        assert dry.returncode == 0, dry.stderr

@@ -1,0 +1,90 @@
+# Helpers shared by every paper's rules: paths, scale lookup, run specs and the
+# one notebook pattern (notebooks/<paper>/<item>.py -> papermill -> figure/table).
+import json
+import os
+import shlex
+
+from repro.pipeline.claims import claim_inputs
+from repro.pipeline.configcheck import merged_run_config
+
+SCALE = config["scale"]
+RESULTS = "results"
+PAPERS = ["simplified_blocks"]
+ENV = "../../environment.yml"
+
+
+wildcard_constraints:
+    seed=r"\d+",
+    paper="|".join(PAPERS),
+    item=r"(fig|table)\d\d",
+    variant=r"[a-z0-9_]+",
+
+
+# -- notebooks ---------------------------------------------------------------------
+# Each paper's .smk registers its items: the tidy CSVs a notebook reads and the
+# parameters it receives. The two generic rules below run every registered item.
+NOTEBOOKS = {}
+
+
+def register_notebook(paper, item, inputs, params=None):
+    NOTEBOOKS[(paper, item)] = {"inputs": list(inputs), "params": dict(params or {})}
+
+
+def notebook_inputs(wildcards):
+    return NOTEBOOKS[(wildcards.paper, wildcards.item)]["inputs"]
+
+
+def notebook_params(wildcards):
+    """`--param key=value` arguments for the notebook runner (JSON values)."""
+    entry = NOTEBOOKS[(wildcards.paper, wildcards.item)]
+    params = dict(entry["params"], inputs=entry["inputs"])
+    return " ".join(shlex.quote(f"--param={key}={json.dumps(value, sort_keys=True)}") for key, value in params.items())
+
+
+def item_outputs(paper, item):
+    kind, suffixes = ("figures", ("png", "pdf")) if item.startswith("fig") else ("tables", ("csv", "md"))
+    files = [f"{RESULTS}/{paper}/{kind}/{item}.{suffix}" for suffix in suffixes]
+    return files + [f"{RESULTS}/{paper}/notebooks/{item}.ipynb", f"{RESULTS}/{paper}/notebooks/{item}.html"]
+
+
+def all_notebook_outputs():
+    return [path for paper, item in sorted(NOTEBOOKS) for path in item_outputs(paper, item)]
+
+
+# -- training runs -----------------------------------------------------------------
+def run_spec(paper, variant, seed):
+    """The JSON spec of one training run: the paper's shared model/train settings
+    merged with the variant's overrides (validated by check_config at start-up)."""
+    return json.dumps(merged_run_config(config, paper, variant, int(seed)), sort_keys=True)
+
+
+def seeds(paper):
+    return config[paper]["seeds"]
+
+
+def claims_inputs(wildcards):
+    return [f"{RESULTS}/{wildcards.paper}/{name}" for name in claim_inputs(wildcards.paper)]
+
+
+def figure_runs(paper, item):
+    """Final weights of every (variant, seed) run a figure or table of `paper` uses."""
+    entry = config[paper]["figures"][item]
+    return [
+        f"{RESULTS}/{paper}/runs/{variant}/seed{seed}/model.safetensors"
+        for variant in entry["variants"]
+        for seed in seeds(paper)
+    ]
+
+
+def run_dirs(wildcards, input):
+    """The run directories of a list of run outputs, space-separated."""
+    return " ".join(sorted({os.path.dirname(path) for path in input}))
+
+
+def results_root(wildcards, output):
+    """RESULTS, read back from an output path RESULTS/<paper>/<kind>/<file>."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(output[0])))
+
+
+def parent_dir(wildcards, output):
+    return os.path.dirname(output[0])
