@@ -57,7 +57,7 @@ eval_rows = curves[curves["split"] == "eval"]
 late = eval_rows[eval_rows["step"] >= eval_rows["step"].max() * 0.3]
 if len(late):
     axes[0].set_ylim(late["loss"].min() - 0.05, late["loss"].quantile(0.98) + 0.1)
-axes[0].legend(frameon=False, fontsize=8)
+axes[1].legend(frameon=False, fontsize=8, loc="upper right")  # the empty corner of the train panel
 fig.suptitle(f"Loss vs step on the code corpus (mean over {n_seeds} seed{'s' if n_seeds > 1 else ''})")
 fig.tight_layout()
 save_figure(fig, results_dir, paper, item, scale)
