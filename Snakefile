@@ -25,6 +25,9 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/notebooks.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/simplified_blocks.smk"
+include: "workflow/rules/sixteen_heads.smk"
+include: "workflow/rules/param_allocation.smk"
+include: "workflow/rules/layer_diversity.smk"
 include: "workflow/rules/report.smk"
 
 

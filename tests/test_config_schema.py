@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from repro.models import config as model_config
-from repro.pipeline.configcheck import PipelineConfigError, check_config, load_schema
+from repro.pipeline.configcheck import SCHEMA_PATH, PipelineConfigError, check_config
 from repro.training.schedules import SCHEDULES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,7 +75,7 @@ def test_bad_config_is_rejected_with_a_clear_message(edit, fragments):
 
 
 def test_schema_enums_match_the_library():
-    schema = load_schema()
+    schema = yaml.safe_load((SCHEMA_PATH.parent / "common.schema.yaml").read_text())
     model = schema["$defs"]["model"]["properties"]
     assert model["block"]["enum"] == list(model_config.BLOCK_KINDS)
     assert model["norm"]["enum"] == list(model_config.NORM_KINDS)

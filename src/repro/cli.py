@@ -20,6 +20,11 @@ COMMAND_MODULES = [
     "repro.commands.claims",
     "repro.commands.config",
     "repro.commands.bench",
+    # Paper-specific commands (a module that does not exist yet is skipped).
+    "repro.commands.simplified_blocks",
+    "repro.commands.sixteen_heads",
+    "repro.commands.param_allocation",
+    "repro.commands.layer_diversity",
 ]
 
 

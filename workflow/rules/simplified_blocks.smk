@@ -3,6 +3,7 @@
 # between figures; each figure's data is a tidy CSV read by its notebook and claims.
 
 SB = "simplified_blocks"
+PAPERS.append(SB)
 SB_RUNS = f"{RESULTS}/{SB}/runs"
 
 

@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import jsonschema
 import yaml
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
 from repro.models.config import ConfigError, config_from_dict
 
@@ -33,8 +36,20 @@ class PipelineConfigError(ConfigError):
 
 
 def load_schema(path: Path | str = SCHEMA_PATH) -> dict:
-    with open(path) as fh:
-        return yaml.safe_load(fh)
+    """The main schema, with its `$id` set to its file URI so that relative `$ref`s
+    to the paper and common schema files beside it resolve (see `schema_registry`)."""
+    path = Path(path).resolve()
+    schema = yaml.safe_load(path.read_text())
+    return {"$id": path.as_uri(), **schema}
+
+
+def schema_registry(schema_dir: Path | str = SCHEMA_PATH.parent) -> Registry:
+    """Every *.schema.yaml of the schema directory, addressable by its file URI."""
+    resources = []
+    for path in sorted(Path(schema_dir).resolve().glob("*.schema.yaml")):
+        contents = yaml.safe_load(path.read_text())
+        resources.append((path.as_uri(), Resource.from_contents(contents, default_specification=DRAFT202012)))
+    return Registry().with_resources(resources)
 
 
 def check_config(config: dict, schema: dict | None = None) -> None:
@@ -53,7 +68,7 @@ def check_config(config: dict, schema: dict | None = None) -> None:
 
 # -- schema ------------------------------------------------------------------------
 def schema_problems(config: dict, schema: dict) -> list[str]:
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = jsonschema.Draft202012Validator(schema, registry=schema_registry())
     errors = sorted(validator.iter_errors(config), key=lambda e: (list(map(str, e.absolute_path)), e.message))
     return [_describe(error) for error in errors]
 
@@ -85,38 +100,43 @@ def _describe(error: jsonschema.ValidationError) -> str:
 
 
 # -- semantics ---------------------------------------------------------------------
-def paper_sections(config: dict) -> list[str]:
-    """Sections that define training variants (one per paper)."""
-    return [key for key, value in config.items() if isinstance(value, dict) and "variants" in value]
-
-
 def semantic_problems(config: dict) -> list[str]:
+    """Problems found by every registered section check (see SECTION_CHECKS)."""
+    problems = []
+    for paper, check in SECTION_CHECKS.items():
+        if paper in config:
+            problems += check(config, paper)
+    return problems
+
+
+def check_lm_section(config: dict, paper: str) -> list[str]:
+    """A language-model paper section: every variant's model and training config can be
+    built, and every figure names defined variants."""
     from repro.training.config import TrainConfig  # late import: keeps Snakefile parsing light
 
     problems = []
-    for paper in paper_sections(config):
-        section = config[paper]
-        failures: dict[str, list[str]] = {}  # message -> variants where it occurs
-        for variant in section["variants"]:
-            spec = merged_run_config(config, paper, variant, seed=0)
-            for part, build in (("model", lambda s: config_from_dict(s, where="")), ("train", lambda s: TrainConfig(**s))):
-                try:
-                    build(spec[part])
-                except (ValueError, TypeError) as err:
-                    failures.setdefault(f"{part}: {str(err).removeprefix(': ')}", []).append(variant)
-        for message, variants in failures.items():
-            part, text = message.split(": ", 1)
-            if len(variants) == len(section["variants"]):
-                problems.append(f"{paper}.{part} (every variant): {text}")
-            else:
-                problems.append(f"{paper}.variants.{{{','.join(variants)}}}.{part}: {text}")
-        for item, entry in section.get("figures", {}).items():
-            for variant in entry.get("variants", []):
-                if variant not in section["variants"]:
-                    problems.append(
-                        f"config key {paper}.figures.{item}.variants names {variant!r}, which is not defined under "
-                        f"{paper}.variants (defined: {', '.join(section['variants'])})"
-                    )
+    section = config[paper]
+    failures: dict[str, list[str]] = {}  # message -> variants where it occurs
+    for variant in section["variants"]:
+        spec = merged_run_config(config, paper, variant, seed=0)
+        for part, build in (("model", lambda s: config_from_dict(s, where="")), ("train", lambda s: TrainConfig(**s))):
+            try:
+                build(spec[part])
+            except (ValueError, TypeError) as err:
+                failures.setdefault(f"{part}: {str(err).removeprefix(': ')}", []).append(variant)
+    for message, variants in failures.items():
+        part, text = message.split(": ", 1)
+        if len(variants) == len(section["variants"]):
+            problems.append(f"{paper}.{part} (every variant): {text}")
+        else:
+            problems.append(f"{paper}.variants.{{{','.join(variants)}}}.{part}: {text}")
+    for item, entry in section.get("figures", {}).items():
+        for variant in entry.get("variants", []):
+            if variant not in section["variants"]:
+                problems.append(
+                    f"config key {paper}.figures.{item}.variants names {variant!r}, which is not defined under "
+                    f"{paper}.variants (defined: {', '.join(section['variants'])})"
+                )
     return problems
 
 
@@ -132,3 +152,9 @@ def merged_run_config(config: dict, paper: str, variant: str, seed: int) -> dict
     train.update(copy.deepcopy(overrides.get("train", {})))
     train["seed"] = int(seed)
     return {"paper": paper, "variant": variant, "seed": int(seed), "model": model, "train": train}
+
+
+# Semantic checks per paper section: paper id -> function(config, paper) -> problems.
+# Each paper registers its own line below.
+SECTION_CHECKS: dict[str, Callable[[dict, str], list[str]]] = {}
+SECTION_CHECKS["simplified_blocks"] = check_lm_section
