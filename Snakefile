@@ -37,3 +37,6 @@ rule all:
         all_notebook_outputs(),
         "results/scorecard.csv",
         "results/scorecard.md",
+        lineage_cards(),
+        "results/compute.csv",
+        expand("results/{paper}/REPRODUCIBILITY.md", paper=PAPERS),

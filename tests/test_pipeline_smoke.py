@@ -1,6 +1,8 @@
 """The whole DAG, end to end, at smoke scale, in a fresh copy of the repository."""
 
 import hashlib
+import json
+import re
 import shutil
 import subprocess
 import sys
@@ -42,6 +44,8 @@ def smoke_run(tmp_path_factory):
         shutil.copy2(ROOT / name, target)
     result = snakemake(workdir)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    report = snakemake(workdir, "--report", "results/report.html")
+    assert report.returncode == 0, report.stderr[-4000:]
     return workdir
 
 
@@ -61,6 +65,10 @@ def test_every_promised_output_exists(smoke_run):
         "scorecard.md",
         "data/code_corpus/card.json",
         "data/code_corpus/tokens/card.json",
+        "simplified_blocks/figures/fig26.lineage.json",
+        "simplified_blocks/REPRODUCIBILITY.md",
+        "compute.csv",
+        "report.html",
     ]:
         assert (results / path).stat().st_size > 0, path
 
@@ -88,7 +96,69 @@ def test_nothing_left_to_do_and_notebooks_rerun_byte_identical(smoke_run):
     dry = snakemake(smoke_run, "-n")
     assert dry.returncode == 0 and "Nothing to be done" in dry.stdout + dry.stderr
     figure = smoke_run / "results/simplified_blocks/figures"
-    before = {p.name: sha(p) for p in figure.iterdir()}
+    drawn = lambda: {p.name: sha(p) for p in figure.iterdir() if p.suffix in (".png", ".pdf")}  # noqa: E731
+    before = drawn()
     rerun = snakemake(smoke_run, "--forcerun", "figure_notebook")
     assert rerun.returncode == 0, rerun.stderr[-3000:]
-    assert {p.name: sha(p) for p in figure.iterdir()} == before
+    assert drawn() == before
+
+
+def test_lineage_card_traces_the_figure_to_its_data(smoke_run):
+    card = json.loads((smoke_run / "results/simplified_blocks/figures/fig26.lineage.json").read_text())
+    rules = [step["rule"] for step in card["steps"]]
+    assert rules[0] == "code_corpus" and rules[-1] == "figure_notebook"
+    assert rules.count("simplified_blocks_train") == 6  # six variants, one smoke seed
+    assert card["seeds"] == [0]
+    assert card["sha256"] == sha(smoke_run / "results/simplified_blocks/figures/fig26.png")
+    notebook_step = card["steps"][-1]
+    curves = next(i for i in notebook_step["inputs"] if i["path"].endswith("fig26_curves.csv"))
+    assert curves["sha256"] == sha(smoke_run / curves["path"])
+    trained = [s for s in card["steps"] if s["rule"] == "simplified_blocks_train"]
+    assert all(s["benchmark"]["wall_seconds"] > 0 for s in trained)
+    html = (smoke_run / "results/simplified_blocks/notebooks/fig26.html").read_text()
+    assert "../figures/fig26.lineage.json" in html
+
+
+def test_compute_accounting_adds_up(smoke_run):
+    compute = pd.read_csv(smoke_run / "results/compute.csv")
+    total = compute[compute["level"] == "total"].iloc[0]
+    for level in ("paper", "rule"):
+        rows = compute[compute["level"] == level]
+        assert rows["jobs"].sum() == total["jobs"]
+        assert rows["wall_seconds"].sum() == pytest.approx(total["wall_seconds"], rel=1e-6)
+        assert rows["cpu_seconds"].sum() == pytest.approx(total["cpu_seconds"], rel=1e-6)
+    benchmarks = list((smoke_run / "results/benchmarks").rglob("*.tsv"))
+    assert total["jobs"] == len(benchmarks)  # every benchmarked job counted once
+    claims = compute[compute["level"] == "claim"]
+    assert len(claims) == len(pd.read_csv(smoke_run / "results/scorecard.csv"))
+    assert (claims["jobs"] > 0).all()
+
+
+def test_report_opens_in_chromium_with_every_scored_item(smoke_run):
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("Chromium is not installed (Debian package `chromium`; .ci/run installs it)")
+    profile = smoke_run / "chromium-profile"
+    result = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={profile}", "--virtual-time-budget=20000", "--dump-dom",
+         (smoke_run / "results/report.html").as_uri()],
+        capture_output=True, text=True, timeout=180,
+    )
+    dom = result.stdout
+    assert result.returncode == 0 and "<html" in dom.lower(), result.stderr[-2000:]
+    # What the page rendered (scripts removed): the navigation lists every paper as a category.
+    rendered = re.sub(r"<script\b.*?</script>", "", dom, flags=re.S | re.I)
+    # What it holds: the report's own index of files per category (paper) and subcategory (item).
+    categories = json.loads(re.search(r"var categories = (\{.*?\});\s*</script>", dom, re.S).group(1))
+    results = json.loads(re.search(r"var results = (\{.*?\});\s*</script>", dom, re.S).group(1))
+    card = pd.read_csv(smoke_run / "results/scorecard.csv")
+    assert f"<span>Scorecard</span>" in rendered
+    for paper, item in card[["paper", "item"]].drop_duplicates().itertuples(index=False):
+        assert f"<span>{paper}</span>" in rendered, f"category {paper} is not shown"
+        kind, suffix = ("figures", "png") if item.startswith("fig") else ("tables", "csv")
+        path = f"results/{paper}/{kind}/{item}.{suffix}"
+        assert path in categories[paper][item], f"{path} is not in the report"
+        assert results[path]["data_uri"].startswith("data:"), f"{path} is not embedded"
+        assert "verdicts" in results[path]["caption"]

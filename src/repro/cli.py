@@ -20,6 +20,8 @@ COMMAND_MODULES = [
     "repro.commands.claims",
     "repro.commands.config",
     "repro.commands.bench",
+    "repro.commands.report",
+    "repro.commands.compare",
     # Paper-specific commands (a module that does not exist yet is skipped).
     "repro.commands.simplified_blocks",
     "repro.commands.sixteen_heads",

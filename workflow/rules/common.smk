@@ -4,6 +4,7 @@ import json
 import os
 import shlex
 
+from repro.pipeline.captions import item_caption
 from repro.pipeline.claims import claim_inputs
 from repro.pipeline.configcheck import merged_run_config
 
@@ -90,3 +91,28 @@ def results_root(wildcards, output):
 
 def parent_dir(wildcards, output):
     return os.path.dirname(output[0])
+
+
+def paper_claims_file(wildcards):
+    """The paper's judged claims, once the paper registers claims (their verdicts go in the caption)."""
+    return [f"{RESULTS}/{wildcards.paper}/claims.csv"] if wildcards.paper in PAPERS else []
+
+
+def report_caption(wildcards, input):
+    """The report caption of an item: its description, the scale and this run's verdicts."""
+    claims = input.claims[0] if wildcards.paper in PAPERS else None
+    return item_caption(wildcards.paper, wildcards.item, SCALE, claims, os.path.join(workflow.basedir, "workflow", "report"))
+
+
+def item_file(wildcards):
+    """The figure (png) or table (csv) an item's notebook wrote."""
+    kind, suffix = ("figures", "png") if wildcards.item.startswith("fig") else ("tables", "csv")
+    return f"{RESULTS}/{wildcards.paper}/{kind}/{wildcards.item}.{suffix}"
+
+
+def lineage_cards():
+    cards = []
+    for paper, item in sorted(NOTEBOOKS):
+        kind = "figures" if item.startswith("fig") else "tables"
+        cards.append(f"{RESULTS}/{paper}/{kind}/{item}.lineage.json")
+    return cards

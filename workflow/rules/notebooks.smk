@@ -6,10 +6,11 @@ rule figure_notebook:
     input:
         notebook="notebooks/{paper}/{item}.py",
         data=notebook_inputs,
+        claims=paper_claims_file,
     output:
         png=report(
             f"{RESULTS}/{{paper}}/figures/{{item}}.png",
-            caption="../report/figure.rst",
+            caption="../report/item.rst",
             category="{paper}",
             subcategory="{item}",
         ),
@@ -20,6 +21,7 @@ rule figure_notebook:
         item=r"fig\d\d",
     params:
         args=notebook_params,
+        caption=report_caption,
         results=results_root,
         scale=SCALE,
     log:
@@ -41,10 +43,11 @@ rule table_notebook:
     input:
         notebook="notebooks/{paper}/{item}.py",
         data=notebook_inputs,
+        claims=paper_claims_file,
     output:
         csv=report(
             f"{RESULTS}/{{paper}}/tables/{{item}}.csv",
-            caption="../report/table.rst",
+            caption="../report/item.rst",
             category="{paper}",
             subcategory="{item}",
         ),
@@ -55,6 +58,7 @@ rule table_notebook:
         item=r"table\d\d",
     params:
         args=notebook_params,
+        caption=report_caption,
         results=results_root,
         scale=SCALE,
     log:

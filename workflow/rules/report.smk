@@ -37,3 +37,62 @@ rule paper_claims:
     shell:
         "python -m repro claims judge --paper {wildcards.paper} --results-dir {params.results} --scale {params.scale} "
         "--out {output} > {log} 2>&1"
+
+
+# -- audit trail -------------------------------------------------------------------
+# Lineage card per figure and table, compute accounting over every benchmark file, and
+# a reproducibility dossier per paper. They read Snakemake's job records, so they run
+# after everything they describe.
+rule lineage_card:
+    input:
+        item=item_file,
+        notebook=f"{RESULTS}/{{paper}}/notebooks/{{item}}.html",
+    output:
+        f"{RESULTS}/{{paper}}/{{kind}}/{{item}}.lineage.json",
+    wildcard_constraints:
+        kind="figures|tables",
+    log:
+        f"{RESULTS}/logs/lineage/{{paper}}/{{kind}}_{{item}}.log",
+    conda:
+        ENV
+    shell:
+        "python -m repro report lineage --target {input.item} --paper {wildcards.paper} --item {wildcards.item} "
+        "--out {output} > {log} 2>&1"
+
+
+rule compute_accounting:
+    input:
+        scorecard=rules.scorecard.output.csv,
+        notebooks=all_notebook_outputs(),
+    output:
+        report(f"{RESULTS}/compute.csv", caption="../report/compute.rst", category="Scorecard"),
+    params:
+        results=lambda wildcards, output: os.path.dirname(output[0]),
+        papers=" ".join(PAPERS),
+    log:
+        f"{RESULTS}/logs/compute.log",
+    conda:
+        ENV
+    shell:
+        "python -m repro report compute --results-dir {params.results} --papers {params.papers} --out {output} "
+        "> {log} 2>&1"
+
+
+rule dossier:
+    input:
+        claims=f"{RESULTS}/{{paper}}/claims.csv",
+        compute=rules.compute_accounting.output,
+        paper_config="config/paper.yaml",
+    output:
+        report(f"{RESULTS}/{{paper}}/REPRODUCIBILITY.md", caption="../report/dossier.rst", category="{paper}",
+               subcategory="dossier"),
+    params:
+        results=lambda wildcards, output: os.path.dirname(os.path.dirname(output[0])),
+        config=lambda wildcards: json.dumps(config, sort_keys=True),
+    log:
+        f"{RESULTS}/logs/dossier/{{paper}}.log",
+    conda:
+        ENV
+    shell:
+        "python -m repro report dossier --paper {wildcards.paper} --results-dir {params.results} "
+        "--config-json {params.config:q} --paper-config {input.paper_config} --out {output} > {log} 2>&1"

@@ -215,11 +215,21 @@ def normalise(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
-def export_html(nb: nbformat.NotebookNode, path: Path, title: str) -> None:
-    """Write ``nb`` as a standalone HTML page (nbconvert's default lab template)."""
+def export_html(nb: nbformat.NotebookNode, path: Path, title: str, lineage_href: str | None = None) -> None:
+    """Write ``nb`` as a standalone HTML page (nbconvert's default lab template).
+
+    With ``lineage_href``, the page ends with a link to the item's lineage card (written by
+    the workflow after the notebook, next to the figure or table).
+    """
     from nbconvert import HTMLExporter
 
     body, _ = HTMLExporter().from_notebook_node(nb, resources={"metadata": {"name": title}})
+    if lineage_href is not None:
+        link = (
+            f'<p style="margin:2em 1em;font-family:sans-serif">Lineage of this item (rules, parameters, seeds, '
+            f'input hashes, compute): <a href="{lineage_href}">{lineage_href}</a></p>\n'
+        )
+        body = body.replace("</body>", link + "</body>", 1)
     path.write_text(body, encoding="utf-8")
 
 
@@ -355,7 +365,8 @@ def run_notebook(
     executed = normalise(nbformat.read(outputs.notebook, as_version=4))
     executed.metadata.setdefault("papermill", {})["input_path"] = Path(src).as_posix()
     nbformat.write(executed, outputs.notebook)
-    export_html(executed, outputs.html, title=f"{paper} {item}")
+    kind = "figures" if item.startswith("fig") else "tables"
+    export_html(executed, outputs.html, title=f"{paper} {item}", lineage_href=f"../{kind}/{item}.lineage.json")
     return outputs
 
 

@@ -55,6 +55,12 @@ def summarise(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
 
 
+def item_link(paper: str, item: str) -> str:
+    """A markdown link from results/scorecard.md to the item's figure (png) or table (md)."""
+    target = f"{paper}/figures/{item}.png" if item.startswith("fig") else f"{paper}/tables/{item}.md"
+    return f"[{item}]({target})"
+
+
 def render_markdown(df: pd.DataFrame) -> str:
     """The scorecard as markdown: summary table, then one claims table per paper."""
     lines = [
@@ -73,6 +79,7 @@ def render_markdown(df: pd.DataFrame) -> str:
     lines += ["", "## Summary", "", to_markdown(summarise(df)).rstrip()]
     for paper, group in df.groupby("paper", sort=True):
         table = group.drop(columns=["paper"]).rename(columns={"paper_value": "paper value"})
+        table["item"] = [item_link(paper, item) for item in table["item"]]
         lines += ["", f"## {paper}", "", to_markdown(table, numparse=False).rstrip()]
     return "\n".join(lines) + "\n"
 

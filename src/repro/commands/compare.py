@@ -1,0 +1,22 @@
+"""`python -m repro compare RUN_A RUN_B`: what changed between two results directories."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "compare", help="scorecard rows and figure data that changed between two results directories"
+    )
+    parser.add_argument("run_a", type=Path, help="results directory A, e.g. results")
+    parser.add_argument("run_b", type=Path, help="results directory B")
+    parser.set_defaults(func=compare)
+
+
+def compare(args: argparse.Namespace) -> int:
+    from repro.pipeline.compare import format_comparison
+
+    print(format_comparison(args.run_a, args.run_b))
+    return 0

@@ -1,0 +1,66 @@
+"""`python -m repro report <part>`: lineage cards, compute accounting, dossiers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("report", help="lineage cards, compute accounting and reproducibility dossiers")
+    parts = parser.add_subparsers(dest="part", required=True, metavar="PART")
+
+    lineage = parts.add_parser("lineage", help="the lineage card of one figure or table")
+    lineage.add_argument("--target", required=True, help="the figure or table file (relative to the workdir)")
+    lineage.add_argument("--paper", required=True)
+    lineage.add_argument("--item", required=True)
+    lineage.add_argument("--out", required=True)
+    lineage.add_argument("--workdir", default=".", help="Snakemake's working directory (holds .snakemake/)")
+    lineage.set_defaults(func=run_lineage)
+
+    compute = parts.add_parser("compute", help="results/compute.csv from the benchmark files")
+    compute.add_argument("--results-dir", required=True)
+    compute.add_argument("--papers", nargs="+", required=True)
+    compute.add_argument("--out", required=True)
+    compute.add_argument("--workdir", default=".")
+    compute.set_defaults(func=run_compute)
+
+    dossier = parts.add_parser("dossier", help="results/<paper>/REPRODUCIBILITY.md")
+    dossier.add_argument("--paper", required=True)
+    dossier.add_argument("--results-dir", required=True)
+    dossier.add_argument("--config-json", required=True, help="the run's configuration as JSON")
+    dossier.add_argument("--paper-config", required=True, help="config/paper.yaml, to list what differs")
+    dossier.add_argument("--out", required=True)
+    dossier.add_argument("--workdir", default=".")
+    dossier.set_defaults(func=run_dossier)
+
+
+def run_lineage(args: argparse.Namespace) -> int:
+    from repro.pipeline.lineage import write_lineage_card
+
+    write_lineage_card(args.target, args.out, args.workdir, args.paper, args.item)
+    return 0
+
+
+def run_compute(args: argparse.Namespace) -> int:
+    from repro.pipeline.claims import load_claims
+    from repro.pipeline.compute import compute_accounting
+
+    claim_files = {
+        (paper, c.claim_id): [str(Path(args.results_dir) / paper / name) for name in c.inputs]
+        for paper in args.papers
+        for c in load_claims(paper)
+    }
+    table = compute_accounting(args.workdir, args.results_dir, args.papers, claim_files)
+    table.to_csv(args.out, index=False, float_format="%.6g")
+    return 0
+
+
+def run_dossier(args: argparse.Namespace) -> int:
+    from repro.pipeline.dossier import load_yaml, render_dossier
+
+    text = render_dossier(args.paper, args.results_dir, json.loads(args.config_json), load_yaml(args.paper_config),
+                          args.workdir)
+    Path(args.out).write_text(text)
+    return 0

@@ -1,0 +1,109 @@
+"""Lineage cards: for one figure or table, everything that made it.
+
+``<item>.lineage.json`` sits next to the figure or table and lists, in the order the
+jobs ran, every rule of its chain (data -> training -> analysis -> notebook) with its
+command, parameters, seeds, input files with sha256, and wall time, CPU time and peak
+memory from its benchmark file; then the code version (git commit, dirty or not) and
+the versions of the packages that matter. See `repro.pipeline.provenance` for how the
+chain is recovered from Snakemake's job records.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import platform
+import subprocess
+from dataclasses import asdict
+from pathlib import Path
+
+from repro.pipeline.provenance import sha256, upstream_jobs
+
+PACKAGES = (
+    "torch",
+    "snakemake",
+    "papermill",
+    "jupytext",
+    "numpy",
+    "pandas",
+    "scipy",
+    "matplotlib",
+    "seaborn",
+    "tokenizers",
+    "safetensors",
+    "sacrebleu",
+    "transformers",
+)
+
+
+def package_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def code_version(workdir: Path) -> dict[str, object]:
+    """The git commit of the working tree and whether tracked files differ from it."""
+
+    def git(*args: str) -> str | None:
+        try:
+            result = subprocess.run(["git", *args], cwd=workdir, capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return result.stdout.strip() if result.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if commit is None:
+        return {"commit": None, "dirty": None, "note": "not a git checkout"}
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "dirty": bool(status)}
+
+
+def lineage_card(target: str, workdir: Path | str, paper: str, item: str) -> dict:
+    """The lineage card of `target` (a path relative to `workdir`, the Snakemake workdir)."""
+    workdir = Path(workdir)
+    jobs = sorted(upstream_jobs(target, workdir), key=lambda job: (job.starttime or 0.0, job.rule))
+    if not jobs:
+        raise FileNotFoundError(f"no Snakemake record for {target} under {workdir / '.snakemake'}: was it made by the workflow?")
+    steps, seeds = [], set()
+    wall = cpu = peak = 0.0
+    for job in jobs:
+        bench = job.benchmark(workdir)
+        if bench is not None:
+            wall, cpu, peak = wall + bench.wall_seconds, cpu + bench.cpu_seconds, max(peak, bench.max_rss_mb)
+        seeds.update(job.seeds())
+        steps.append(
+            {
+                "rule": job.rule,
+                "outputs": sorted(job.outputs),
+                "command": job.shellcmd,
+                "params": job.params,
+                "seeds": job.seeds(),
+                "inputs": [{"path": path, "sha256": sha256(workdir / path)} for path in job.inputs],
+                "logs": job.logs,
+                "benchmark": asdict(bench) if bench is not None else None,
+            }
+        )
+    return {
+        "paper": paper,
+        "item": item,
+        "file": target,
+        "sha256": sha256(workdir / target),
+        "seeds": sorted(seeds),
+        "steps": steps,
+        "totals": {"jobs": len(steps), "wall_seconds": wall, "cpu_seconds": cpu, "max_rss_mb": peak},
+        "code": code_version(workdir),
+        "packages": package_versions(),
+        "machine": {"platform": platform.platform(), "processor": platform.machine()},
+    }
+
+
+def write_lineage_card(target: str, out: Path | str, workdir: Path | str, paper: str, item: str) -> Path:
+    card = lineage_card(target, workdir, paper, item)
+    out = Path(out)
+    out.write_text(json.dumps(card, indent=1, sort_keys=True) + "\n")
+    return out

@@ -1,0 +1,62 @@
+"""Comparing two results directories, and reading Snakemake's job records."""
+
+import base64
+import json
+import shutil
+
+import pandas as pd
+
+from repro.cli import main
+from repro.pipeline.claims import COLUMNS
+from repro.pipeline.compare import changed_claims, changed_data
+from repro.pipeline.provenance import Job, upstream_jobs
+
+
+def make_results(root, rows, data):
+    (root / "p" / "data").mkdir(parents=True)
+    pd.DataFrame(rows, columns=list(COLUMNS)).to_csv(root / "scorecard.csv", index=False)
+    for name, text in data.items():
+        (root / "p" / "data" / name).write_text(text)
+    return root
+
+
+def row(claim, measured, verdict):
+    return ["p", "fig01", claim, "x", measured, "tol", verdict, "laptop", "2", ""]
+
+
+def test_compare_reports_changed_rows_and_data(tmp_path, capsys):
+    a = make_results(tmp_path / "a", [row("c1", "1.0", "reproduced"), row("c2", "2.0", "reproduced")],
+                     {"fig01.csv": "x\n1\n", "fig02.csv": "y\n2\n"})
+    b = make_results(tmp_path / "b", [row("c1", "1.0", "reproduced"), row("c2", "2.5", "not reproduced"),
+                                      row("c3", "3", "reproduced")], {"fig01.csv": "x\n1\n", "fig02.csv": "y\n3\n"})
+    changed = changed_claims(a, b)
+    assert list(changed["claim"]) == ["c2", "c3"]
+    assert changed.loc[0, "verdict_b"] == "not reproduced" and changed.loc[1, "measured_a"] == "(absent)"
+    assert changed_data(a, b) == [("p/data/fig02.csv", "content differs")]
+    assert main(["compare", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "2 scorecard row(s) changed" in out and "reproduced  ->  not reproduced" in out
+    shutil.copy(b / "scorecard.csv", a / "scorecard.csv")
+    (a / "p" / "data" / "fig02.csv").write_text("y\n3\n")
+    assert changed_claims(a, b).empty and changed_data(a, b) == []
+
+
+def write_record(workdir, output, rule, inputs, log):
+    directory = workdir / ".snakemake" / "metadata"
+    directory.mkdir(parents=True, exist_ok=True)
+    name = base64.urlsafe_b64encode(output.encode()).decode()
+    record = {"rule": rule, "input": inputs, "log": [log], "shellcmd": f"make {output}", "params": [], "starttime": 1.0}
+    (directory / name).write_text(json.dumps(record))
+
+
+def test_upstream_jobs_follow_records_and_find_benchmarks(tmp_path):
+    write_record(tmp_path, "r/data.csv", "make_data", [], "r/logs/data.log")
+    write_record(tmp_path, "r/fig.png", "plot", ["nb.py", "r/data.csv"], "r/logs/plot/fig.log")
+    bench = tmp_path / "r" / "benchmarks" / "plot" / "fig.tsv"
+    bench.parent.mkdir(parents=True)
+    bench.write_text("s\th:m:s\tmax_rss\tcpu_time\n2.5\t0:00:02\t100.0\t2.0\n")
+    jobs = upstream_jobs("r/fig.png", tmp_path)
+    assert [j.rule for j in jobs] == ["plot", "make_data"]
+    assert jobs[0].benchmark(tmp_path).wall_seconds == 2.5 and jobs[0].benchmark(tmp_path).max_rss_mb == 100.0
+    assert jobs[1].benchmark(tmp_path) is None
+    assert Job("t", 'x --spec {"seed": 3}', [], [], [], ["r/runs/a/seed1/model"]).seeds() == [1, 3]
