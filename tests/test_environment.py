@@ -75,7 +75,10 @@ def test_ci_script_runs_make_test():
     assert os.access(script, os.X_OK)
     text = script.read_text()
     assert text.startswith("#!/usr/bin/env bash") and "set -euo pipefail" in text
-    assert [line for line in text.splitlines() if line and not line.startswith(("#", "set ", "cd "))] == ["make test"]
+    commands = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    # It may install system packages first (Chromium for the report test); it tests only through `make test`.
+    assert commands[-1] == "make test" and sum("make" in c.split() for c in commands) == 1
+    assert "pytest" not in text
 
 
 def test_default_profile_keys_are_all_commented():
