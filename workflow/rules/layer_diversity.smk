@@ -1,2 +1,134 @@
-# "Diversity of Transformer Layers" (Kamigaito et al., 2025).
-# Not written yet: see the paper's issue. When it has rules, it appends its id to PAPERS.
+# "Diversity of Transformer Layers: One Aspect of Parameter Scaling Laws" (Kamigaito et al., 2025).
+# Four prompt tasks -> one training job per (family, seed) training every depth (multitask LM loss)
+# -> float64 readouts of each run's residual stream (logit lens + frozen-norm module contributions,
+# bias-diversity and information tables) -> per-figure tidy CSVs -> one notebook per item -> claims.
+
+
+include: "layer_diversity_common.smk"
+
+
+PAPERS.append(LD)
+
+
+rule layer_diversity_data:
+    output:
+        data=expand(f"{LD_DATA}/{{task}}.npz", task=LD_TASKS),
+        cards=expand(f"{LD_DATA}/{{task}}.card.json", task=LD_TASKS),
+    params:
+        tasks=LD_TASKS,
+        seed=LD_CFG["data"]["seed"],
+        train_size=LD_CFG["data"]["train_size"],
+        test_size=LD_CFG["data"]["test_size"],
+        generator_params=ld_data_params(),
+        out_dir=parent_dir,
+    log:
+        f"{RESULTS}/logs/{LD}/data.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{LD}/data.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV
+    shell:
+        "python -m repro layer-diversity data --tasks {params.tasks} --out-dir {params.out_dir} --seed {params.seed} "
+        "--train-size {params.train_size} --test-size {params.test_size} --params {params.generator_params:q} "
+        "> {log} 2>&1"
+
+
+rule layer_diversity_train:
+    input:
+        data=rules.layer_diversity_data.output.data,
+    output:
+        models=expand(
+            f"{LD_DIR}/runs/{{{{family}}}}/L{{depth}}/seed{{{{seed}}}}/model.safetensors", depth=LD_CFG["depths"]
+        ),
+        runs=expand(f"{LD_DIR}/runs/{{{{family}}}}/L{{depth}}/seed{{{{seed}}}}/run.json", depth=LD_CFG["depths"]),
+    wildcard_constraints:
+        family="|".join(LD_FAMILIES),
+    params:
+        spec=ld_train_spec,
+        data_dir=ld_data_dir,
+        runs_root=ld_runs_root,
+    log:
+        f"{RESULTS}/logs/{LD}/train/{{family}}_seed{{seed}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{LD}/train/{{family}}_seed{{seed}}.tsv"
+    threads: LD_CFG["threads"]
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        ENV
+    shell:
+        "python -m repro layer-diversity train --spec {params.spec:q} --data-dir {params.data_dir} "
+        "--runs-root {params.runs_root} --threads {threads} > {log} 2>&1"
+
+
+rule layer_diversity_readout:
+    input:
+        data=rules.layer_diversity_data.output.data,
+        models=ld_family_runs,
+    output:
+        expand(f"{LD_DIR}/data/readout/{{{{family}}}}_seed{{{{seed}}}}/{{table}}.csv",
+               table=["units", "members", "groups", "info", "examples", "checks", "models"]),
+    wildcard_constraints:
+        family="|".join(LD_FAMILIES),
+    params:
+        runs=ld_model_dirs,
+        tasks=LD_TASKS,
+        data_dir=ld_data_dir,
+        out_dir=parent_dir,
+        batch_size=LD_CFG["analysis"]["batch_size"],
+    log:
+        f"{RESULTS}/logs/{LD}/readout/{{family}}_seed{{seed}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{LD}/readout/{{family}}_seed{{seed}}.tsv"
+    threads: LD_CFG["threads"]
+    resources:
+        mem_mb=3000,
+        runtime=20,
+    conda:
+        ENV
+    shell:
+        "python -m repro layer-diversity readout --runs {params.runs} --family {wildcards.family} "
+        "--seed {wildcards.seed} --data-dir {params.data_dir} --tasks {params.tasks} --out-dir {params.out_dir} "
+        "--batch-size {params.batch_size} --threads {threads} > {log} 2>&1"
+
+
+rule layer_diversity_collect:
+    input:
+        data=rules.layer_diversity_data.output.data,
+        readouts=[f"{path}/units.csv" for path in ld_readout_dirs()],
+    output:
+        [ld_csv(name) for name in LD_COLLECTED],
+    params:
+        inputs=ld_readout_inputs,
+        tasks=LD_TASKS,
+        data_dir=ld_data_dir,
+        stands_for=ld_stands_for(),
+        out_dir=parent_dir,
+    log:
+        f"{RESULTS}/logs/{LD}/collect.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{LD}/collect.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        ENV
+    shell:
+        "python -m repro layer-diversity collect --inputs {params.inputs} --data-dir {params.data_dir} "
+        "--tasks {params.tasks} --stands-for {params.stands_for:q} --out-dir {params.out_dir} > {log} 2>&1"
+
+
+register_notebook(LD, "table01", [ld_csv("table01_tasks")])
+register_notebook(
+    LD, "table02", [ld_csv("table02_models")], {"stands_for": {f: LD_CFG["variants"][f]["stands_for"] for f in LD_FAMILIES}}
+)
+register_notebook(LD, "fig02", [ld_csv("fig02_reconstruction")])
+register_notebook(LD, "fig03", [ld_csv("fig03_units"), ld_csv("fig03_correlations")])
+register_notebook(LD, "fig04", [ld_csv("fig04_members"), ld_csv("fig04_groups")])
+register_notebook(LD, "fig05", [ld_csv("fig05_prefixes"), ld_csv("fig05_examples")])

@@ -158,3 +158,5 @@ def merged_run_config(config: dict, paper: str, variant: str, seed: int) -> dict
 # Each paper registers its own line below.
 SECTION_CHECKS: dict[str, Callable[[dict, str], list[str]]] = {}
 SECTION_CHECKS["simplified_blocks"] = check_lm_section
+from repro.ensemble_runs import check_config_section as check_layer_diversity_section  # noqa: E402
+SECTION_CHECKS["layer_diversity"] = check_layer_diversity_section

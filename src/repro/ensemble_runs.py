@@ -1,0 +1,82 @@
+"""Run specs of the layer_diversity section: one training job per (model family, seed), every depth.
+
+`family_run_spec` merges the section's shared model and training settings with a family's model
+overrides; the Snakemake rule passes it to `python -m repro layer-diversity train`, and
+`check_config_section` builds every (family, depth) model and the training config from the same
+spec before any job starts, so a bad value is reported by key. Kept free of heavy imports: the
+Snakefile imports it.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+TASKS = ("sent", "entail", "topic", "mc")
+#: Vocabulary size of the PROMPT task family (repro.data.synthetic.vocab); the data step checks it.
+PROMPT_VOCAB_SIZE = 164
+
+
+def family_run_spec(config: dict, paper: str, family: str, seed: int) -> dict[str, Any]:
+    """Everything the train step needs for one family and seed (JSON-able)."""
+    section = config[paper]
+    variant = section["variants"][family]
+    model = copy.deepcopy(section["model"])
+    model.update(copy.deepcopy(variant["model"]))
+    return {
+        "family": family,
+        "seed": int(seed),
+        "depths": list(section["depths"]),
+        "tasks": list(section["data"]["tasks"]),
+        "source": section["data"]["source"],
+        "model": model,
+        "train": copy.deepcopy(section["train"]),
+        "label_weight": section["label_weight"],
+        "eval_examples": section["eval_examples"],
+    }
+
+
+def check_config_section(config: dict, paper: str) -> list[str]:
+    """Problems with the section that the schema cannot see (one line each, naming the key)."""
+    from repro.models.config import ConfigError, config_from_dict
+    from repro.training.config import TrainConfig
+
+    section = config[paper]
+    problems = []
+    tasks = list(section["data"]["tasks"])
+    if tasks != list(TASKS):
+        problems.append(f"config key {paper}.data.tasks lists {tasks}; it must be {list(TASKS)} in this order")
+    undefined = [f for f in section["families"] if f not in section["variants"]]
+    if undefined:
+        problems.append(f"config key {paper}.families names {undefined}, which are not defined under {paper}.variants "
+                        f"(defined: {', '.join(section['variants'])})")
+    for family in [f for f in section["families"] if f in section["variants"]]:
+        spec = family_run_spec(config, paper, family, seed=0)
+        for depth in section["depths"]:
+            values = dict(spec["model"], n_layers=depth)
+            values.setdefault("vocab_size", PROMPT_VOCAB_SIZE)
+            try:
+                cfg = config_from_dict(values, where="")
+            except ConfigError as err:
+                problems.append(f"{paper}.variants.{family}.model (depth {depth}): {str(err).removeprefix(': ')}")
+                break
+            if cfg.output != "lm" or cfg.block not in ("pre_ln", "parallel") or cfg.norm == "none":
+                problems.append(
+                    f"{paper}.variants.{family}.model: the residual-stream analysis needs an LM decoder with "
+                    f"pre_ln or parallel blocks and a norm; got block={cfg.block!r}, norm={cfg.norm!r}, "
+                    f"output={cfg.output!r}"
+                )
+                break
+        if spec["model"].get("max_seq_len", 0) < 24 and section["data"]["source"] == "synthetic":
+            problems.append(f"{paper}.variants.{family}.model.max_seq_len must be ≥ 24 (the longest prompt row of the default generators)")
+    try:
+        TrainConfig(**dict(section["train"], seed=0))
+    except (ValueError, TypeError) as err:
+        problems.append(f"{paper}.train: {err}")
+    rows = len(tasks) * section["data"]["train_size"]  # the tasks' train splits are stacked
+    if section["data"]["source"] == "synthetic" and rows < section["train"]["batch_size"]:
+        problems.append(f"{paper}.data.train_size × {len(tasks)} tasks = {rows} rows is less than train.batch_size")
+    return problems
+
+
+__all__ = ["PROMPT_VOCAB_SIZE", "TASKS", "check_config_section", "family_run_spec"]

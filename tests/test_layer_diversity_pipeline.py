@@ -1,0 +1,153 @@
+"""The layer_diversity steps end to end on a tiny grid (in-process), its config checks, and its claims."""
+
+import copy
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+import yaml
+from safetensors.torch import load_file
+
+from repro.cli import main
+from repro.claims import layer_diversity as claims
+from repro.ensemble_runs import check_config_section, family_run_spec
+from repro.pipeline.claims import NOT_REPRODUCED, REPRODUCED, judge_paper, load_claims
+
+ROOT = Path(__file__).resolve().parents[1]
+TASKS = ["sent", "entail", "topic", "mc"]
+
+
+def smoke_config():
+    return yaml.safe_load((ROOT / "config" / "smoke.yaml").read_text())
+
+
+@pytest.fixture(scope="module")
+def collected(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ld")
+    data = root / "data"
+    assert main(["layer-diversity", "data", "--tasks", *TASKS, "--out-dir", str(data), "--seed", "0",
+                 "--train-size", "32", "--test-size", "24"]) == 0
+    config = smoke_config()
+    readouts = []
+    for family in ("gpt",):
+        spec = family_run_spec(config, "layer_diversity", family, seed=0)
+        spec["train"].update(steps=2, log_every=1)
+        assert main(["layer-diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(data),
+                     "--runs-root", str(root / "runs")]) == 0
+        runs = [str(root / "runs" / family / f"L{d}" / "seed0") for d in spec["depths"]]
+        out = root / "readout" / family
+        assert main(["layer-diversity", "readout", "--runs", *runs, "--family", family, "--seed", "0",
+                     "--data-dir", str(data), "--tasks", *TASKS, "--out-dir", str(out)]) == 0
+        readouts.append(str(out))
+    results = root / "results" / "layer_diversity" / "data"
+    assert main(["layer-diversity", "collect", "--inputs", *readouts, "--data-dir", str(data), "--tasks", *TASKS,
+                 "--stands-for", json.dumps({"sent": "SST-2"}), "--out-dir", str(results)]) == 0
+    return root / "results"
+
+
+def test_collected_tables_cover_every_run_and_task(collected):
+    data = collected / "layer_diversity" / "data"
+    units = pd.read_csv(data / "fig03_units.csv")
+    # depths 1 and 2 -> (2 + 3) lens prefixes + 2 module units, per task and target
+    assert len(units) == 4 * 3 * (5 + 2)
+    tasks = pd.read_csv(data / "table01_tasks.csv")
+    assert tasks["task"].tolist() == TASKS and tasks.loc[0, "stands_for"] == "SST-2"
+    assert tasks["sha256"].str.len().eq(64).all()
+    models = pd.read_csv(data / "table02_models.csv")
+    assert (models["parameters"] == models["parameters_formula"]).all()
+    corr = pd.read_csv(data / "fig03_correlations.csv")
+    assert set(corr["scope"]) == {"all", "gpt"}
+
+
+def test_every_claim_is_judged(collected):
+    frame = judge_paper("layer_diversity", collected, "laptop")
+    assert len(frame) == len(load_claims("layer_diversity")) >= 10
+    exact = frame[frame["claim"].str.startswith(("stream_is", "frozen_norm", "mse_equals", "group_split",
+                                                 "module_form", "diversity_never", "omega", "parameter"))]
+    assert (exact["verdict"] == REPRODUCED).all(), exact[["claim", "measured"]].to_string()
+
+
+def test_training_is_resumable_without_change(collected, tmp_path):
+    # a second call of the train step on finished runs leaves their weights as they are
+    weights = collected.parent / "runs" / "gpt" / "L1" / "seed0" / "model.safetensors"
+    before = load_file(weights)
+    spec = family_run_spec(smoke_config(), "layer_diversity", "gpt", seed=0)
+    spec["train"].update(steps=2, log_every=1)
+    assert main(["layer-diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(collected.parent / "data"),
+                 "--runs-root", str(collected.parent / "runs")]) == 0
+    after = load_file(weights)
+    assert after.keys() == before.keys() and all(torch.equal(after[k], before[k]) for k in before)
+
+
+def test_changed_settings_restart_the_run_and_keep_the_old_one(collected):
+    spec = family_run_spec(smoke_config(), "layer_diversity", "gpt", seed=0)
+    spec.update(depths=[1])
+    spec["train"].update(steps=3, log_every=1)
+    runs = collected.parent / "runs"
+    assert main(["layer-diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(collected.parent / "data"),
+                 "--runs-root", str(runs)]) == 0
+    run = runs / "gpt" / "L1" / "seed0"
+    assert json.loads((run / "run.json").read_text())["final"]["step"] == 3
+    assert (run / "previous-1" / "model.safetensors").exists()
+
+
+def test_paper_scale_train_step_says_why_it_cannot_run(tmp_path, capsys):
+    spec = family_run_spec(yaml.safe_load((ROOT / "config" / "paper.yaml").read_text()), "layer_diversity", "llama", 0)
+    assert main(["layer-diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(tmp_path),
+                 "--runs-root", str(tmp_path)]) == 2
+    assert "Hugging Face" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- config checks
+
+
+@pytest.mark.parametrize("edit, fragment", [
+    (lambda s: s["variants"]["gpt"]["model"].update(block="post_ln"), "needs an LM decoder with pre_ln or parallel"),
+    (lambda s: s["variants"]["phi"]["model"].update(n_heads=3), "variants.phi.model (depth 1)"),
+    (lambda s: s["train"].update(steps=0), "layer_diversity.train"),
+    (lambda s: s["data"].update(train_size=1), "less than train.batch_size"),
+    (lambda s: s["variants"]["gpt"]["model"].update(max_seq_len=12), "max_seq_len must be ≥ 24"),
+    (lambda s: s["families"].append("bert"), "families names ['bert']"),
+])
+def test_bad_sections_are_named(edit, fragment):
+    config = copy.deepcopy(smoke_config())
+    edit(config["layer_diversity"])
+    problems = check_config_section(config, "layer_diversity")
+    assert any(fragment in p for p in problems), problems
+
+
+def test_shipped_sections_are_clean():
+    for name in ("config.yaml", "smoke.yaml", "paper.yaml"):
+        config = yaml.safe_load((ROOT / "config" / name).read_text())
+        assert check_config_section(config, "layer_diversity") == [], name
+
+
+# --------------------------------------------------------------------------- claims on hand-made data
+
+
+def correlations(values):
+    rows = [{"form": "lens", "target": "onehot", "scope": "all", "quantity": q, "task": t, "seed": s, "spearman": v}
+            for (q, t), per_seed in values.items() for s, v in enumerate(per_seed)]
+    return pd.DataFrame(rows)
+
+
+def test_mse_claim_counts_tasks_with_negative_mean():
+    base = {("bias", t): [0.1, -0.1] for t in TASKS} | {("diversity", t): [0.2, 0.3] for t in TASKS}
+    three = base | {("mse", "sent"): [-0.5, -0.7], ("mse", "entail"): [-0.1, -0.2],
+                    ("mse", "topic"): [-0.9, -0.8], ("mse", "mc"): [0.3, float("nan")]}
+    m = claims.mse_anticorrelates_with_accuracy({claims.CORRELATIONS: correlations(three)})
+    assert m.verdict == REPRODUCED and "3/4" in m.measured and m.seeds == 2
+    two = three | {("mse", "entail"): [0.1, -0.05]}
+    assert claims.mse_anticorrelates_with_accuracy({claims.CORRELATIONS: correlations(two)}).verdict == NOT_REPRODUCED
+
+
+def test_lag_share_by_hand():
+    rows = []
+    # bias falls most at ℓ=1, diversity rises most at ℓ=2: the rise lags the fall
+    for ell, (bias, div) in enumerate([(5.0, 0.0), (2.0, 0.1), (1.5, 0.9)]):
+        rows.append({"family": "gpt", "depth": 2, "seed": 0, "task": "sent", "target": "onehot", "prefix": ell,
+                     "bias": bias, "diversity": div})
+    share, runs = claims.lag_share(pd.DataFrame(rows))
+    assert (share, runs) == (1.0, 1)

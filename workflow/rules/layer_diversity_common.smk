@@ -1,0 +1,67 @@
+# Helpers of workflow/rules/layer_diversity.smk (Snakemake lint wants functions and rules apart).
+from repro.ensemble_runs import family_run_spec
+
+LD = "layer_diversity"
+LD_DIR = f"{RESULTS}/{LD}"
+LD_CFG = config[LD]
+LD_TASKS = list(LD_CFG["data"]["tasks"])
+LD_FAMILIES = list(LD_CFG["families"])
+LD_DATA = f"{LD_DIR}/data/tasks"
+# Per-figure CSVs written by the collect step (every figure's plotted numbers, auditable alone).
+LD_COLLECTED = [
+    "table01_tasks",
+    "table02_models",
+    "fig02_reconstruction",
+    "fig03_units",
+    "fig03_correlations",
+    "fig04_members",
+    "fig04_groups",
+    "fig05_prefixes",
+    "fig05_examples",
+    "fig07_information",
+]
+
+
+def ld_train_spec(wildcards):
+    return json.dumps(family_run_spec(config, LD, wildcards.family, wildcards.seed), sort_keys=True)
+
+
+def ld_family_runs(wildcards):
+    """Final weights of every depth of one family and seed."""
+    return [
+        f"{LD_DIR}/runs/{wildcards.family}/L{depth}/seed{wildcards.seed}/model.safetensors"
+        for depth in LD_CFG["depths"]
+    ]
+
+
+def ld_readout_dirs():
+    return [f"{LD_DIR}/data/readout/{family}_seed{seed}" for family in LD_FAMILIES for seed in seeds(LD)]
+
+
+def ld_runs_root(wildcards, output):
+    """RESULTS/layer_diversity/runs, read back from a run output .../runs/<family>/L<d>/seed<s>/<file>."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(output[0]))))
+
+
+def ld_model_dirs(wildcards, input):
+    return " ".join(os.path.dirname(path) for path in input.models)
+
+
+def ld_readout_inputs(wildcards, input):
+    return " ".join(os.path.dirname(path) for path in input.readouts)
+
+
+def ld_data_dir(wildcards, input):
+    return os.path.dirname(input.data[0])
+
+
+def ld_stands_for():
+    return json.dumps({task: entry["stands_for"] for task, entry in LD_CFG["data"]["tasks"].items()}, sort_keys=True)
+
+
+def ld_data_params():
+    return json.dumps({task: entry["params"] for task, entry in LD_CFG["data"]["tasks"].items()}, sort_keys=True)
+
+
+def ld_csv(name):
+    return f"{LD_DIR}/data/{name}.csv"
