@@ -59,4 +59,6 @@ def test_upstream_jobs_follow_records_and_find_benchmarks(tmp_path):
     assert [j.rule for j in jobs] == ["plot", "make_data"]
     assert jobs[0].benchmark(tmp_path).wall_seconds == 2.5 and jobs[0].benchmark(tmp_path).max_rss_mb == 100.0
     assert jobs[1].benchmark(tmp_path) is None
+    # A stop predicate keeps the walk out of annotation inputs (a notebook's claims.csv).
+    assert [j.rule for j in upstream_jobs("r/fig.png", tmp_path, stop_at=lambda p: p.endswith("data.csv"))] == ["plot"]
     assert Job("t", 'x --spec {"seed": 3}', [], [], [], ["r/runs/a/seed1/model"]).seeds() == [1, 3]

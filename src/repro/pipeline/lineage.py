@@ -66,7 +66,10 @@ def code_version(workdir: Path) -> dict[str, object]:
 def lineage_card(target: str, workdir: Path | str, paper: str, item: str) -> dict:
     """The lineage card of `target` (a path relative to `workdir`, the Snakemake workdir)."""
     workdir = Path(workdir)
-    jobs = sorted(upstream_jobs(target, workdir), key=lambda job: (job.starttime or 0.0, job.rule))
+    # A notebook reads its paper's claims.csv only to caption the verdicts; walking through
+    # it would list every run of the paper, not the ones this item was drawn from.
+    upstream = upstream_jobs(target, workdir, stop_at=lambda path: path.endswith("/claims.csv"))
+    jobs = sorted(upstream, key=lambda job: (job.starttime or 0.0, job.rule))
     if not jobs:
         raise FileNotFoundError(f"no Snakemake record for {target} under {workdir / '.snakemake'}: was it made by the workflow?")
     steps, seeds = [], set()

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 
 METADATA_DIR = Path(".snakemake") / "metadata"
 
@@ -114,12 +115,12 @@ def job_of(path: str, workdir: Path) -> Job | None:
     )
 
 
-def upstream_jobs(target: str, workdir: Path) -> list[Job]:
+def upstream_jobs(target: str, workdir: Path, stop_at: Callable[[str], bool] | None = None) -> list[Job]:
     """Every job that `target` depends on, itself first, then in breadth-first order.
 
     Records of different outputs of one job are merged (same rule and shell command).
     Files without a record (sources such as notebooks, or inputs made outside the DAG)
-    end the walk.
+    end the walk, and so do the files for which `stop_at(path)` is true.
     """
     jobs: dict[tuple[str, str], Job] = {}
     seen_files: set[str] = set()
@@ -129,6 +130,8 @@ def upstream_jobs(target: str, workdir: Path) -> list[Job]:
         if path in seen_files:
             continue
         seen_files.add(path)
+        if stop_at is not None and path != target and stop_at(path):
+            continue
         job = job_of(path, workdir)
         if job is None:
             continue
