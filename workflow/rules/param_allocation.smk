@@ -1,2 +1,291 @@
-# "Allocation of Parameters in Transformers" (Yu et al., 2025).
-# Not written yet: see the paper's issue. When it has rules, it appends its id to PAPERS.
+# "Allocation of Parameters in Transformers" (Yu, Jiang, Cheng, Yu, Li & Li, arXiv 2510.03784, 2025).
+# Theory computed exactly (softmax saturation, low-rank score error, the allocation bound), then
+# synthetic training runs: heads swept at a fixed width on white-noise sequence tasks, and low-rank
+# student heads across sequence lengths; then small decoders trained on the code corpus: one head
+# replaced by SVD or random students (Figs 4, 6, 9), their attention logits against the prefix length
+# (Fig 10), and decoders with reduced head dims across sequence lengths (Fig 5). Every step writes a
+# tidy CSV under data/; one notebook per figure or table reads them; the claims read the same CSVs.
+
+
+include: "param_allocation_common.smk"
+
+
+PAPERS.append(PA)
+
+
+rule param_allocation_jacobian:
+    output:
+        f"{PA_DIR}/data/jacobian.csv",
+    params:
+        spec=pa_jacobian_spec,
+    log:
+        f"{RESULTS}/logs/{PA}/jacobian.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{PA}/jacobian.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=5,
+    conda:
+        ENV
+    shell:
+        "python -m repro param-allocation jacobian --spec {params.spec:q} --out {output} > {log} 2>&1"
+
+
+rule param_allocation_low_rank:
+    output:
+        f"{PA_DIR}/data/low_rank_scores.csv",
+    params:
+        spec=pa_low_rank_spec,
+    log:
+        f"{RESULTS}/logs/{PA}/low_rank.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{PA}/low_rank.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=5,
+    conda:
+        ENV
+    shell:
+        "python -m repro param-allocation low-rank --spec {params.spec:q} --out {output} > {log} 2>&1"
+
+
+rule param_allocation_bound:
+    output:
+        f"{PA_DIR}/data/allocation_bound.csv",
+    params:
+        spec=pa_bound_spec,
+    log:
+        f"{RESULTS}/logs/{PA}/bound.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{PA}/bound.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV
+    shell:
+        "python -m repro param-allocation bound --spec {params.spec:q} --out {output} > {log} 2>&1"
+
+
+# One job per (task, seed): every head count, both position kinds, on one data stream.
+rule param_allocation_sweep:
+    output:
+        f"{PA_DIR}/data/sweep/{{pa_task}}_seed{{seed}}.csv",
+    wildcard_constraints:
+        pa_task="|".join(PA_TASKS),
+    params:
+        spec=pa_sweep_spec,
+        runs_dir=pa_runs_dir,
+    log:
+        f"{RESULTS}/logs/{PA}/sweep/{{pa_task}}_seed{{seed}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{PA}/sweep/{{pa_task}}_seed{{seed}}.tsv"
+    threads: PA_CFG["threads"]
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        ENV
+    shell:
+        "python -m repro param-allocation sweep --spec {params.spec:q} --task {wildcards.pa_task} "
+        "--seed {wildcards.seed} --runs-dir {params.runs_dir} --threads {threads} --out {output} > {log} 2>&1"
+
+
+rule param_allocation_saturation:
+    output:
+        f"{PA_DIR}/data/saturation/seed{{seed}}.csv",
+    params:
+        spec=pa_saturation_spec,
+        runs_dir=pa_runs_dir,
+    log:
+        f"{RESULTS}/logs/{PA}/saturation/seed{{seed}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{PA}/saturation/seed{{seed}}.tsv"
+    threads: PA_CFG["threads"]
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        ENV
+    shell:
+        "python -m repro param-allocation saturation --spec {params.spec:q} --seed {wildcards.seed} "
+        "--runs-dir {params.runs_dir} --threads {threads} --out {output} > {log} 2>&1"
+
+
+rule param_allocation_gather_sweep:
+    input:
+        pa_sweep_files,
+    output:
+        f"{PA_DIR}/data/heads_sweep.csv",
+    log:
+        f"{RESULTS}/logs/{PA}/gather_sweep.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{PA}/gather_sweep.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV
+    shell:
+        "python -m repro param-allocation concat --inputs {input} --out {output} > {log} 2>&1"
+
+
+rule param_allocation_gather_saturation:
+    input:
+        pa_saturation_files,
+    output:
+        f"{PA_DIR}/data/saturation_trained.csv",
+    log:
+        f"{RESULTS}/logs/{PA}/gather_saturation.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{PA}/gather_saturation.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV
+    shell:
+        "python -m repro param-allocation concat --inputs {input} --out {output} > {log} 2>&1"
+
+
+# -- trained decoders: single-head replacement (Figs 4, 6, 9), logit norms (Fig 10), head dims (Fig 5) ---
+rule param_allocation_teacher_train:
+    input:
+        train=rules.code_tokens.output.train,
+        valid=rules.code_tokens.output.valid,
+    output:
+        model=f"{PA_TEACHERS}/seed{{seed}}/model.safetensors",
+        run=f"{PA_TEACHERS}/seed{{seed}}/run.json",
+        metrics=f"{PA_TEACHERS}/seed{{seed}}/metrics.jsonl",
+    params:
+        spec=pa_teacher_spec,
+        eval_chunks=PA_CFG["lm"]["eval_chunks"],
+        run_dir=parent_dir,
+    log:
+        f"{RESULTS}/logs/{PA}/teacher/train_seed{{seed}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{PA}/teacher/train_seed{{seed}}.tsv"
+    threads: PA_CFG["threads"]
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    conda:
+        ENV
+    shell:
+        "python -m repro train lm --spec {params.spec:q} --train-tokens {input.train} --valid-tokens {input.valid} "
+        "--eval-chunks {params.eval_chunks} --run-dir {params.run_dir} --threads {threads} > {log} 2>&1"
+
+
+# One job per teacher: every replacement (ablations, SVD and random students, zero-shot and
+# fine-tuned) and the logit statistics.
+rule param_allocation_teacher_analysis:
+    input:
+        model=rules.param_allocation_teacher_train.output.model,
+        run=rules.param_allocation_teacher_train.output.run,
+        train=rules.code_tokens.output.train,
+        valid=rules.code_tokens.output.valid,
+    output:
+        replacement=f"{PA_DIR}/data/teacher/replacement_seed{{seed}}.csv",
+        positions=f"{PA_DIR}/data/teacher/positions_seed{{seed}}.csv",
+        logits=f"{PA_DIR}/data/teacher/logits_seed{{seed}}.csv",
+    params:
+        spec=pa_teacher_analysis_spec,
+        teacher=pa_teacher_dir,
+        runs_dir=pa_student_runs,
+    log:
+        f"{RESULTS}/logs/{PA}/teacher/analysis_seed{{seed}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{PA}/teacher/analysis_seed{{seed}}.tsv"
+    threads: PA_CFG["threads"]
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    conda:
+        ENV
+    shell:
+        "python -m repro param-allocation teacher --spec {params.spec:q} --seed {wildcards.seed} "
+        "--teacher {params.teacher} --train-tokens {input.train} --valid-tokens {input.valid} "
+        "--runs-dir {params.runs_dir} --threads {threads} --out {output.replacement} "
+        "--out-positions {output.positions} --out-logits {output.logits} > {log} 2>&1"
+
+
+# One job per seed: a decoder for every (sequence length, head dim).
+rule param_allocation_decoders:
+    input:
+        train=rules.code_tokens.output.train,
+        valid=rules.code_tokens.output.valid,
+    output:
+        runs=f"{PA_DIR}/data/decoders/seed{{seed}}.csv",
+        curves=f"{PA_DIR}/data/decoders/curves_seed{{seed}}.csv",
+    params:
+        spec=pa_decoders_spec,
+        runs_dir=pa_decoder_runs,
+    log:
+        f"{RESULTS}/logs/{PA}/decoders/seed{{seed}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{PA}/decoders/seed{{seed}}.tsv"
+    threads: PA_CFG["threads"]
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    conda:
+        ENV
+    shell:
+        "python -m repro param-allocation decoders --spec {params.spec:q} --seed {wildcards.seed} "
+        "--train-tokens {input.train} --valid-tokens {input.valid} --runs-dir {params.runs_dir} "
+        "--threads {threads} --out {output.runs} --out-curves {output.curves} > {log} 2>&1"
+
+
+rule param_allocation_gather_lm:
+    input:
+        unpack(pa_lm_gather_inputs),
+    output:
+        replacement=f"{PA_DIR}/data/replacement.csv",
+        positions=f"{PA_DIR}/data/replacement_positions.csv",
+        logits=f"{PA_DIR}/data/logit_norms.csv",
+        decoders=f"{PA_DIR}/data/decoders.csv",
+        curves=f"{PA_DIR}/data/decoder_curves.csv",
+    params:
+        groups=pa_gather_groups,
+    log:
+        f"{RESULTS}/logs/{PA}/gather_lm.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{PA}/gather_lm.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV
+    shell:
+        "python -m repro param-allocation gather {params.groups} > {log} 2>&1"
+
+
+# -- figures and tables (notebooks/param_allocation/<item>.py) ---------------------------------------
+register_notebook(PA, "fig01", [f"{PA_DIR}/data/jacobian.csv"])
+register_notebook(PA, "fig02", [f"{PA_DIR}/data/heads_sweep.csv", f"{PA_DIR}/data/allocation_bound.csv"])
+register_notebook(PA, "fig03", [f"{PA_DIR}/data/low_rank_scores.csv", f"{PA_DIR}/data/saturation_trained.csv"])
+register_notebook(PA, "fig07", [f"{PA_DIR}/data/heads_sweep.csv", f"{PA_DIR}/data/allocation_bound.csv"])
+register_notebook(PA, "fig08", [f"{PA_DIR}/data/heads_sweep.csv", f"{PA_DIR}/data/allocation_bound.csv"])
+register_notebook(PA, "fig04", [f"{PA_DIR}/data/replacement.csv"])
+register_notebook(PA, "fig05", [f"{PA_DIR}/data/decoders.csv", f"{PA_DIR}/data/decoder_curves.csv"])
+register_notebook(PA, "fig06", [f"{PA_DIR}/data/replacement_positions.csv"])
+register_notebook(PA, "fig09", [f"{PA_DIR}/data/replacement.csv"])
+register_notebook(PA, "fig10", [f"{PA_DIR}/data/logit_norms.csv"])
+register_notebook(
+    PA,
+    "table01",
+    [
+        f"{PA_DIR}/data/heads_sweep.csv",
+        f"{PA_DIR}/data/saturation_trained.csv",
+        f"{PA_DIR}/data/replacement.csv",
+        f"{PA_DIR}/data/decoders.csv",
+    ],
+    {"config": {key: PA_CFG[key] for key in ("sweep", "saturation", "lm", "replacement", "decoders")}},
+)
+register_notebook(PA, "table02", [f"{PA_DIR}/claims.csv"])

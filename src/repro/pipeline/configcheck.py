@@ -160,3 +160,5 @@ SECTION_CHECKS: dict[str, Callable[[dict, str], list[str]]] = {}
 SECTION_CHECKS["simplified_blocks"] = check_lm_section
 from repro.ensemble_runs import check_config_section as check_layer_diversity_section  # noqa: E402
 SECTION_CHECKS["layer_diversity"] = check_layer_diversity_section
+from repro.commands.param_allocation import check_section as check_param_allocation_section  # noqa: E402
+SECTION_CHECKS["param_allocation"] = check_param_allocation_section

@@ -1,0 +1,99 @@
+"""Multi-layer decoders with reduced head dimensions across sequence lengths (Yu et al. 2025, Fig 5).
+
+Saturation (Theorem 2) says that a larger head dimension buys less as the sequence grows. The paper
+checks that it persists in multi-layer language models (6-layer decoders on 1% of WikiText-103).
+`train_head_dim_grid` trains, for one seed, a decoder for every (sequence length L, head dim d_h)
+with everything else fixed: the width d_model (W^P maps the H·d_h context back to it), the heads H,
+the layers, and the tokens per update (batch = tokens_per_step / L), so that every run sees the
+same number of tokens. Each run is trained by the project's trainer in its own run directory
+(model.json, metrics.jsonl, run.json) and evaluated on `eval_tokens` held-out tokens cut into chunks
+of L.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from repro.data.lm_tokens import load_token_chunks
+from repro.models import Transformer, config_from_dict, count_parameters
+from repro.runs import read_metrics, write_model_config
+from repro.training import ConfigMismatchError, LanguageModelTask, TrainConfig, train
+from repro.training.seeding import derive_seed
+
+
+def run_name(length: int, head_dim: int) -> str:
+    return f"L{int(length):04d}_dh{int(head_dim):03d}"
+
+
+def grid_spec(model: dict, train_config: dict, length: int, head_dim: int, tokens_per_step: int,
+              vocab_size: int, seed: int, threads: int = 1) -> tuple[dict, TrainConfig]:
+    """The model fields and TrainConfig of one grid point (raises ValueError on a bad combination)."""
+    if tokens_per_step % length:
+        raise ValueError(f"tokens_per_step={tokens_per_step} is not a multiple of the sequence length {length}")
+    fields = dict(model, max_seq_len=int(length), head_dim=int(head_dim), vocab_size=int(vocab_size))
+    config = TrainConfig(**dict(train_config, batch_size=tokens_per_step // length, seed=int(seed), threads=int(threads)))
+    return fields, config
+
+
+def train_head_dim_grid(
+    train_tokens: str | Path,
+    valid_tokens: str | Path,
+    *,
+    model: dict,
+    train_config: dict,
+    head_dims,
+    lengths,
+    tokens_per_step: int,
+    eval_tokens: int,
+    vocab_size: int,
+    seed: int,
+    runs_dir: str | Path,
+    threads: int = 1,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Train every (L, d_h) for one seed (module docstring). Returns (runs, curves).
+
+    runs: one row per run: seed, length, head_dim, heads, d_model, n_layers, parameters,
+      attention_parameters (W^Q, W^K, W^V, W^P of every layer), steps, batch_size, tokens,
+      train_seconds, eval_loss (final held-out loss), eval_chunks.
+    curves: one row per logged step and split: seed, length, head_dim, step, tokens, split, loss.
+    """
+    runs, curves = [], []
+    for length in lengths:
+        length = int(length)
+        train_chunks = load_token_chunks(train_tokens, length)
+        valid_chunks = load_token_chunks(valid_tokens, length)
+        n_eval = max(1, int(eval_tokens) // length)
+        if len(valid_chunks) < n_eval:
+            raise ValueError(f"the valid split has {len(valid_chunks)} chunks of {length} tokens, fewer than the "
+                             f"{n_eval} that eval_tokens={eval_tokens} needs")
+        task = LanguageModelTask(train_chunks, valid_chunks[:n_eval])
+        for head_dim in head_dims:
+            fields, config = grid_spec(model, train_config, length, int(head_dim), tokens_per_step, vocab_size, seed, threads)
+            cfg = config_from_dict(fields, where=f"head-dim decoder L={length}, d_h={head_dim}")
+            torch.manual_seed(derive_seed(seed, "init"))
+            net = Transformer(cfg)
+            run_dir = Path(runs_dir) / run_name(length, head_dim)
+            write_model_config(run_dir, cfg)
+            try:
+                result = train(net, task, config, run_dir, progress=False)
+            except ConfigMismatchError as err:
+                print(f"{run_dir}: {err}; starting afresh", flush=True)
+                result = train(net, task, config, run_dir, restart=True, progress=False)
+            attention = sum(p.numel() for block in net.blocks for p in block.attn.parameters())
+            keys = {"seed": int(seed), "length": length, "head_dim": int(head_dim)}
+            runs.append(dict(keys, heads=cfg.n_heads[0], d_model=cfg.d_model, n_layers=cfg.n_layers,
+                             parameters=count_parameters(net), attention_parameters=attention, steps=result.step,
+                             batch_size=config.batch_size, tokens=result.tokens, train_seconds=result.seconds,
+                             eval_loss=result.eval_loss, eval_chunks=n_eval))
+            for row in read_metrics(run_dir):
+                for split in ("train", "eval"):
+                    if row.get(f"{split}_loss") is not None:
+                        curves.append(dict(keys, step=row["step"], tokens=row["tokens"], split=split,
+                                           loss=row[f"{split}_loss"]))
+    return pd.DataFrame(runs), pd.DataFrame(curves)
+
+
+__all__ = ["grid_spec", "run_name", "train_head_dim_grid"]

@@ -1,0 +1,66 @@
+"""Recovery of a replaced head and per-position loss changes, from the tidy tables of
+`repro.analysis.replacement_study` (pandas only, for notebooks and claims).
+
+Recovery (catalog Fig 4):  R = (L_ablated − L_student) / (L_ablated − L_teacher),
+1 when the student restores the teacher's loss, 0 when it is no better than removing the head.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+KEYS = ["seed", "layer", "head", "rank", "init", "stage"]
+
+
+def with_recovery(summary: pd.DataFrame) -> pd.DataFrame:
+    """The student rows of `summary` with teacher_loss, ablated_loss (same seed, layer, head) and recovery."""
+    teacher = summary[summary["condition"] == "teacher"][["seed", "eval_loss"]].rename(columns={"eval_loss": "teacher_loss"})
+    ablated = summary[summary["condition"] == "ablated"][["seed", "layer", "head", "eval_loss"]].rename(
+        columns={"eval_loss": "ablated_loss"})
+    students = summary[summary["condition"] == "student"]
+    rows = students.merge(teacher, on="seed", how="left").merge(ablated, on=["seed", "layer", "head"], how="left")
+    if rows[["teacher_loss", "ablated_loss"]].isna().any().any():
+        raise ValueError("every student row needs its seed's teacher row and its head's ablation row")
+    rows["recovery"] = (rows["ablated_loss"] - rows["eval_loss"]) / (rows["ablated_loss"] - rows["teacher_loss"])
+    return rows.reset_index(drop=True)
+
+
+def recovery_of_means(rows: pd.DataFrame, by: list[str]) -> pd.Series:
+    """R from seed-mean losses per group of `by` (robust where one seed's ablation gap is tiny):
+    mean(L_ablated − L_student) / mean(L_ablated − L_teacher)."""
+    gap_student = (rows["ablated_loss"] - rows["eval_loss"]).groupby([rows[k] for k in by]).mean()
+    gap_teacher = (rows["ablated_loss"] - rows["teacher_loss"]).groupby([rows[k] for k in by]).mean()
+    return (gap_student / gap_teacher).rename("recovery")
+
+
+def position_deltas(positions: pd.DataFrame) -> pd.DataFrame:
+    """Student and ablation rows of the per-position table with `delta` = loss − the seed's teacher loss
+    at the same position."""
+    teacher = positions[positions["condition"] == "teacher"][["seed", "position", "loss"]].rename(
+        columns={"loss": "teacher_loss"})
+    rows = positions[positions["condition"] != "teacher"].merge(teacher, on=["seed", "position"], how="left")
+    if rows["teacher_loss"].isna().any():
+        raise ValueError("every per-position row needs its seed's teacher row at the same position")
+    rows["delta"] = rows["loss"] - rows["teacher_loss"]
+    return rows.reset_index(drop=True)
+
+
+def bucket_means(deltas: pd.DataFrame) -> pd.DataFrame:
+    """Mean `delta` per evaluation and position bucket (rows outside every bucket dropped)."""
+    inside = deltas[deltas["bucket_start"] >= 0]
+    keys = [k for k in KEYS + ["condition"] if k in inside.columns] + ["bucket_start", "bucket_end"]
+    return inside.groupby(keys, as_index=False)["delta"].mean()
+
+
+def spearman(x, y) -> float:
+    """Spearman's rank correlation (average ranks for ties); NaN when either side is constant."""
+    from scipy.stats import spearmanr
+
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan")
+    return float(spearmanr(x, y).statistic)
+
+
+__all__ = ["KEYS", "bucket_means", "position_deltas", "recovery_of_means", "spearman", "with_recovery"]

@@ -1,0 +1,401 @@
+"""`python -m repro param-allocation <step>`: the computations of "Allocation of Parameters in Transformers".
+
+Steps (each writes one tidy CSV; `--spec` is a JSON object, the matching part of the config section):
+  jacobian     ‖J(z)‖₂ of the softmax against L for bounded logits, beside e^{2Λ}/L (Fig 1)
+  low-rank     attention-score and output errors of truncated-SVD heads against L (Fig 3, theory arm)
+  bound        the approximation-error bound over the heads sweep and its integer minimiser (Fig 2)
+  sweep        train one-layer models for every head count at a fixed width, both position kinds (Figs 2, 7, 8)
+  saturation   train low-rank students of a bounded-logit teacher head across L and r (Fig 3)
+  teacher      single-head replacement by SVD/random students and logit norms in a trained decoder
+               (Figs 4, 6, 9, 10; the decoder is trained by `python -m repro train lm`)
+  decoders     train decoders for every (sequence length, head dim) of one seed (Fig 5)
+  concat       concatenate tidy CSVs (per-seed files into one)
+  gather       several concatenations in one process: --group OUT IN [IN ...], repeated
+
+`check_section` is the semantic check of the config section, registered in repro.pipeline.configcheck.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+PAPER = "param_allocation"
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("param-allocation", help="computations of 'Allocation of Parameters in Transformers'")
+    steps = parser.add_subparsers(dest="step", required=True, metavar="STEP")
+
+    def add(name: str, help_text: str, func, seeded: bool = False, runs: bool = False):
+        sub = steps.add_parser(name, help=help_text)
+        sub.add_argument("--spec", required=True, help="JSON settings (see config/README.md, param_allocation)")
+        sub.add_argument("--out", required=True, help="CSV to write")
+        if seeded:
+            sub.add_argument("--seed", type=int, required=True)
+        if runs:
+            sub.add_argument("--runs-dir", required=True, help="directory for the run directories")
+            sub.add_argument("--threads", type=int, default=1)
+        sub.set_defaults(func=func)
+        return sub
+
+    add("jacobian", "softmax Jacobian norm against sequence length", jacobian)
+    add("low-rank", "score errors of truncated-SVD heads against sequence length", low_rank)
+    add("bound", "approximation-error bound over the heads sweep, and its minimiser", bound)
+    sweep_parser = add("sweep", "train one-layer models for each head count", sweep, seeded=True, runs=True)
+    sweep_parser.add_argument("--task", required=True, help="a task name under sweep.tasks")
+    add("saturation", "train low-rank student heads across lengths and ranks", saturation, seeded=True, runs=True)
+    teacher_parser = add("teacher", "head replacement and logit norms in a trained decoder", teacher, seeded=True, runs=True)
+    teacher_parser.add_argument("--teacher", required=True, help="run directory of the trained decoder")
+    teacher_parser.add_argument("--train-tokens", required=True, help="train split .npz (fine-tuning chunks)")
+    teacher_parser.add_argument("--valid-tokens", required=True, help="valid split .npz (evaluation chunks)")
+    teacher_parser.add_argument("--out-positions", required=True, help="CSV of per-position losses")
+    teacher_parser.add_argument("--out-logits", required=True, help="CSV of attention-logit statistics")
+    decoders_parser = add("decoders", "train a decoder per (length, head dim) for one seed", decoders, seeded=True, runs=True)
+    decoders_parser.add_argument("--train-tokens", required=True)
+    decoders_parser.add_argument("--valid-tokens", required=True)
+    decoders_parser.add_argument("--out-curves", required=True, help="CSV of the loss curves")
+    concat_parser = steps.add_parser("concat", help="concatenate CSV files")
+    concat_parser.add_argument("--inputs", nargs="+", required=True)
+    concat_parser.add_argument("--out", required=True)
+    concat_parser.set_defaults(func=concat)
+    gather_parser = steps.add_parser("gather", help="concatenate several groups of CSV files")
+    gather_parser.add_argument("--group", nargs="+", action="append", required=True, metavar="OUT IN",
+                               help="the output CSV followed by its input CSVs; repeat for each group")
+    gather_parser.set_defaults(func=gather)
+
+
+def _write(frame, path: str) -> int:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False, float_format="%.8g", lineterminator="\n")
+    print(f"wrote {len(frame)} rows to {path}", file=sys.stderr)
+    return 0
+
+
+def jacobian(args: argparse.Namespace) -> int:
+    from repro.theory.softmax import jacobian_norm_table
+
+    spec = json.loads(args.spec)
+    table = jacobian_norm_table(spec["lengths"], spec["logit_bounds"], spec["samples"], spec["seed"])
+    return _write(table, args.out)
+
+
+def low_rank(args: argparse.Namespace) -> int:
+    from repro.theory.low_rank import score_error_table
+
+    spec = json.loads(args.spec)
+    table = score_error_table(
+        dim=spec["dim"],
+        logit_bound=spec["logit_bound"],
+        spectrum_decay=spec["spectrum_decay"],
+        ranks=spec["ranks"],
+        lengths=spec["lengths"],
+        queries=spec["queries"],
+        seed=spec["seed"],
+    )
+    return _write(table, args.out)
+
+
+def bound(args: argparse.Namespace) -> int:
+    """Rows kind="sweep" (H equal heads of dim D/H) and kind="minimiser" (the exact integer optimum)."""
+    import pandas as pd
+
+    from repro.data.streams import make_stream
+    from repro.theory.allocation import AllocationBound, sweep_table
+
+    spec = json.loads(args.spec)
+    frames = []
+    for task, entry in sorted(spec["tasks"].items()):
+        profile = make_stream(entry["stream"], 0, **entry["params"]).lag_profile()
+        problem = AllocationBound(
+            input_dim=profile["input_dim"],
+            weights=profile["weights"],
+            lags=profile["lags"],
+            epsilon=spec["epsilon"],
+            constant=spec["constant"],
+            growth=spec["growth"],
+        )
+        sweep_rows = sweep_table(problem, spec["budget"], spec["heads"]).assign(kind="sweep")
+        best = problem.minimise(spec["budget"])
+        minimiser = pd.DataFrame(
+            [
+                {
+                    "heads": best.total_heads,
+                    "head_dim": max(best.head_dims),
+                    "bound": best.value,
+                    "heads_per_group": "+".join(map(str, best.heads)),
+                    "head_dims_per_group": "+".join(map(str, best.head_dims)),
+                    "kind": "minimiser",
+                }
+            ]
+        )
+        frame = pd.concat([sweep_rows, minimiser], ignore_index=True)
+        frame.insert(0, "task", task)
+        frame["budget"] = spec["budget"]
+        frame["input_dim"] = profile["input_dim"]
+        frame["lags"] = "+".join(map(str, profile["lags"]))
+        frames.append(frame)
+    return _write(pd.concat(frames, ignore_index=True), args.out)
+
+
+def sweep(args: argparse.Namespace) -> int:
+    """Every head count and every position kind of `spec["positions"]` for one task and seed."""
+    import pandas as pd
+
+    from repro.analysis.head_allocation import sweep_heads
+    from repro.data.streams import make_stream
+
+    spec = json.loads(args.spec)
+    if args.task not in spec["tasks"]:
+        print(f"error: task {args.task!r} is not under sweep.tasks ({', '.join(spec['tasks'])})", file=sys.stderr)
+        return 2
+    entry = spec["tasks"][args.task]
+    stream = make_stream(entry["stream"], args.seed, **entry["params"])
+    tables = [
+        sweep_heads(
+            stream,
+            position=position,
+            head_counts=spec["heads"],
+            budget=spec["budget"],
+            d_model=spec["d_model"],
+            d_ff=spec["d_ff"],
+            seq_len=spec["seq_len"],
+            train_config=spec["train"],
+            seed=args.seed,
+            eval_sequences=spec["eval_sequences"],
+            runs_dir=Path(args.runs_dir) / position,
+            threads=args.threads,
+        )
+        for position in spec["positions"]
+    ]
+    table = pd.concat(tables, ignore_index=True)
+    table.insert(0, "task", args.task)
+    return _write(table, args.out)
+
+
+def saturation(args: argparse.Namespace) -> int:
+    from repro.analysis.head_allocation import fit_low_rank_students
+    from repro.data.streams import TeacherAttention
+
+    spec = json.loads(args.spec)
+    teacher = TeacherAttention(args.seed, spec["dim"], spec["logit_bound"], spec["spectrum_decay"])
+    table = fit_low_rank_students(
+        teacher,
+        lengths=spec["lengths"],
+        ranks=spec["ranks"],
+        queries_per_set=spec["queries_per_set"],
+        eval_sets=spec["eval_sets"],
+        train_config=spec["train"],
+        seed=args.seed,
+        runs_dir=args.runs_dir,
+        threads=args.threads,
+    )
+    return _write(table, args.out)
+
+
+def teacher(args: argparse.Namespace) -> int:
+    """Figs 4, 6, 9 (replacement) and Fig 10 (logit norms) on one trained decoder.
+
+    spec: {"eval_chunks": …, "replacement": {...}, "logit_norms": {"lengths": [...]}} (config keys lm.eval_chunks,
+    replacement, logit_norms). The evaluation chunks are the decoder's own held-out set (the first eval_chunks
+    chunks of the valid split); the fine-tuning chunks are `replacement.finetune_chunks` train chunks drawn
+    with the seed.
+    """
+    import numpy as np
+    import torch
+
+    from repro.analysis.logit_norms import logit_statistics
+    from repro.analysis.replacement_study import replacement_study
+    from repro.data.lm_tokens import load_token_chunks
+    from repro.runs import load_model
+    from repro.training.seeding import generator
+
+    spec = json.loads(args.spec)
+    torch.set_num_threads(args.threads)
+    model = load_model(args.teacher)
+    length = model.cfg.max_seq_len
+    eval_tokens = load_token_chunks(args.valid_tokens, length)[: spec["eval_chunks"]]
+    train_chunks = load_token_chunks(args.train_tokens, length)
+    settings = spec["replacement"]
+    if len(train_chunks) < settings["finetune_chunks"]:
+        print(f"error: the train split has {len(train_chunks)} chunks, fewer than replacement.finetune_chunks="
+              f"{settings['finetune_chunks']}", file=sys.stderr)
+        return 2
+    order = torch.randperm(len(train_chunks), generator=generator(args.seed, "finetune-chunks"))
+    finetune_tokens = train_chunks[order[: settings["finetune_chunks"]]]
+    logits = logit_statistics(model, eval_tokens, spec["logit_norms"]["lengths"], seed=args.seed)
+    summary, positions = replacement_study(
+        model,
+        finetune_tokens,
+        eval_tokens,
+        layers=settings["layers"],
+        head=settings["head"],
+        ranks=settings["ranks"],
+        heatmap_rank=settings["heatmap_rank"],
+        train_config=settings["train"],
+        seed=args.seed,
+        runs_dir=args.runs_dir,
+        threads=args.threads,
+        init_std=model.cfg.init_std,
+    )
+    edges = settings["position_buckets"]
+    index = np.searchsorted(edges, positions["position"].to_numpy(), side="right") - 1  # bucket of each position
+    inside = (index >= 0) & (index < len(edges) - 1)
+    positions["bucket_start"] = np.where(inside, np.take(edges, np.clip(index, 0, len(edges) - 1)), -1)
+    positions["bucket_end"] = np.where(inside, np.take(edges, np.clip(index + 1, 0, len(edges) - 1)), -1)
+    run = json.loads((Path(args.teacher) / "run.json").read_text())
+    is_teacher = summary["condition"] == "teacher"
+    summary.loc[is_teacher, "steps"] = run["final"]["step"]
+    summary.loc[is_teacher, "train_seconds"] = run["timing"]["train_seconds"]
+    summary["model_parameters"] = run["n_parameters"]
+    _write(logits, args.out_logits)
+    _write(positions, args.out_positions)
+    return _write(summary, args.out)
+
+
+def decoders(args: argparse.Namespace) -> int:
+    """Fig 5: spec is the config section `decoders`; the vocabulary is the tokenizer's (from the token file)."""
+    import torch
+
+    from repro.analysis.head_dim_decoders import train_head_dim_grid
+    from repro.data.lm_tokens import load_token_stream
+
+    spec = json.loads(args.spec)
+    torch.set_num_threads(args.threads)
+    _, _, meta = load_token_stream(args.train_tokens)
+    runs, curves = train_head_dim_grid(
+        args.train_tokens,
+        args.valid_tokens,
+        model=spec["model"],
+        train_config=spec["train"],
+        head_dims=spec["head_dims"],
+        lengths=spec["lengths"],
+        tokens_per_step=spec["tokens_per_step"],
+        eval_tokens=spec["eval_tokens"],
+        vocab_size=int(meta["vocab_size"]),
+        seed=args.seed,
+        runs_dir=args.runs_dir,
+        threads=args.threads,
+    )
+    _write(curves, args.out_curves)
+    return _write(runs, args.out)
+
+
+def gather(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    for group in args.group:
+        if len(group) < 2:
+            print(f"error: --group {' '.join(group)} needs an output and at least one input", file=sys.stderr)
+            return 2
+        out, inputs = group[0], group[1:]
+        _write(pd.concat([pd.read_csv(path) for path in sorted(inputs)], ignore_index=True), out)
+    return 0
+
+
+def concat(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    frames = [pd.read_csv(path) for path in sorted(args.inputs)]
+    return _write(pd.concat(frames, ignore_index=True), args.out)
+
+
+# -- semantic config check ---------------------------------------------------------------------------
+def check_section(config: dict, paper: str = PAPER) -> list[str]:
+    """Problems the schema cannot see: head counts that do not divide the budget, sequences too short
+    for a task's lags, ranks above the teacher's dimension, unknown stream parameters, and training
+    settings TrainConfig refuses. Builds the very objects the runs build (cheaply: no training)."""
+    from repro.data.errors import DataError
+    from repro.data.streams import make_stream
+    from repro.training.config import TrainConfig
+
+    problems: list[str] = []
+    section = config[paper]
+    sweep_cfg = section["sweep"]
+    for heads in sweep_cfg["heads"]:
+        if sweep_cfg["budget"] % heads:
+            problems.append(f"{paper}.sweep.heads has {heads}, which does not divide sweep.budget={sweep_cfg['budget']}")
+    for task, entry in sweep_cfg["tasks"].items():
+        try:
+            stream = make_stream(entry["stream"], 0, **entry["params"])
+            stream.check_length(sweep_cfg["seq_len"])
+        except (DataError, ValueError) as err:
+            problems.append(f"{paper}.sweep.tasks.{task}: {err}")
+    saturation_cfg = section["saturation"]
+    for rank in saturation_cfg["ranks"]:
+        if rank > saturation_cfg["dim"]:
+            problems.append(f"{paper}.saturation.ranks has {rank} > saturation.dim={saturation_cfg['dim']}")
+    for rank in section["low_rank"]["ranks"]:
+        if rank > section["low_rank"]["dim"]:
+            problems.append(f"{paper}.low_rank.ranks has {rank} > low_rank.dim={section['low_rank']['dim']}")
+    for part in ("sweep", "saturation"):
+        try:
+            TrainConfig(**dict(section[part]["train"], seed=0))
+        except (ValueError, TypeError) as err:
+            problems.append(f"{paper}.{part}.train: {err}")
+    problems += _check_decoder_parts(config, paper)
+    return problems
+
+
+def _check_decoder_parts(config: dict, paper: str) -> list[str]:
+    """lm, replacement, logit_norms and decoders: buildable models whose heads can be replaced exactly,
+    replaced layers and heads that exist, ranks within the head dim, buckets and lengths within the context,
+    lengths that divide tokens_per_step."""
+    from repro.analysis.head_dim_decoders import grid_spec
+    from repro.analysis.head_replacement import UNSUPPORTED_POSITIONS
+    from repro.models import ConfigError, config_from_dict
+    from repro.training.config import TrainConfig
+
+    problems: list[str] = []
+    section = config[paper]
+    vocab = config.get("tokenizer", {}).get("vocab_size", 256)
+    lm = section["lm"]
+    try:
+        cfg = config_from_dict(dict(lm["model"], vocab_size=vocab), where=f"{paper}.lm.model")
+    except (ConfigError, ValueError, TypeError) as err:
+        return problems + [str(err)]
+    for part, train_cfg in (("lm", lm["train"]), ("replacement", section["replacement"]["train"])):
+        try:
+            TrainConfig(**dict(train_cfg, seed=0))
+        except (ValueError, TypeError) as err:
+            problems.append(f"{paper}.{part}.train: {err}")
+    if cfg.qk_bias or cfg.vo_bias:
+        problems.append(f"{paper}.lm.model: qk_bias and vo_bias must be false (a head is then an exact bilinear form)")
+    if cfg.position in UNSUPPORTED_POSITIONS:
+        problems.append(f"{paper}.lm.model.position is {cfg.position!r}; head replacement needs learned, sinusoidal "
+                        "or none (RoPE and ALiBi make a head's logits non-bilinear)")
+    if cfg.block_spec.attention != "softmax" or cfg.cross_attention:
+        problems.append(f"{paper}.lm.model: head replacement needs plain softmax self-attention blocks")
+    repl = section["replacement"]
+    for layer in repl["layers"]:
+        if layer >= cfg.n_layers:
+            problems.append(f"{paper}.replacement.layers has {layer}; lm.model has {cfg.n_layers} layers (0-based)")
+        elif (cfg.n_heads[layer], cfg.head_dim[layer]) != (cfg.n_heads[0], cfg.head_dim[0]):
+            problems.append(f"{paper}.replacement.layers: every replaced layer needs the heads and head dim of layer 0")
+    if repl["head"] >= cfg.n_heads[0]:
+        problems.append(f"{paper}.replacement.head is {repl['head']}; lm.model has {cfg.n_heads[0]} heads per layer")
+    for rank in repl["ranks"]:
+        if rank > cfg.head_dim[0]:
+            problems.append(f"{paper}.replacement.ranks has {rank} > the head dim {cfg.head_dim[0]} of lm.model")
+    if repl["heatmap_rank"] not in repl["ranks"]:
+        problems.append(f"{paper}.replacement.heatmap_rank={repl['heatmap_rank']} must be one of replacement.ranks")
+    if repl["finetune_chunks"] < repl["train"].get("batch_size", 1):
+        problems.append(f"{paper}.replacement.finetune_chunks must be ≥ replacement.train.batch_size")
+    edges = repl["position_buckets"]
+    if edges[0] != 0 or any(b <= a for a, b in zip(edges, edges[1:])) or edges[-1] > cfg.max_seq_len:
+        problems.append(f"{paper}.replacement.position_buckets={edges} must increase strictly from 0 to at most "
+                        f"lm.model.max_seq_len={cfg.max_seq_len}")
+    for length in section["logit_norms"]["lengths"]:
+        if length > cfg.max_seq_len:
+            problems.append(f"{paper}.logit_norms.lengths has {length} > lm.model.max_seq_len={cfg.max_seq_len}")
+    dec = section["decoders"]
+    for length in dec["lengths"]:
+        for head_dim in dec["head_dims"]:
+            try:
+                fields, _ = grid_spec(dec["model"], dec["train"], length, head_dim, dec["tokens_per_step"], vocab, 0)
+                config_from_dict(fields, where=f"{paper}.decoders (L={length}, d_h={head_dim})")
+            except (ConfigError, ValueError, TypeError) as err:
+                problems.append(f"{paper}.decoders: {err}")
+    return sorted(set(problems), key=problems.index)

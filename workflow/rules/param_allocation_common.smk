@@ -1,0 +1,106 @@
+# Helpers of workflow/rules/param_allocation.smk (Snakemake lint wants functions and rules apart).
+PA = "param_allocation"
+PA_DIR = f"{RESULTS}/{PA}"
+PA_CFG = config[PA]
+PA_TASKS = sorted(PA_CFG["sweep"]["tasks"])
+
+
+def pa_spec(part):
+    """The JSON settings of one step: the config section's `part` (jacobian, low_rank, sweep, ...)."""
+    return json.dumps(PA_CFG[part], sort_keys=True)
+
+
+def pa_bound_spec(wildcards):
+    """The bound needs the sweep's budget, head counts and tasks beside its own constants."""
+    sweep = PA_CFG["sweep"]
+    spec = dict(PA_CFG["bound"], budget=sweep["budget"], heads=sweep["heads"], tasks=sweep["tasks"])
+    return json.dumps(spec, sort_keys=True)
+
+
+def pa_sweep_spec(wildcards):
+    return pa_spec("sweep")
+
+
+def pa_saturation_spec(wildcards):
+    return pa_spec("saturation")
+
+
+def pa_jacobian_spec(wildcards):
+    return pa_spec("jacobian")
+
+
+def pa_low_rank_spec(wildcards):
+    return pa_spec("low_rank")
+
+
+def pa_runs_dir(wildcards, output):
+    """results/param_allocation/runs/<experiment>/<task>/seed<k>, from the CSV path data/<experiment>/..."""
+    data_dir = os.path.dirname(output[0])  # .../data/<experiment>
+    experiment = os.path.basename(data_dir)
+    name = os.path.splitext(os.path.basename(output[0]))[0]  # <task>_seed<k> or seed<k>
+    task, _, seed = name.rpartition("_")
+    parts = [os.path.dirname(os.path.dirname(data_dir)), "runs", experiment] + ([task] if task else []) + [seed]
+    return os.path.join(*parts)
+
+
+def pa_sweep_files(wildcards):
+    return [f"{PA_DIR}/data/sweep/{task}_seed{seed}.csv" for task in PA_TASKS for seed in PA_CFG["sweep"]["seeds"]]
+
+
+def pa_saturation_files(wildcards):
+    return [f"{PA_DIR}/data/saturation/seed{seed}.csv" for seed in PA_CFG["saturation"]["seeds"]]
+
+
+# -- trained decoders (Figs 4, 5, 6, 9, 10) ------------------------------------------------------------
+PA_TEACHERS = f"{PA_DIR}/runs/teacher"
+
+
+def pa_teacher_spec(wildcards):
+    """The `python -m repro train lm` spec of one teacher decoder (vocabulary: the tokenizer's)."""
+    lm = PA_CFG["lm"]
+    model = dict(lm["model"], vocab_size=config["tokenizer"]["vocab_size"])
+    train = dict(lm["train"], seed=int(wildcards.seed))
+    return json.dumps({"paper": PA, "variant": "teacher", "seed": int(wildcards.seed), "model": model, "train": train},
+                      sort_keys=True)
+
+
+def pa_teacher_analysis_spec(wildcards):
+    spec = {"eval_chunks": PA_CFG["lm"]["eval_chunks"], "replacement": PA_CFG["replacement"],
+            "logit_norms": PA_CFG["logit_norms"]}
+    return json.dumps(spec, sort_keys=True)
+
+
+def pa_decoders_spec(wildcards):
+    return pa_spec("decoders")
+
+
+def pa_student_runs(wildcards):
+    return f"{PA_DIR}/runs/students/seed{wildcards.seed}"
+
+
+def pa_decoder_runs(wildcards):
+    return f"{PA_DIR}/runs/decoders/seed{wildcards.seed}"
+
+
+def pa_teacher_dir(wildcards, input):
+    return os.path.dirname(input.model)
+
+
+def pa_lm_gather_inputs(wildcards):
+    """Per-seed CSVs of the teacher analyses and the decoder grid, by gathered file."""
+    teacher_seeds, decoder_seeds = PA_CFG["lm"]["seeds"], PA_CFG["decoders"]["seeds"]
+    return {
+        "replacement": [f"{PA_DIR}/data/teacher/replacement_seed{s}.csv" for s in teacher_seeds],
+        "positions": [f"{PA_DIR}/data/teacher/positions_seed{s}.csv" for s in teacher_seeds],
+        "logits": [f"{PA_DIR}/data/teacher/logits_seed{s}.csv" for s in teacher_seeds],
+        "decoders": [f"{PA_DIR}/data/decoders/seed{s}.csv" for s in decoder_seeds],
+        "curves": [f"{PA_DIR}/data/decoders/curves_seed{s}.csv" for s in decoder_seeds],
+    }
+
+
+def pa_gather_groups(wildcards, input, output):
+    """`--group OUT IN ...` arguments of `param-allocation gather`, one per gathered file."""
+    groups = []
+    for name in ("replacement", "positions", "logits", "decoders", "curves"):
+        groups.append("--group " + " ".join(shlex.quote(path) for path in [getattr(output, name), *getattr(input, name)]))
+    return " ".join(groups)
