@@ -160,3 +160,88 @@ def test_discrete_inputs_are_checked():
         it.mutual_information([0, 1], [0, 1, 1])
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         it.conditionally_independent_members([0, 1], 2, [1.5], np.random.default_rng(0))
+
+
+def test_fast_cell_counts_match_the_general_path():
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 4, size=(3000, 3))
+    dense = it.cell_counts(x)
+    general = np.bincount(it.joint_codes(x)).astype(float)
+    assert np.array_equal(dense, general[general > 0])  # same cells, same lexicographic order
+    shifted = x - 2  # negative codes take the general path
+    assert it.entropy(shifted) == it.entropy(x)
+    wide = np.concatenate([x, rng.integers(0, 10**9, size=(3000, 1))], axis=1)  # too many cells for a bincount
+    assert it.entropy(wide) == pytest.approx(np.log2(3000), abs=1e-3)
+
+
+def test_noisy_copies_information_by_hand():
+    assert it.noisy_copies_information([0.0], 4) == pytest.approx(2.0, abs=1e-15)
+    assert it.noisy_copies_information([0.75], 4) == pytest.approx(0.0, abs=1e-15)  # uniform: no information
+    p = 0.3  # 2 − H(0.7, 0.1, 0.1, 0.1)
+    assert it.noisy_copies_information([p], 4) == pytest.approx(2 + 0.7 * np.log2(0.7) + 0.3 * np.log2(0.1), abs=1e-14)
+    assert it.noisy_copies_information([], 4) == 0.0
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        it.noisy_copies_information([1.2], 4)
+
+
+def test_theorem7_holds_exactly_for_the_true_distribution():
+    flips = [0.3, 0.4, 0.5, 0.6, 0.45]
+    f = {m: it.noisy_copies_information(flips[:m], 4) for m in range(len(flips) + 1)}
+
+    def gain(size, added):
+        return it.noisy_copies_information(flips[:size] + [flips[added]], 4) - f[size]
+
+    worst = max(gain(b, i) - gain(a, i) for a in range(5) for b in range(a + 1, 5) for i in range(b, 5))
+    assert worst <= 1e-12
+    assert all(f[m + 1] >= f[m] for m in range(5))
+
+
+def test_plugin_estimate_and_its_bias():
+    # first-order bias of I(X;Y) with 4 x 4 cells: (16 − 4 − 4 + 1)/(2 n ln 2)
+    assert it.plugin_information_bias(16, 4, 4, 1000) == pytest.approx(9 / (2000 * np.log(2)))
+    rng = np.random.default_rng(6)
+    labels = rng.integers(0, 4, size=100_000)
+    members = it.conditionally_independent_members(labels, 4, [0.3, 0.5], rng)
+    exact = it.noisy_copies_information([0.3, 0.5], 4)
+    estimate = it.mutual_information(members, labels)
+    assert abs(estimate - exact) < 0.01
+    with pytest.raises(ValueError):
+        it.plugin_information_bias(16, 4, 4, 0)
+
+
+# --------------------------------------------------------------------------- toy ensembles and depth scaling
+
+
+def test_toy_ensembles():
+    from repro.analysis.toy_ensemble import toy_curves, toy_members
+
+    curves = toy_curves(n_examples=4000, n_classes=4, max_members=16, noise_sd=1.0, offset=0.3, seed=0)
+    identical = curves[curves["ensemble"] == "identical"]
+    assert (identical["mse"] == identical["mse"].iloc[0]).all() and (identical["diversity"].abs() < 1e-12).all()
+    independent = curves[curves["ensemble"] == "independent"].sort_values("n_members")
+    assert (np.diff(independent["mse"]) < 0).all()
+    assert independent["mse"].to_numpy() == pytest.approx(independent["expected_mse"].to_numpy(), rel=0.05)
+    assert curves["identity_residual"].max() <= 1e-12
+    members, target = toy_members("identical", 3, 2, 4, 1.0, 0.0, np.random.default_rng(0))
+    assert members.shape == (3, 4, 2) and (members == members[:, :1]).all() and target.sum() == 3
+    with pytest.raises(ValueError, match="unknown toy ensemble"):
+        toy_members("random", 3, 2, 4, 1.0, 0.0, np.random.default_rng(0))
+
+
+def test_log_fit_and_doublings():
+    from repro.analysis.depth_scaling import diminishing_doublings, doubling_chain, doubling_gains, log_depth_fit
+
+    depths = [1, 2, 3, 4, 6, 8]
+    a, b, r2 = log_depth_fit(depths, [0.5 + 0.1 * np.log(d) for d in depths])
+    assert (a, b, r2) == pytest.approx((0.5, 0.1, 1.0), abs=1e-12)
+    assert np.isnan(log_depth_fit([1, 2], [0.7, 0.7])[2])
+    acc = {1: 0.5, 2: 0.7, 3: 0.72, 4: 0.8, 6: 0.9, 8: 0.82}
+    gains = doubling_gains(acc)
+    assert gains == pytest.approx({(1, 2): 0.2, (2, 4): 0.1, (3, 6): 0.18, (4, 8): 0.02})
+    assert doubling_chain(gains) == [(1, 2), (2, 4), (4, 8)]  # 3→6 is not on the chain
+    assert diminishing_doublings(gains)
+    # Δ(4→8) = 0.13 > Δ(2→4) + 0.02 = 0.12: a late jump breaks the check
+    assert not diminishing_doublings(doubling_gains({1: 0.5, 2: 0.7, 4: 0.8, 8: 0.93}))
+    assert diminishing_doublings(doubling_gains({1: 0.5, 2: 0.51, 4: 0.53, 8: 0.55}))  # within the tolerance
+    with pytest.raises(ValueError, match="two consecutive"):
+        diminishing_doublings(doubling_gains({1: 0.5, 2: 0.6}))

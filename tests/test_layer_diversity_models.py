@@ -201,3 +201,35 @@ def test_gpt_count_by_hand():
 def test_closed_form_refuses_other_blocks():
     with pytest.raises(ValueError, match="plain pre_ln"):
         analytic_parameter_count(TransformerConfig(vocab_size=10, n_layers=1, d_model=8, n_heads=2, block="sas"))
+
+
+# --------------------------------------------------------------------------- duplicated block
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_duplicated_block_applies_the_same_block_twice(family):
+    from repro.analysis.block_duplication import duplicate_block
+
+    m = model(family, n_layers=3).double()
+    d = duplicate_block(m, 1)
+    assert d.cfg.n_layers == 4 and next(d.parameters()).dtype == torch.float64
+    one_block = count_parameters(m) - count_parameters(model(family, n_layers=2))
+    assert count_parameters(d) == count_parameters(m) + one_block
+    ids, _ = batch(n=6, t=10)
+    with torch.no_grad():
+        _, before = m.run_with_cache(ids, names=["blocks.1.hook_resid_post", "blocks.2.hook_resid_post"])
+        out, after = d.run_with_cache(ids, names=["blocks.1.hook_resid_post", "blocks.2.hook_resid_post"])
+        twice = m.blocks[1](before["blocks.1.hook_resid_post"])
+        rest = m.final_norm(m.blocks[2](twice))
+    assert torch.equal(after["blocks.1.hook_resid_post"], before["blocks.1.hook_resid_post"])
+    assert (after["blocks.2.hook_resid_post"] - twice).abs().max() <= 1e-12
+    assert (out - m.unembed(rest)).abs().max() <= 1e-12
+    r = read_residual_stream(d, ids, torch.full((6,), 9), LABELS)
+    assert r.contributions.shape[1] == 9 and r.logit_error <= 1e-12
+
+
+def test_duplicating_a_missing_block_is_refused():
+    from repro.analysis.block_duplication import duplicate_block
+
+    with pytest.raises(ValueError, match="layer 3 does not exist"):
+        duplicate_block(model("gpt", n_layers=3), 3)

@@ -13,7 +13,7 @@ from safetensors.torch import load_file
 from repro.cli import main
 from repro.claims import layer_diversity as claims
 from repro.ensemble_runs import check_config_section, family_run_spec
-from repro.pipeline.claims import NOT_REPRODUCED, REPRODUCED, judge_paper, load_claims
+from repro.pipeline.claims import NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, judge_paper, load_claims
 
 ROOT = Path(__file__).resolve().parents[1]
 TASKS = ["sent", "entail", "topic", "mc"]
@@ -44,6 +44,11 @@ def collected(tmp_path_factory):
     results = root / "results" / "layer_diversity" / "data"
     assert main(["layer-diversity", "collect", "--inputs", *readouts, "--data-dir", str(data), "--tasks", *TASKS,
                  "--stands-for", json.dumps({"sent": "SST-2"}), "--out-dir", str(results)]) == 0
+    assert main(["layer-diversity", "toy", "--examples", "200", "--classes", "3", "--max-members", "6",
+                 "--noise-sd", "1.0", "--offset", "0.2", "--seed", "0", "--out", str(results / "fig01_toy.csv")]) == 0
+    assert main(["layer-diversity", "submodularity", "--samples", "500", "4000", "--judged-samples", "4000",
+                 "--classes", "3", "--flip-probs", "0.3", "0.5", "0.4", "--seed", "0",
+                 "--out", str(results / "fig06_submodularity.csv")]) == 0
     return root / "results"
 
 
@@ -64,9 +69,15 @@ def test_collected_tables_cover_every_run_and_task(collected):
 def test_every_claim_is_judged(collected):
     frame = judge_paper("layer_diversity", collected, "laptop")
     assert len(frame) == len(load_claims("layer_diversity")) >= 10
-    exact = frame[frame["claim"].str.startswith(("stream_is", "frozen_norm", "mse_equals", "group_split",
-                                                 "module_form", "diversity_never", "omega", "parameter"))]
+    exact = frame[frame["claim"].str.startswith((
+        "stream_is", "frozen_norm", "mse_equals", "group_split", "module_form", "diversity_never", "omega",
+        "parameter", "tasks_are_balanced", "toy_", "information_grows", "information_decomposition",
+        "redundancies_never", "duplicate_member"))]
+    assert len(exact) == 15
     assert (exact["verdict"] == REPRODUCED).all(), exact[["claim", "measured"]].to_string()
+    # one family at depths 1 and 2 has no doubling chain of two steps
+    doubling = frame[frame["claim"].str.startswith("doubling_gains")].iloc[0]
+    assert doubling["verdict"] == NOT_MEASURABLE
 
 
 def test_training_is_resumable_without_change(collected, tmp_path):
@@ -107,7 +118,7 @@ def test_paper_scale_train_step_says_why_it_cannot_run(tmp_path, capsys):
     (lambda s: s["variants"]["gpt"]["model"].update(block="post_ln"), "needs an LM decoder with pre_ln or parallel"),
     (lambda s: s["variants"]["phi"]["model"].update(n_heads=3), "variants.phi.model (depth 1)"),
     (lambda s: s["train"].update(steps=0), "layer_diversity.train"),
-    (lambda s: s["data"].update(train_size=1), "less than train.batch_size"),
+    (lambda s: [t.update(train_size=1) for t in s["data"]["tasks"].values()], "less than train.batch_size"),
     (lambda s: s["variants"]["gpt"]["model"].update(max_seq_len=12), "max_seq_len must be ≥ 24"),
     (lambda s: s["families"].append("bert"), "families names ['bert']"),
 ])

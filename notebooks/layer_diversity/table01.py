@@ -35,6 +35,8 @@ table = pd.DataFrame({
     "label words": tasks["label_words"],
     "train examples": tasks["train_examples"],
     "test examples": tasks["test_examples"],
+    "examples per class (train; test)": tasks["train_min_class"].astype(str) + "–" + tasks["train_max_class"].astype(str)
+    + "; " + tasks["test_min_class"].astype(str) + "–" + tasks["test_max_class"].astype(str),
     "max tokens": tasks["max_tokens"],
     "template": tasks["template"],
     "generator seed": tasks["generator_seed"],

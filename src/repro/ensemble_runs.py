@@ -73,9 +73,17 @@ def check_config_section(config: dict, paper: str) -> list[str]:
         TrainConfig(**dict(section["train"], seed=0))
     except (ValueError, TypeError) as err:
         problems.append(f"{paper}.train: {err}")
-    rows = len(tasks) * section["data"]["train_size"]  # the tasks' train splits are stacked
+    analysis = section["analysis"]
+    sub = analysis["submodularity"]
+    if sub["judged_samples"] not in sub["samples"]:
+        problems.append(f"{paper}.analysis.submodularity.judged_samples={sub['judged_samples']} must be one of "
+                        f"analysis.submodularity.samples {sub['samples']}")
+    missing = [d for d in analysis["duplicate_depths"] if d not in section["depths"]]
+    if missing:
+        problems.append(f"{paper}.analysis.duplicate_depths {missing} are not trained (not in {paper}.depths)")
+    rows = sum(entry["train_size"] for entry in section["data"]["tasks"].values())  # the train splits are stacked
     if section["data"]["source"] == "synthetic" and rows < section["train"]["batch_size"]:
-        problems.append(f"{paper}.data.train_size × {len(tasks)} tasks = {rows} rows is less than train.batch_size")
+        problems.append(f"{paper}.data.tasks.<task>.train_size sum to {rows} rows, less than train.batch_size")
     return problems
 
 

@@ -17,7 +17,7 @@ rule layer_diversity_data:
     params:
         tasks=LD_TASKS,
         seed=LD_CFG["data"]["seed"],
-        train_size=LD_CFG["data"]["train_size"],
+        train_sizes=ld_train_sizes(),
         test_size=LD_CFG["data"]["test_size"],
         generator_params=ld_data_params(),
         out_dir=parent_dir,
@@ -33,7 +33,7 @@ rule layer_diversity_data:
         ENV
     shell:
         "python -m repro layer-diversity data --tasks {params.tasks} --out-dir {params.out_dir} --seed {params.seed} "
-        "--train-size {params.train_size} --test-size {params.test_size} --params {params.generator_params:q} "
+        "--train-sizes {params.train_sizes:q} --test-size {params.test_size} --params {params.generator_params:q} "
         "> {log} 2>&1"
 
 
@@ -71,8 +71,7 @@ rule layer_diversity_readout:
         data=rules.layer_diversity_data.output.data,
         models=ld_family_runs,
     output:
-        expand(f"{LD_DIR}/data/readout/{{{{family}}}}_seed{{{{seed}}}}/{{table}}.csv",
-               table=["units", "members", "groups", "info", "examples", "checks", "models"]),
+        expand(f"{LD_DIR}/data/readout/{{{{family}}}}_seed{{{{seed}}}}/{{table}}.csv", table=LD_READOUT_TABLES),
     wildcard_constraints:
         family="|".join(LD_FAMILIES),
     params:
@@ -81,6 +80,7 @@ rule layer_diversity_readout:
         data_dir=ld_data_dir,
         out_dir=parent_dir,
         batch_size=LD_CFG["analysis"]["batch_size"],
+        duplicate_depths=LD_CFG["analysis"]["duplicate_depths"],
     log:
         f"{RESULTS}/logs/{LD}/readout/{{family}}_seed{{seed}}.log",
     benchmark:
@@ -94,7 +94,8 @@ rule layer_diversity_readout:
     shell:
         "python -m repro layer-diversity readout --runs {params.runs} --family {wildcards.family} "
         "--seed {wildcards.seed} --data-dir {params.data_dir} --tasks {params.tasks} --out-dir {params.out_dir} "
-        "--batch-size {params.batch_size} --threads {threads} > {log} 2>&1"
+        "--batch-size {params.batch_size} --duplicate-depths {params.duplicate_depths} --threads {threads} "
+        "> {log} 2>&1"
 
 
 rule layer_diversity_collect:
@@ -124,7 +125,59 @@ rule layer_diversity_collect:
         "--tasks {params.tasks} --stands-for {params.stands_for:q} --out-dir {params.out_dir} > {log} 2>&1"
 
 
+rule layer_diversity_toy:
+    output:
+        ld_csv("fig01_toy"),
+    params:
+        examples=LD_TOY["examples"],
+        classes=LD_TOY["classes"],
+        max_members=LD_TOY["max_members"],
+        noise_sd=LD_TOY["noise_sd"],
+        offset=LD_TOY["offset"],
+        seed=LD_TOY["seed"],
+    log:
+        f"{RESULTS}/logs/{LD}/toy.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{LD}/toy.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV
+    shell:
+        "python -m repro layer-diversity toy --examples {params.examples} --classes {params.classes} "
+        "--max-members {params.max_members} --noise-sd {params.noise_sd} --offset {params.offset} "
+        "--seed {params.seed} --out {output} > {log} 2>&1"
+
+
+rule layer_diversity_submodularity:
+    output:
+        ld_csv("fig06_submodularity"),
+    params:
+        samples=LD_SUBMODULARITY["samples"],
+        judged_samples=LD_SUBMODULARITY["judged_samples"],
+        classes=LD_SUBMODULARITY["classes"],
+        flip_probs=LD_SUBMODULARITY["flip_probs"],
+        seed=LD_SUBMODULARITY["seed"],
+    log:
+        f"{RESULTS}/logs/{LD}/submodularity.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{LD}/submodularity.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=5,
+    conda:
+        ENV
+    shell:
+        "python -m repro layer-diversity submodularity --samples {params.samples} "
+        "--judged-samples {params.judged_samples} --classes {params.classes} --flip-probs {params.flip_probs} "
+        "--seed {params.seed} --out {output} > {log} 2>&1"
+
+
 register_notebook(LD, "table01", [ld_csv("table01_tasks")])
+register_notebook(LD, "fig01", [ld_csv("fig01_toy")])
 register_notebook(
     LD, "table02", [ld_csv("table02_models")], {"stands_for": {f: LD_CFG["variants"][f]["stands_for"] for f in LD_FAMILIES}}
 )
@@ -132,3 +185,11 @@ register_notebook(LD, "fig02", [ld_csv("fig02_reconstruction")])
 register_notebook(LD, "fig03", [ld_csv("fig03_units"), ld_csv("fig03_correlations")])
 register_notebook(LD, "fig04", [ld_csv("fig04_members"), ld_csv("fig04_groups")])
 register_notebook(LD, "fig05", [ld_csv("fig05_prefixes"), ld_csv("fig05_examples")])
+register_notebook(
+    LD,
+    "fig06",
+    [ld_csv("fig06_depth"), ld_csv("fig06_fits"), ld_csv("fig07_information"), ld_csv("fig06_submodularity"),
+     ld_csv("fig06_real_layers")],
+)
+register_notebook(LD, "fig07", [ld_csv("fig07_information"), ld_csv("fig07_gains"), ld_csv("fig07_duplication")])
+register_notebook(LD, "table03", [ld_csv("table03_summary")])

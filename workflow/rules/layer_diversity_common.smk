@@ -18,8 +18,17 @@ LD_COLLECTED = [
     "fig04_groups",
     "fig05_prefixes",
     "fig05_examples",
+    "fig06_depth",
+    "fig06_fits",
+    "fig06_real_layers",
     "fig07_information",
+    "fig07_gains",
+    "fig07_duplication",
+    "table03_summary",
 ]
+LD_READOUT_TABLES = ["units", "members", "groups", "info", "examples", "checks", "models", "duplicates"]
+LD_TOY = LD_CFG["analysis"]["toy"]
+LD_SUBMODULARITY = LD_CFG["analysis"]["submodularity"]
 
 
 def ld_train_spec(wildcards):
@@ -57,6 +66,10 @@ def ld_data_dir(wildcards, input):
 
 def ld_stands_for():
     return json.dumps({task: entry["stands_for"] for task, entry in LD_CFG["data"]["tasks"].items()}, sort_keys=True)
+
+
+def ld_train_sizes():
+    return json.dumps({task: entry["train_size"] for task, entry in LD_CFG["data"]["tasks"].items()}, sort_keys=True)
 
 
 def ld_data_params():

@@ -56,13 +56,39 @@ def joint_codes(*parts) -> np.ndarray:
     return codes.reshape(-1)
 
 
+#: Largest number of cells of the mixed-radix fast path of `cell_counts` (a bincount of this length).
+MAX_DENSE_CELLS = 1 << 22
+
+
+def cell_counts(*parts) -> np.ndarray:
+    """Observations per occupied cell of the joint variable, cells in lexicographic order (first column
+    most significant), as float64 [cells]; empty for no observations.
+
+    Small non-negative codes (e.g. labels in [0, K) of a few members) are counted with one mixed-radix
+    code and a bincount, O(N); anything else goes through `joint_codes`. Both give the same counts in
+    the same order, so entropies do not depend on the path.
+    """
+    cols = _columns(*parts)
+    if len(cols) == 0:
+        return np.zeros(0)
+    low = int(cols.min())
+    radices = cols.max(axis=0).astype(np.int64) + 1  # [m]
+    if low >= 0 and float(np.prod(radices.astype(np.float64))) <= MAX_DENSE_CELLS:
+        codes = np.zeros(len(cols), dtype=np.int64)
+        for column, radix in zip(cols.T, radices):
+            codes = codes * radix + column
+        counts = np.bincount(codes, minlength=1)
+    else:
+        counts = np.bincount(joint_codes(cols))
+    return counts[counts > 0].astype(np.float64)
+
+
 def entropy(*parts) -> float:
     """Plug-in entropy in bits of the joint of the given variables; 0 for no observations."""
-    codes = joint_codes(*parts)
-    if len(codes) == 0:
+    counts = cell_counts(*parts)
+    if len(counts) == 0:
         return 0.0
-    counts = np.bincount(codes).astype(np.float64)
-    p = counts[counts > 0] / len(codes)
+    p = counts / counts.sum()
     return float(0.0 - (p * np.log2(p)).sum())  # 0.0 - x, so a certain variable gives +0.0
 
 
@@ -241,8 +267,46 @@ def conditionally_independent_members(
     return out
 
 
+
+def noisy_copies_information(flip_probs: Sequence[float], n_classes: int) -> float:
+    """Exact I(U_S; Y) in bits for the members of `conditionally_independent_members` (no sampling).
+
+    Y is uniform on K labels and member i equals Y with probability 1 − p_i, else one of the other
+    K − 1 labels uniformly, independently given Y. Enumerates the K^|S| joint values of U_S, so it
+    is meant for |S| ≤ about 8 at K = 4.
+    """
+    flips = np.asarray(list(flip_probs), dtype=np.float64)
+    if n_classes < 2:
+        raise ValueError("noisy copies need at least two classes")
+    if np.any((flips < 0) | (flips > 1)):
+        raise ValueError(f"flip probabilities must lie in [0, 1], got {flips.tolist()}")
+    if len(flips) == 0:
+        return 0.0
+    grid = np.array(np.meshgrid(*[np.arange(n_classes)] * len(flips), indexing="ij")).reshape(len(flips), -1).T  # [K^m, m]
+    joint = np.empty((len(grid), n_classes))  # P(U_S = u, Y = y)
+    for y in range(n_classes):
+        agree = grid == y
+        joint[:, y] = np.prod(np.where(agree, 1.0 - flips, flips / (n_classes - 1)), axis=1) / n_classes
+    p_u = joint.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(joint > 0, joint * np.log2(joint / (p_u * (1.0 / n_classes))), 0.0)
+    return float(terms.sum())
+
+
+def plugin_information_bias(cells_joint: int, cells_x: int, cells_y: int, n: int) -> float:
+    """First-order (Miller–Madow) bias in bits of the plug-in I(X; Y) from ``n`` samples:
+    E[Î] − I ≈ (C_XY − C_X − C_Y + 1) / (2 n ln 2), C = number of cells of positive probability.
+
+    Valid while n is large against the cell counts; plug-in information is biased upwards.
+    """
+    if n < 1:
+        raise ValueError(f"n={n} must be positive")
+    return (cells_joint - cells_x - cells_y + 1) / (2.0 * n * np.log(2.0))
+
+
 __all__ = [
     "InformationDecomposition",
+    "MAX_DENSE_CELLS",
     "MarginalGain",
     "SubmodularityCheck",
     "conditional_entropy",
@@ -252,9 +316,12 @@ __all__ = [
     "entropy",
     "fano_lower_bound",
     "hellman_raviv_upper_bound",
+    "cell_counts",
     "joint_codes",
     "marginal_gain",
     "mutual_information",
+    "noisy_copies_information",
+    "plugin_information_bias",
     "prefix_information",
     "submodularity_checks",
 ]

@@ -15,18 +15,60 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from repro.pipeline.claims import Measurement, claim, format_mean_spread, format_number, verdict
+from repro.analysis.depth_scaling import diminishing_doublings, doubling_chain, doubling_gains
+from repro.pipeline.claims import (
+    NOT_MEASURABLE,
+    Measurement,
+    claim,
+    format_mean_spread,
+    format_number,
+    verdict,
+)
 
 PAPER = "layer_diversity"
 TASKS = ("sent", "entail", "topic", "mc")
+TASK_TABLE = "data/table01_tasks.csv"
+TOY = "data/fig01_toy.csv"
 RECONSTRUCTION = "data/fig02_reconstruction.csv"
 UNITS = "data/fig03_units.csv"
 CORRELATIONS = "data/fig03_correlations.csv"
 GROUPS = "data/fig04_groups.csv"
 PREFIXES = "data/fig05_prefixes.csv"
 EXAMPLES = "data/fig05_examples.csv"
+DEPTH = "data/fig06_depth.csv"
+FITS = "data/fig06_fits.csv"
+SUBMODULARITY = "data/fig06_submodularity.csv"
+REAL_LAYERS = "data/fig06_real_layers.csv"
+INFORMATION = "data/fig07_information.csv"
+GAINS = "data/fig07_gains.csv"
+DUPLICATION = "data/fig07_duplication.csv"
 MODELS = "data/table02_models.csv"
+SUMMARY = "data/table03_summary.csv"
 RECONSTRUCTED = "inferred from the reviews and the sister paper (catalog §0); reconstructed analogue"
+
+#: What this analogue does differently from the paper, and why (listed in results/layer_diversity/REPRODUCIBILITY.md).
+DEVIATIONS = [
+    "The paper's full text was not available: every figure follows the catalog's reading of the ICLR-2026 "
+    "version (abstract and reviews). Figs. 1, 2 and 7 and all three tables are inferred or of unknown existence "
+    "and are marked 'reconstructed from the paper's description'; the content of Figs. 3-6 is partly inferred "
+    "(axes, correlation type, which units are correlated).",
+    "Models: instead of frozen pretrained LLMs (Llama-3-8B, Mistral, Phi), three small decoder families are "
+    "trained from scratch (d = 64, 4 heads, depths 1-8): GPT-like (LayerNorm, GELU, learned positions), "
+    "Llama-like (RMSNorm, SwiGLU, RoPE) and Phi-like (parallel attention and MLP). Depth is varied by training "
+    "separate models, not by reading the layers of one large model only.",
+    "Tasks: SST-2, RTE, AG News and ARC are replaced by four synthetic prompt tasks with single-token label words "
+    "(SENT, ENTAIL, TOPIC, MC; catalog §4), generated offline with a fixed seed; there is no few-shot prompting.",
+    "Training loss: the label word's loss is weighted 20 instead of the catalog's 5, because with 5 the sentiment "
+    "task stayed at chance in profiling (a 2-layer model, 800 steps).",
+    "The exact module decomposition freezes the final norm's statistics of the full stream (direct logit "
+    "attribution) so that the members sum exactly to the logits; the paper treats the norm as linear without "
+    "saying how (catalog §2.1).",
+    "Information terms are plug-in estimates on the per-layer argmax labels of each task's test split "
+    "(N = test_size examples); the submodularity test of Theorem 7 on constructed conditionally independent "
+    "members uses N = 2,000,000 samples instead of the catalog's 20,000, because the first-order plug-in bias at "
+    "20,000 (about 0.3 bits for the largest sets) exceeds the catalog's 1e-3-bit tolerance 300-fold; the results "
+    "at 20,000 and 200,000 are reported beside it.",
+]
 
 
 def _seeds(frame: pd.DataFrame) -> int:
@@ -273,4 +315,321 @@ def bias_and_diversity_rise_together(data) -> Measurement:
             + f". Reported, not judged: the largest diversity rise comes no earlier than the largest bias drop "
             f"in {format_number(share)} of {runs} runs (depth ≥ 2)."
         ),
+    )
+
+
+# --------------------------------------------------------------------------- Table 1
+
+
+@claim(
+    paper=PAPER,
+    item="table01",
+    claim_id="tasks_are_balanced",
+    statement="Every task's classes are balanced in the train and test splits (counts differ by at most one).",
+    paper_value="T1 lists the datasets (table existence U); SST-2, RTE, AG News, ARC named (C)",
+    tolerance="max − min class count ≤ 1 in every split of every task",
+    inputs=[TASK_TABLE],
+)
+def tasks_are_balanced(data) -> Measurement:
+    tasks = data[TASK_TABLE]
+    spread = pd.concat([tasks["train_max_class"] - tasks["train_min_class"],
+                        tasks["test_max_class"] - tasks["test_min_class"]])
+    return Measurement(
+        measured=f"largest class-count spread = {int(spread.max())}",
+        verdict=verdict(bool(len(tasks) == len(TASKS) and spread.max() <= 1)),
+        seeds=None,
+        detail=f"{len(tasks)} tasks, " + ", ".join(f"{r.task}: {r.train_examples}/{r.test_examples}" for r in tasks.itertuples())
+        + " train/test examples",
+    )
+
+
+# --------------------------------------------------------------------------- Fig. 1 (toy inset)
+
+
+@claim(
+    paper=PAPER,
+    item="fig01",
+    claim_id="toy_diverse_members_lower_mse",
+    statement="In the toy inset, adding independent (diverse) members lowers the ensemble MSE at every step.",
+    paper_value="adding layers helps only if they are diverse (C, abstract); the schematic itself is inferred (I)",
+    tolerance="MSE(M+1) < MSE(M) for every M = 1..M_max−1 (independent members)",
+    inputs=[TOY],
+)
+def toy_diverse_members_lower_mse(data) -> Measurement:
+    toy = data[TOY]
+    curve = toy[toy["ensemble"] == "independent"].sort_values("n_members")["mse"].to_numpy()
+    steps = np.diff(curve)
+    return Measurement(
+        measured=f"MSE {format_number(curve[0])} → {format_number(curve[-1])} over M = 1..{len(curve)}; "
+                 f"largest step {steps.max():.3g}",
+        verdict=verdict(bool(len(steps) > 0 and (steps < 0).all())),
+        seeds=None,
+        detail=f"expected ‖δ‖² + Kσ²/M: {format_number(toy.loc[toy['ensemble'] == 'independent', 'expected_mse'].iloc[-1])} "
+               f"at M = {len(curve)}; worst |MSE − (Bias − Div)| = {toy['identity_residual'].max():.2g}",
+    )
+
+
+@claim(
+    paper=PAPER,
+    item="fig01",
+    claim_id="toy_identical_members_keep_mse",
+    statement="In the toy inset, adding identical members (no diversity) leaves the ensemble MSE unchanged.",
+    paper_value="adding layers helps only if they are diverse (C, abstract); the schematic itself is inferred (I)",
+    tolerance="max_M |MSE(M) − MSE(1)| < 1e-12 (identical members)",
+    inputs=[TOY],
+)
+def toy_identical_members_keep_mse(data) -> Measurement:
+    toy = data[TOY]
+    curve = toy[toy["ensemble"] == "identical"].sort_values("n_members")
+    change = float((curve["mse"] - curve["mse"].iloc[0]).abs().max())
+    return Measurement(
+        measured=f"max |MSE(M) − MSE(1)| = {change:.3g}; Diversity max {curve['diversity'].abs().max():.3g}",
+        verdict=verdict(bool(len(curve) > 1 and change < 1e-12)),
+        seeds=None,
+    )
+
+
+# --------------------------------------------------------------------------- Fig. 6
+
+
+@claim(
+    paper=PAPER,
+    item="fig06",
+    claim_id="information_grows_with_prefix",
+    statement="F(S_ℓ) = I(U_{0:ℓ}; Y) over logit-lens prefixes never decreases as layers are added.",
+    paper_value="I(U_S; Y) is monotone in S (Theorems 4, 7; I)",
+    tolerance="F(S_{ℓ+1}) − F(S_ℓ) ≥ −1e-12 bits for every model, task and ℓ (exact for plug-in estimates)",
+    inputs=[INFORMATION],
+)
+def information_grows_with_prefix(data) -> Measurement:
+    info = data[INFORMATION].sort_values(["family", "depth", "seed", "task", "prefix"])
+    steps = info.groupby(["family", "depth", "seed", "task"])["joint_information"].diff().dropna()
+    worst = float(steps.min()) if len(steps) else float("nan")
+    return Measurement(
+        measured=f"smallest step ΔF = {worst:.3g} bits",
+        verdict=verdict(bool(np.isfinite(worst) and worst >= -1e-12)),
+        seeds=_seeds(info),
+        detail=f"over {len(steps)} prefix steps; share of steps with ΔF > 1e-3 bits: "
+               f"{format_number(float((steps > 1e-3).mean()))}",
+    )
+
+
+@claim(
+    paper=PAPER,
+    item="fig06",
+    claim_id="doubling_gains_diminish",
+    statement="Accuracy gains per doubling of depth do not grow: diminishing returns, as in log scaling.",
+    paper_value="gain from more layers is submodular; linked to log convergence of scaling laws (C, abstract)",
+    tolerance="per family, on seed means of the task-mean accuracy: Δ(4→8) ≤ Δ(2→4) + 0.02 ≤ Δ(1→2) + 0.04",
+    inputs=[DEPTH, FITS],
+)
+def doubling_gains_diminish(data) -> Measurement:
+    depth = data[DEPTH]
+    fits = data[FITS]
+    # seed means of the four-task mean accuracy per family and depth
+    per_seed = depth.groupby(["family", "depth", "seed"])["accuracy"].mean().reset_index()
+    curves = per_seed.groupby(["family", "depth"])["accuracy"].mean()
+    results, texts = {}, []
+    for family in sorted(depth["family"].unique()):
+        gains = doubling_gains(curves[family].to_dict())
+        chain = doubling_chain(gains)
+        if len(chain) < 2:
+            continue
+        results[family] = diminishing_doublings({k: gains[k] for k in chain}, tolerance=0.02)
+        texts.append(f"{family} " + ", ".join(f"Δ({a}→{b}) {gains[(a, b)]:+.3f}" for a, b in chain))
+    if not results:
+        return Measurement("fewer than two consecutive doublings of depth", NOT_MEASURABLE, _seeds(depth))
+    # the same check per task, reported only
+    task_curves = depth.groupby(["family", "task", "depth"])["accuracy"].mean()
+    per_task = []
+    for (family, task), curve in task_curves.groupby(level=[0, 1]):
+        gains = doubling_gains(curve.droplevel([0, 1]).to_dict())
+        chain = doubling_chain(gains)
+        if len(chain) >= 2:
+            per_task.append(diminishing_doublings({k: gains[k] for k in chain}, tolerance=0.02))
+    r2 = fits[fits["task"] == "all"].set_index("family")
+    fit_text = "; ".join(f"{f}: b = {r.slope_per_ln_depth:+.3f}/ln L, R² = {format_number(r.r2, 2)}"
+                         for f, r in r2.iterrows())
+    return Measurement(
+        measured="; ".join(texts) + f"; {sum(results.values())}/{len(results)} families diminish",
+        verdict=verdict(all(results.values())),
+        seeds=_seeds(depth),
+        detail=(f"Reported, not judged: the same check per (family, task) holds for {sum(per_task)}/{len(per_task)}. "
+                f"Fit acc ≈ a + b·ln L on the task mean: {fit_text}."),
+    )
+
+
+@claim(
+    paper=PAPER,
+    item="fig06",
+    claim_id="independent_members_submodular",
+    statement="For members independent given Y, F(S) = I(U_S; Y) is submodular: every prefix test holds.",
+    paper_value="Theorem 7: gains are submodular when the U_i are (conditionally) independent (C)",
+    tolerance="F(T∪{i}) − F(T) − [F(S∪{i}) − F(S)] ≤ 1e-3 bits for every prefix pair S ⊂ T, i ∉ T (plug-in, judged N)",
+    inputs=[SUBMODULARITY, REAL_LAYERS],
+)
+def independent_members_submodular(data) -> Measurement:
+    # N: the catalog asks for 1e-3 bits at N = 20k. Chosen before any run from the known estimator bias:
+    # for K = 4 labels and six noisy copies (flips 0.3, 0.4, 0.5, 0.6, 0.45, 0.55), the first-order plug-in
+    # bias of a violation, 9(4^b − 4^a)/(2N ln 2) bits for prefixes of sizes a < b, exceeds the tightest true
+    # slack (2.4e-3 bits, computed exactly from the distribution) by 0.31 bits at N = 20k and 0.02 bits at
+    # N = 200k, and falls below it at N ≈ 1M; N = 2M (the configured `judged_samples`) costs seconds with the
+    # counting fast path, so the judged test uses it and the smaller N are reported beside it.
+    tests = data[SUBMODULARITY]
+    judged = tests[tests["judged"]]
+    worst = float(judged["violation"].max())
+    n = int(judged["samples"].iloc[0])
+    others = []
+    for size, rows in tests[~tests["judged"]].groupby("samples"):
+        others.append(f"N = {size:,}: max violation {rows['violation'].max():.3g} bits "
+                      f"({int((rows['violation'] > 1e-3).sum())}/{len(rows)} tests > 1e-3; predicted bias up to "
+                      f"{rows['predicted_bias'].max():.2g})")
+    real = data[REAL_LAYERS]
+    tests_real = int(real["submodularity_tests"].sum())
+    share = real["submodularity_violations_1e3"].sum() / tests_real if tests_real else float("nan")
+    return Measurement(
+        measured=f"max violation {worst:.3g} bits at N = {n:,} ({len(judged)} tests)",
+        verdict=verdict(bool(worst <= 1e-3)),
+        seeds=None,
+        detail=(f"Exact (population) violation max {judged['exact_violation'].max():.3g} bits; predicted plug-in bias at "
+                f"this N up to {judged['predicted_bias'].max():.2g} bits. The catalog's N = 20k is biased by more than "
+                f"the tolerance: " + "; ".join(others) + ". Reported, not judged (real layers are not conditionally "
+                f"independent): prefix tests of the trained models' per-layer labels violate submodularity by more "
+                f"than 1e-3 bits in {format_number(share)} of {tests_real:,} tests, largest "
+                f"{format_number(float(real['submodularity_max_violation'].max()))} bits."),
+    )
+
+
+# --------------------------------------------------------------------------- Fig. 7
+
+
+@claim(
+    paper=PAPER,
+    item="fig07",
+    claim_id="information_decomposition_exact",
+    statement="I(U;Y) = Relevancy − Redundancy + Conditional redundancy (Eq. 13) for every prefix.",
+    paper_value="Eq. 13 information-theoretic diversity decomposition (role C, formula I)",
+    tolerance="|I − (Rel − Red + CondRed)| ≤ 1e-9 bits for every model, task and prefix",
+    inputs=[INFORMATION],
+)
+def information_decomposition_exact(data) -> Measurement:
+    info = data[INFORMATION]
+    return _bound(info["identity_residual"], 1e-9, "|Eq. 13 residual| (bits)", _seeds(info))
+
+
+@claim(
+    paper=PAPER,
+    item="fig07",
+    claim_id="redundancies_never_fall",
+    statement="Redundancy and conditional redundancy never decrease when a layer is added (Theorems 5, 6).",
+    paper_value="Theorems 5 and 6: both redundancy terms grow monotonically with the number of layers (C)",
+    tolerance="every step of both terms over prefixes ≥ −1e-12 bits (exact for plug-in estimates)",
+    inputs=[INFORMATION],
+)
+def redundancies_never_fall(data) -> Measurement:
+    info = data[INFORMATION].sort_values(["family", "depth", "seed", "task", "prefix"])
+    grouped = info.groupby(["family", "depth", "seed", "task"])
+    red = grouped["redundancy"].diff().dropna()
+    cond = grouped["conditional_redundancy"].diff().dropna()
+    worst = float(min(red.min(), cond.min())) if len(red) else float("nan")
+    return Measurement(
+        measured=f"smallest step: Redundancy {red.min():.3g}, Conditional redundancy {cond.min():.3g} bits",
+        verdict=verdict(bool(np.isfinite(worst) and worst >= -1e-12)),
+        seeds=_seeds(info),
+        detail=f"over {len(red)} prefix steps each",
+    )
+
+
+@claim(
+    paper=PAPER,
+    item="fig07",
+    claim_id="duplicate_member_adds_nothing",
+    statement="Appending a copy of an existing layer's prediction adds exactly zero information.",
+    paper_value="adding layers helps only when they are diverse; ΔI = 0 for a copy (C abstract; formula I)",
+    tolerance="|ΔI| < 1e-12 bits for every model and task",
+    inputs=[GAINS],
+)
+def duplicate_member_adds_nothing(data) -> Measurement:
+    gains = data[GAINS]
+    worst = float(gains["duplicate_gain"].abs().max())
+    return Measurement(f"max |ΔI(duplicate)| = {worst:.3g} bits", verdict(worst < 1e-12), _seeds(gains),
+                       f"over {len(gains)} rows")
+
+
+@claim(
+    paper=PAPER,
+    item="fig07",
+    claim_id="independent_member_adds_information",
+    statement="Appending a member that is an independent noisy copy of the label adds information.",
+    paper_value="a new, diverse member gains relevancy − Δredundancy + Δconditional redundancy > 0 (I)",
+    tolerance="ΔI > 0 for every model and task",
+    inputs=[GAINS],
+)
+def independent_member_adds_information(data) -> Measurement:
+    gains = data[GAINS]["independent_gain"]
+    return Measurement(
+        measured=f"ΔI(independent) min {gains.min():.3g}, median {gains.median():.3g} bits",
+        verdict=verdict(bool(len(gains) > 0 and (gains > 0).all())),
+        seeds=_seeds(data[GAINS]),
+        detail=f"over {len(gains)} rows",
+    )
+
+
+@claim(
+    paper=PAPER,
+    item="fig07",
+    claim_id="duplicated_block_no_better_than_trained",
+    statement="A copy of the last trained block, inserted untrained, helps no more than a trained extra layer.",
+    paper_value="optional intervention of the catalog (Fig. 7 content U): expect duplicated ≤ trained",
+    tolerance="per family, seed means averaged over tasks and base depths: acc(duplicated) ≤ acc(trained L+1)",
+    inputs=[DUPLICATION],
+)
+def duplicated_block_no_better_than_trained(data) -> Measurement:
+    rows = data[DUPLICATION]
+    wide = rows.pivot_table(index=["family", "base_depth", "task", "seed"], columns="variant",
+                            values=["accuracy", "diversity"])
+    if wide.empty or "trained" not in wide["accuracy"] or "duplicated" not in wide["accuracy"]:
+        return Measurement("no duplicated model has a trained model one layer deeper", NOT_MEASURABLE, _seeds(rows))
+    wide = wide.dropna()
+    acc, div = wide["accuracy"], wide["diversity"]
+    delta = (acc["duplicated"] - acc["trained"]).groupby(["family", "base_depth", "task"]).mean()  # seed means
+    per_family = delta.groupby("family").mean()
+    d_dup = (acc["duplicated"] - acc["original"]).groupby("family").mean()
+    d_trained = (acc["trained"] - acc["original"]).groupby("family").mean()
+    div_dup = (div["duplicated"] - div["original"]).groupby("family").mean()
+    div_trained = (div["trained"] - div["original"]).groupby("family").mean()
+    return Measurement(
+        measured="acc(dup) − acc(trained): " + ", ".join(f"{f} {v:+.3f}" for f, v in per_family.items()),
+        verdict=verdict(bool((per_family <= 0).all())),
+        seeds=int(rows["seed"].nunique()),
+        detail=("Δacc from the original depth L, duplicated vs trained: "
+                + ", ".join(f"{f} {d_dup[f]:+.3f} vs {d_trained[f]:+.3f}" for f in per_family.index)
+                + ". ΔDiv (logit lens), duplicated vs trained: "
+                + ", ".join(f"{f} {div_dup[f]:+.3g} vs {div_trained[f]:+.3g}" for f in per_family.index)
+                + f". Base depths {sorted(rows['base_depth'].unique().tolist())}."),
+    )
+
+
+# --------------------------------------------------------------------------- Table 3
+
+
+@claim(
+    paper=PAPER,
+    item="table03",
+    claim_id="bias_stays_above_zero",
+    statement="Bias does not reach 0 in practice: every model's layers stay away from the ground truth.",
+    paper_value="Section 5.4: bias does not go to 0 in practice, so diversity matters (C, reviewers)",
+    tolerance="min over (family, depth, task) of the seed-mean Bias (logit lens, all layers, one-hot y) > 0.01·‖y‖²",
+    inputs=[SUMMARY],
+)
+def bias_stays_above_zero(data) -> Measurement:
+    summary = data[SUMMARY]
+    bias = summary[summary["quantity"] == "bias"]
+    low = bias.loc[bias["mean"].idxmin()]
+    return Measurement(
+        measured=f"smallest mean Bias = {format_number(float(low['mean']))} ({low['family']}, L = {int(low['depth'])}, "
+                 f"{low['task']})",
+        verdict=verdict(bool(low["mean"] > 0.01)),
+        seeds=int(bias["seeds"].max()),
+        detail=f"over {len(bias)} (family, depth, task) cells; ‖y‖² = 1 for one-hot targets",
     )

@@ -4,8 +4,13 @@ Steps (each is one Snakemake rule of workflow/rules/layer_diversity.smk):
   data      generate the four prompt tasks (sent, entail, topic, mc) into one directory, with cards
   train     train one model family at every depth for one seed, multitask LM loss on the four tasks
   readout   read every trained model's residual stream on each task's test split (float64) and
-            write the bias–diversity and information tables of repro.analysis.layer_ensemble
+            write the bias–diversity and information tables of repro.analysis.layer_ensemble; for
+            the depths asked, also the same tables of the model with its last block duplicated
   collect   stack the readouts of all runs into the tidy CSVs behind each figure and table
+  toy       Fig. 1's toy ensembles: MSE against the number of independent or identical members
+  submodularity
+            Fig. 6's test of Theorem 7 on members that are independent given the label: plug-in
+            gains at several sample sizes, the exact gains and the first-order plug-in bias
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 #: Every readout table, and the per-figure CSV files `collect` writes from them.
-READOUT_TABLES = ("units", "members", "groups", "info", "examples", "checks", "models")
+READOUT_TABLES = ("units", "members", "groups", "info", "examples", "checks", "models", "duplicates")
 ID_COLUMNS = ["family", "depth", "seed", "task"]
 
 
@@ -32,9 +37,15 @@ def _data(args: argparse.Namespace) -> int:
     from repro.data.synthetic.prompt_tasks import PROMPT_TASKS
 
     params = json.loads(args.params)
-    unknown = sorted(set(params) - set(args.tasks))
-    if unknown:
-        print(f"error: --params names task(s) {unknown} that are not among --tasks {args.tasks}", file=sys.stderr)
+    train_sizes = json.loads(args.train_sizes)
+    for flag, given in (("--params", params), ("--train-sizes", train_sizes)):
+        unknown = sorted(set(given) - set(args.tasks))
+        if unknown:
+            print(f"error: {flag} names task(s) {unknown} that are not among --tasks {args.tasks}", file=sys.stderr)
+            return 2
+    unsized = [name for name in args.tasks if name not in train_sizes and args.train_size is None]
+    if unsized:
+        print(f"error: no train size for task(s) {unsized}: give --train-size or --train-sizes", file=sys.stderr)
         return 2
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -43,7 +54,8 @@ def _data(args: argparse.Namespace) -> int:
             print(f"error: {name!r} is not a prompt task; choose from {', '.join(PROMPT_TASKS)}", file=sys.stderr)
             return 2
         try:
-            task = generate_task(name, args.seed, sizes={"train": args.train_size, "test": args.test_size},
+            train_size = train_sizes.get(name, args.train_size)
+            task = generate_task(name, args.seed, sizes={"train": train_size, "test": args.test_size},
                                  params=params.get(name) or None)
         except DataError as err:
             print(f"error: {err}", file=sys.stderr)
@@ -135,7 +147,9 @@ def _train(args: argparse.Namespace) -> int:
 def _readout(args: argparse.Namespace) -> int:
     import torch
 
-    from repro.analysis.layer_ensemble import analyse_readout
+    from repro.analysis.bias_diversity import logit_margin
+    from repro.analysis.block_duplication import duplicate_block
+    from repro.analysis.layer_ensemble import analyse_readout, unit_table
     from repro.analysis.parameter_count import analytic_parameter_count
     from repro.analysis.residual_stream import read_residual_stream
     from repro.models import count_parameters
@@ -156,22 +170,36 @@ def _readout(args: argparse.Namespace) -> int:
             "parameters": count_parameters(model), "parameters_numel": sum(p.numel() for p in model.parameters()),
             "parameters_formula": analytic_parameter_count(cfg),
         }]))
+        duplicated = duplicate_block(model, cfg.n_layers - 1) if cfg.n_layers in args.duplicate_depths else None
         for name, task in tasks.items():
             test = task.tensors("test")
+            labels = test["labels"].numpy()
             readout = read_residual_stream(model, test["input_ids"], test["answer_pos"],
                                            task.meta["label_token_ids"], batch_size=args.batch_size)
             seed = derive_seed(args.seed, "independent-member", args.family, cfg.n_layers, name) % 2**32
-            for table, frame in analyse_readout(readout, test["labels"].numpy(), seed=seed).items():
-                frame.insert(0, "task", name)
-                for column, value in reversed(list(ids.items())):
-                    frame.insert(0, column, value)
-                tables[table].append(frame)
+            for table, frame in analyse_readout(readout, labels, seed=seed).items():
+                tables[table].append(_with_ids(frame, ids, name))
+            if duplicated is not None:
+                copy_readout = read_residual_stream(duplicated, test["input_ids"], test["answer_pos"],
+                                                    task.meta["label_token_ids"], batch_size=args.batch_size)
+                units = unit_table(copy_readout, labels, logit_margin(copy_readout.logits, labels))
+                units = units[units["target"] == "onehot"].assign(duplicated_layer=cfg.n_layers - 1)
+                tables["duplicates"].append(_with_ids(units.reset_index(drop=True), ids, name))
         print(f"read {directory}: L={cfg.n_layers}", file=sys.stderr)
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, frames in tables.items():
-        pd.concat(frames, ignore_index=True).to_csv(out_dir / f"{name}.csv", index=False, float_format="%.17g")
+        frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=ID_COLUMNS)
+        frame.to_csv(out_dir / f"{name}.csv", index=False, float_format="%.17g")
     return 0
+
+
+def _with_ids(frame: pd.DataFrame, ids: dict, task: str) -> pd.DataFrame:
+    """``frame`` with the run's identity (family, depth, seed) and the task as its first columns."""
+    frame.insert(0, "task", task)
+    for column, value in reversed(list(ids.items())):
+        frame.insert(0, column, value)
+    return frame
 
 
 # --------------------------------------------------------------------------- collect
@@ -223,8 +251,110 @@ def task_table(tasks: dict, stands_for: dict[str, str]) -> pd.DataFrame:
             "max_tokens": int(test["input_ids"].shape[1]),
             "template": "<bos> body <ans> label-word", "generator_seed": meta["seed"],
             "params": json.dumps(meta["params"], sort_keys=True),
+            **{f"{split}_{end}_class": int(getattr(np, end)(np.bincount(task.splits[split]["labels"],
+                                                                         minlength=len(meta["label_names"]))))
+               for split in ("train", "test") for end in ("min", "max")},
         })
     return pd.DataFrame(rows)
+
+
+def model_accuracy(units: pd.DataFrame) -> pd.DataFrame:
+    """Each trained model's own accuracy (its last logit-lens readout, i.e. its logits) per task: Fig. 6 (i)."""
+    rows = units[(units["form"] == "lens") & (units["target"] == "onehot") & (units["prefix"] == units["depth"])]
+    keep = ID_COLUMNS + ["layer_accuracy", "accuracy", "bias", "diversity", "mse"]
+    return rows[keep].rename(columns={"layer_accuracy": "accuracy", "accuracy": "prefix_ensemble_accuracy"}) \
+        .reset_index(drop=True)
+
+
+def depth_fits(depth: pd.DataFrame) -> pd.DataFrame:
+    """acc ≈ a + b·ln L on seed-mean accuracy, per family and task, and per family on the task mean ("all")."""
+    from repro.analysis.depth_scaling import doubling_gains, log_depth_fit
+
+    per_task = depth.groupby(["family", "task", "depth"], as_index=False)["accuracy"].mean()
+    task_mean = per_task.groupby(["family", "depth"], as_index=False)["accuracy"].mean().assign(task="all")
+    rows = []
+    for (family, task), curve in pd.concat([per_task, task_mean]).groupby(["family", "task"], sort=True):
+        curve = curve.sort_values("depth")
+        if curve["depth"].nunique() < 2:
+            continue
+        a, b, r2 = log_depth_fit(curve["depth"], curve["accuracy"])
+        gains = doubling_gains(dict(zip(curve["depth"].astype(int), curve["accuracy"])))
+        rows.append({"family": family, "task": task, "intercept": a, "slope_per_ln_depth": b, "r2": r2,
+                     "depths": len(curve), **{f"gain_{lo}_to_{hi}": g for (lo, hi), g in gains.items()}})
+    return pd.DataFrame(rows)
+
+
+def duplication_table(units: pd.DataFrame, duplicates: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 7 intervention: for each model of depth L with a duplicated last block, the original (L), the
+    duplicated (L+1 layers, untrained copy) and the trained model of depth L+1, one row each.
+
+    accuracy: the model's own; diversity: the full logit-lens prefix ensemble (one-hot target);
+    module_diversity_per_m2: the module-form diversity divided by M² (M = 2L+1), comparable across depths.
+    """
+    columns = ["family", "base_depth", "seed", "task", "variant", "layers", "accuracy", "diversity",
+               "module_diversity_per_m2"]
+    if "form" not in duplicates.columns:  # no model was duplicated
+        return pd.DataFrame(columns=columns)
+    lens = units[(units["form"] == "lens") & (units["target"] == "onehot") & (units["prefix"] == units["depth"])]
+    module = units[(units["form"] == "module") & (units["target"] == "onehot")]
+    rows = []
+    for row in duplicates[duplicates["form"] == "lens"].itertuples():
+        if row.prefix != row.depth + 1:
+            continue
+        dup_module = duplicates[(duplicates["form"] == "module") & (duplicates["family"] == row.family)
+                                & (duplicates["depth"] == row.depth) & (duplicates["seed"] == row.seed)
+                                & (duplicates["task"] == row.task)]
+        entries = [("duplicated", row.depth + 1, row.layer_accuracy, row.diversity,
+                    float(dup_module["diversity"].iloc[0]) / (2 * (row.depth + 1) + 1) ** 2)]
+        for variant, depth in (("original", row.depth), ("trained", row.depth + 1)):
+            key = (lens["family"] == row.family) & (lens["depth"] == depth) & (lens["seed"] == row.seed) \
+                & (lens["task"] == row.task)
+            mkey = (module["family"] == row.family) & (module["depth"] == depth) & (module["seed"] == row.seed) \
+                & (module["task"] == row.task)
+            if key.any():
+                entries.append((variant, depth, float(lens.loc[key, "layer_accuracy"].iloc[0]),
+                                float(lens.loc[key, "diversity"].iloc[0]),
+                                float(module.loc[mkey, "diversity"].iloc[0]) / (2 * depth + 1) ** 2))
+        for variant, layers, accuracy, diversity, module_div in entries:
+            rows.append({"family": row.family, "base_depth": row.depth, "seed": row.seed, "task": row.task,
+                         "variant": variant, "layers": layers, "accuracy": accuracy, "diversity": diversity,
+                         "module_diversity_per_m2": module_div})
+    return pd.DataFrame(rows, columns=columns)
+
+
+#: Quantities of Table 3 (the numbers behind Figs. 3–7 per model and task): source column -> name.
+SUMMARY_QUANTITIES = {
+    "accuracy": "model accuracy",
+    "prefix_ensemble_accuracy": "prefix-ensemble accuracy",
+    "bias": "Bias (logit lens, all layers)",
+    "diversity": "Diversity (logit lens, all layers)",
+    "mse": "MSE (logit lens, all layers)",
+    "module_bias_per_m2": "Bias / M² (module form)",
+    "module_diversity_per_m2": "Diversity / M² (module form)",
+    "joint_information": "I(U_{0:L}; Y) bits",
+    "it_diversity": "IT diversity bits",
+    "submodularity_violation_share": "real-layer submodularity violations (share > 1e-3 bits)",
+}
+
+
+def summary_table(depth: pd.DataFrame, units: pd.DataFrame, info: pd.DataFrame, checks: pd.DataFrame) -> pd.DataFrame:
+    """Long table (family, depth, task, quantity, mean, sd, min, max, seeds) of `SUMMARY_QUANTITIES`."""
+    module = units[(units["form"] == "module") & (units["target"] == "onehot")].copy()
+    m2 = (2 * module["depth"] + 1) ** 2
+    module = module.assign(module_bias_per_m2=module["bias"] / m2, module_diversity_per_m2=module["diversity"] / m2)
+    last_info = info[info["prefix"] == info["depth"]]
+    checks = checks.assign(submodularity_violation_share=checks["submodularity_violations_1e3"]
+                           / checks["submodularity_tests"].where(checks["submodularity_tests"] > 0))
+    wide = depth.merge(module[ID_COLUMNS + ["module_bias_per_m2", "module_diversity_per_m2"]], on=ID_COLUMNS) \
+        .merge(last_info[ID_COLUMNS + ["joint_information", "it_diversity"]], on=ID_COLUMNS) \
+        .merge(checks[ID_COLUMNS + ["submodularity_violation_share"]], on=ID_COLUMNS)
+    long = wide.melt(id_vars=ID_COLUMNS, value_vars=list(SUMMARY_QUANTITIES), var_name="quantity")
+    stats = long.groupby(["family", "depth", "task", "quantity"], sort=False)["value"] \
+        .agg(mean="mean", sd="std", min="min", max="max", seeds="count").reset_index()
+    stats["label"] = stats["quantity"].map(SUMMARY_QUANTITIES)
+    order = {name: i for i, name in enumerate(SUMMARY_QUANTITIES)}
+    return stats.sort_values(["family", "depth", "task", "quantity"], key=lambda c: c.map(order) if c.name == "quantity" else c,
+                             kind="stable").reset_index(drop=True)
 
 
 def _collect(args: argparse.Namespace) -> int:
@@ -252,7 +382,93 @@ def _collect(args: argparse.Namespace) -> int:
     write(tables["groups"], "fig04_groups.csv")
     write(units[units["form"] == "lens"], "fig05_prefixes.csv")
     write(tables["examples"], "fig05_examples.csv")
+    depth = model_accuracy(units)
+    write(depth, "fig06_depth.csv")
+    write(depth_fits(depth), "fig06_fits.csv")
+    checks = tables["checks"]
+    write(checks[ID_COLUMNS + ["submodularity_tests", "submodularity_violations_1e3", "submodularity_max_violation"]],
+          "fig06_real_layers.csv")
     write(tables["info"], "fig07_information.csv")
+    write(checks[ID_COLUMNS + ["duplicate_gain", "duplicate_identity_residual", "independent_gain"]], "fig07_gains.csv")
+    write(duplication_table(units, tables["duplicates"]), "fig07_duplication.csv")
+    write(summary_table(depth, units, tables["info"], checks), "table03_summary.csv")
+    return 0
+
+
+# --------------------------------------------------------------------------- toy (Fig. 1)
+
+
+def _toy(args: argparse.Namespace) -> int:
+    from repro.analysis.toy_ensemble import toy_curves
+
+    try:
+        frame = toy_curves(args.examples, args.classes, args.max_members, args.noise_sd, args.offset, args.seed)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(args.out, index=False, float_format="%.17g", lineterminator="\n")
+    return 0
+
+
+# --------------------------------------------------------------------------- submodularity (Fig. 6)
+
+
+def submodularity_table(sample_sizes: list[int], n_classes: int, flip_probs: list[float], seed: int) -> pd.DataFrame:
+    """Every prefix test of F(S) = I(U_S; Y) on conditionally independent noisy copies of Y.
+
+    One draw of max(sample_sizes) examples; each smaller size uses its first rows. Per test and size:
+    the plug-in gains and violation (bits), the exact gains and violation of the true distribution, and
+    the first-order plug-in bias of the violation (every cell has positive probability when 0 < p_i < 1).
+    """
+    from repro.analysis.information import (
+        conditionally_independent_members,
+        noisy_copies_information,
+        plugin_information_bias,
+        submodularity_checks,
+    )
+
+    if not all(0.0 < p < 1.0 for p in flip_probs):
+        raise ValueError(f"flip probabilities must lie strictly between 0 and 1, got {flip_probs}")
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, n_classes, size=max(sample_sizes))
+    members = conditionally_independent_members(labels, n_classes, flip_probs, rng)  # [N, M]
+
+    def exact(size: int, added: int) -> float:
+        return noisy_copies_information(flip_probs[:size] + [flip_probs[added]], n_classes) \
+            - noisy_copies_information(flip_probs[:size], n_classes)
+
+    def bias(size: int, n: int) -> float:  # first-order bias of F(S ∪ {i}) − F(S), |S| = size
+        def of(m: int) -> float:
+            return plugin_information_bias(n_classes ** (m + 1), n_classes**m, n_classes, n) if m else 0.0
+        return of(size + 1) - of(size)
+
+    rows = []
+    for n in sorted(set(sample_sizes)):
+        for check in submodularity_checks(members[:n], labels[:n]):
+            exact_small, exact_large = exact(check.small, check.added), exact(check.large, check.added)
+            rows.append({
+                "samples": n, "small": check.small, "large": check.large, "added": check.added,
+                "gain_small": check.gain_small, "gain_large": check.gain_large, "violation": check.violation,
+                "exact_gain_small": exact_small, "exact_gain_large": exact_large,
+                "exact_violation": exact_large - exact_small,
+                "predicted_bias": bias(check.large, n) - bias(check.small, n),
+            })
+    return pd.DataFrame(rows)
+
+
+def _submodularity(args: argparse.Namespace) -> int:
+    try:
+        frame = submodularity_table(args.samples, args.classes, args.flip_probs, args.seed)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    frame.insert(0, "judged", frame["samples"] == args.judged_samples)
+    if not frame["judged"].any():
+        print(f"error: --judged-samples {args.judged_samples} is not among --samples {args.samples}", file=sys.stderr)
+        return 2
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(args.out, index=False, float_format="%.17g", lineterminator="\n")
     return 0
 
 
@@ -268,7 +484,8 @@ def register(subparsers) -> None:
     p.add_argument("--tasks", nargs="+", required=True, help="prompt task names (sent entail topic mc)")
     p.add_argument("--out-dir", required=True)
     p.add_argument("--seed", type=int, required=True)
-    p.add_argument("--train-size", type=int, required=True)
+    p.add_argument("--train-size", type=int, default=None, help="train examples of every task not in --train-sizes")
+    p.add_argument("--train-sizes", default="{}", help="JSON {task: train examples}")
     p.add_argument("--test-size", type=int, required=True)
     p.add_argument("--params", default="{}", help="JSON {task: {generator parameter: value}}")
     p.set_defaults(func=_data)
@@ -290,6 +507,8 @@ def register(subparsers) -> None:
     p.add_argument("--out-dir", required=True)
     p.add_argument("--batch-size", type=int, default=512)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--duplicate-depths", type=int, nargs="*", default=[],
+                   help="for runs of these depths, also read the model with its last block duplicated")
     p.set_defaults(func=_readout)
 
     p = steps.add_parser("collect", help="stack readouts into the per-figure CSVs")
@@ -299,3 +518,22 @@ def register(subparsers) -> None:
     p.add_argument("--stands-for", default="{}", help="JSON {task: the paper's dataset it stands for}")
     p.add_argument("--out-dir", required=True)
     p.set_defaults(func=_collect)
+
+    p = steps.add_parser("toy", help="Fig. 1's toy ensembles: MSE against the number of members")
+    p.add_argument("--examples", type=int, required=True)
+    p.add_argument("--classes", type=int, required=True)
+    p.add_argument("--max-members", type=int, required=True)
+    p.add_argument("--noise-sd", type=float, required=True)
+    p.add_argument("--offset", type=float, required=True, help="the shared error δ on every coordinate")
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=_toy)
+
+    p = steps.add_parser("submodularity", help="Theorem 7 on members independent given the label")
+    p.add_argument("--samples", type=int, nargs="+", required=True, help="sample sizes N (nested draws)")
+    p.add_argument("--judged-samples", type=int, required=True, help="the N whose tests the claim judges")
+    p.add_argument("--classes", type=int, required=True)
+    p.add_argument("--flip-probs", type=float, nargs="+", required=True)
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=_submodularity)

@@ -1,0 +1,60 @@
+"""Accuracy against model depth: the logarithmic fit and the diminishing-returns check of Fig. 6.
+
+The paper (layer_diversity.md §2.5, Theorem 8) likens the submodular gain from more layers to the
+logarithmic convergence of scaling laws. For separately trained depths L:
+
+* `log_depth_fit` fits acc ≈ a + b·ln L by least squares and reports R²;
+* `doubling_gains` gives Δacc between L and 2L for every doubling present (1→2, 2→4, 4→8, ...);
+* `diminishing_doublings` applies the catalog's check on them:
+  Δ(4→8) ≤ Δ(2→4) + tol ≤ Δ(1→2) + 2·tol (tol = 0.02), i.e. each doubling gains at most tol more
+  than the one before, along the chain of consecutive doublings from the smallest depth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+
+def log_depth_fit(depths: Sequence[float], values: Sequence[float]) -> tuple[float, float, float]:
+    """(a, b, R²) of values ≈ a + b·ln(depth); R² is nan when the values do not vary."""
+    x = np.log(np.asarray(depths, dtype=np.float64))
+    y = np.asarray(values, dtype=np.float64)
+    if x.shape != y.shape or len(x) < 2 or np.ptp(x) == 0:
+        raise ValueError("a log fit needs at least two distinct depths and one value per depth")
+    b, a = np.polyfit(x, y, 1)
+    total = float(((y - y.mean()) ** 2).sum())
+    residual = float(((y - (a + b * x)) ** 2).sum())
+    return float(a), float(b), (1.0 - residual / total) if total > 0 else float("nan")
+
+
+def doubling_gains(by_depth: Mapping[int, float]) -> dict[tuple[int, int], float]:
+    """{(L, 2L): value(2L) − value(L)} for every L with both depths present, in order of L."""
+    return {(d, 2 * d): float(by_depth[2 * d] - by_depth[d]) for d in sorted(by_depth) if 2 * d in by_depth}
+
+
+def diminishing_doublings(gains: Mapping[tuple[int, int], float], tolerance: float = 0.02) -> bool:
+    """True iff each doubling gains at most ``tolerance`` more than the previous one.
+
+    With the doublings 1→2, 2→4, 4→8 this is the catalog's Δ(4→8) ≤ Δ(2→4) + tol ≤ Δ(1→2) + 2·tol.
+    Needs at least two consecutive doublings.
+    """
+    ordered = [gains[key] for key in doubling_chain(gains)]
+    if len(ordered) < 2:
+        raise ValueError(f"the check needs two consecutive doublings, got {sorted(gains)}")
+    return all(later <= earlier + tolerance for earlier, later in zip(ordered, ordered[1:]))
+
+
+def doubling_chain(gains: Mapping[tuple[int, int], float]) -> list[tuple[int, int]]:
+    """The consecutive doublings from the smallest depth: (1, 2), (2, 4), (4, 8), ... (3→6 is left out)."""
+    if not gains:
+        return []
+    chain, depth = [], min(start for start, _ in gains)
+    while (depth, 2 * depth) in gains:
+        chain.append((depth, 2 * depth))
+        depth *= 2
+    return chain
+
+
+__all__ = ["diminishing_doublings", "doubling_chain", "doubling_gains", "log_depth_fit"]
