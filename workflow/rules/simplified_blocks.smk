@@ -1,10 +1,15 @@
 # "Simplifying Transformer Blocks" (He & Hofmann, ICLR 2024).
-# Decoder language models on the code corpus; one run per (variant, seed), shared
-# between figures; each figure's data is a tidy CSV read by its notebook and claims.
+# Decoder language models on the code corpus; one run per (variant, seed), shared between
+# figures; each figure's data is a tidy CSV read by its notebook and claims.
+#   runs      -> {item}_curves.csv (loss vs step and time), {item}_gains.csv (gain trajectories)
+#   no runs   -> structure_*.csv (inventories, exact identities, parameter counts),
+#                throughput_*.csv (interleaved tokens/s), variants.csv (what each variant is)
 
-SB = "simplified_blocks"
+
+include: "simplified_blocks_common.smk"
+
+
 PAPERS.append(SB)
-SB_RUNS = f"{RESULTS}/{SB}/runs"
 
 
 rule simplified_blocks_train:
@@ -16,14 +21,14 @@ rule simplified_blocks_train:
         run=f"{SB_RUNS}/{{variant}}/seed{{seed}}/run.json",
         metrics=f"{SB_RUNS}/{{variant}}/seed{{seed}}/metrics.jsonl",
     params:
-        spec=lambda wildcards: run_spec(SB, wildcards.variant, wildcards.seed),
-        eval_chunks=config[SB]["eval_chunks"],
+        spec=sb_run_spec,
+        eval_chunks=SB_CFG["eval_chunks"],
         run_dir=parent_dir,
     log:
         f"{RESULTS}/logs/{SB}/train/{{variant}}_seed{{seed}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/train/{{variant}}_seed{{seed}}.tsv"
-    threads: config[SB]["threads"]
+    threads: SB_CFG["threads"]
     resources:
         mem_mb=3000,
         runtime=60,
@@ -36,9 +41,9 @@ rule simplified_blocks_train:
 
 rule simplified_blocks_curves:
     input:
-        lambda wildcards: figure_runs(SB, wildcards.item),
+        sb_figure_runs,
     output:
-        f"{RESULTS}/{SB}/data/{{item}}_curves.csv",
+        f"{SB_DATA}/{{item}}_curves.csv",
     params:
         runs=run_dirs,
     log:
@@ -55,4 +60,110 @@ rule simplified_blocks_curves:
         "python -m repro analyse training-curves --runs {params.runs} --out {output} > {log} 2>&1"
 
 
-register_notebook(SB, "fig26", [f"{RESULTS}/{SB}/data/fig26_curves.csv"])
+rule simplified_blocks_gains:
+    input:
+        sb_figure_runs,
+    output:
+        f"{SB_DATA}/{{item}}_gains.csv",
+    params:
+        runs=run_dirs,
+    log:
+        f"{RESULTS}/logs/{SB}/gains/{{item}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SB}/gains/{{item}}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV
+    shell:
+        "python -m repro simplified_blocks gains --runs {params.runs} --out {output} > {log} 2>&1"
+
+
+rule simplified_blocks_variants:
+    output:
+        sb_data("variants.csv"),
+    params:
+        specs=sb_specs_json,
+    log:
+        f"{RESULTS}/logs/{SB}/variants.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SB}/variants.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV
+    shell:
+        "python -m repro simplified_blocks variants --specs {params.specs:q} --out {output} > {log} 2>&1"
+
+
+rule simplified_blocks_structure:
+    output:
+        inventory=sb_data("structure_inventory.csv"),
+        checks=sb_data("structure_checks.csv"),
+        params=sb_data("structure_params.csv"),
+    params:
+        models=sb_blocks_json,
+        paper_size=sb_paper_size_json,
+    log:
+        f"{RESULTS}/logs/{SB}/structure.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SB}/structure.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        ENV
+    shell:
+        "python -m repro simplified_blocks structure --models {params.models:q} --paper-size {params.paper_size:q} "
+        "--out-inventory {output.inventory} --out-checks {output.checks} --out-params {output.params} "
+        "--threads {threads} > {log} 2>&1"
+
+
+rule simplified_blocks_throughput:
+    output:
+        timings=sb_data("throughput_timings.csv"),
+        models=sb_data("throughput_models.csv"),
+    params:
+        models=sb_blocks_json,
+        settings=sb_throughput_json,
+    log:
+        f"{RESULTS}/logs/{SB}/throughput.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SB}/throughput.tsv"
+    threads: SB_CFG["throughput"]["threads"]
+    resources:
+        mem_mb=2000,
+        runtime=20,
+    conda:
+        ENV
+    shell:
+        "python -m repro simplified_blocks throughput --models {params.models:q} --settings {params.settings:q} "
+        "--out-timings {output.timings} --out-models {output.models} > {log} 2>&1"
+
+
+# -- notebooks: one per figure or table, reading only the tidy CSVs above ------------------------
+register_notebook(SB, "fig01", [sb_data("structure_inventory.csv")])
+register_notebook(SB, "fig02", [sb_data("fig26_curves.csv")])
+register_notebook(SB, "fig03", [sb_data("fig03_curves.csv"), sb_data("variants.csv")])
+register_notebook(SB, "fig04", [sb_data("fig04_gains.csv"), sb_data("fig04_curves.csv"), sb_data("fig03_curves.csv")])
+register_notebook(SB, "fig05", [sb_data("fig26_curves.csv"), sb_data("throughput_models.csv")])
+register_notebook(
+    SB, "fig09", [sb_data("fig09_curves.csv"), sb_data("fig03_curves.csv"), sb_data("variants.csv"), sb_data("structure_checks.csv")]
+)
+register_notebook(SB, "fig10", [sb_data("structure_inventory.csv"), sb_data("structure_checks.csv")])
+register_notebook(SB, "fig11", [sb_data("structure_inventory.csv"), sb_data("structure_checks.csv")])
+register_notebook(SB, "fig15", [sb_data("fig03_curves.csv"), sb_data("fig15_curves.csv"), sb_data("variants.csv")])
+register_notebook(SB, "fig16", [sb_data("fig16_gains.csv")])
+for _item, _symbols in (("fig17", "alpha"), ("fig18", "beta"), ("fig19", "gamma"), ("fig20", "beta_FF")):
+    register_notebook(SB, _item, [sb_data("fig04_gains.csv")], {"symbol": _symbols})
+register_notebook(SB, "fig21", [sb_data("fig21_gains.csv")])
+register_notebook(SB, "fig22", [sb_data("fig22_gains.csv"), sb_data("fig04_gains.csv")])
+register_notebook(SB, "fig26", [sb_data("fig26_curves.csv")])
+register_notebook(
+    SB, "table01", [sb_data("structure_params.csv"), sb_data("throughput_models.csv"), sb_data("throughput_timings.csv")]
+)

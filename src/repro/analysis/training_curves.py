@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from repro.models import Transformer, count_parameters
-from repro.runs import read_metrics, read_model_config
-
 COLUMNS = ["variant", "block", "norm", "seed", "step", "tokens", "seconds", "split", "loss", "parameters"]
 
 
 def run_curves(run_dir: str | Path) -> pd.DataFrame:
+    # Imported here so that notebooks and claims reading the table do not load torch.
+    from repro.models import Transformer, count_parameters
+    from repro.runs import read_metrics, read_model_config
+
     run_dir = Path(run_dir)
     run = json.loads((run_dir / "run.json").read_text())
     cfg = read_model_config(run_dir)

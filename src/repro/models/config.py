@@ -23,6 +23,7 @@ ACTIVATIONS = ("relu", "gelu", "leaky_relu", "swiglu", "geglu")
 ATTENTION_KINDS = ("softmax", "eq4", "shaped")
 MATRIX_KINDS = ("linear", "orthogonal", "identity", "reparam")
 REPARAM_INITS = ("identity", "orthogonal")
+REPARAM_TIES = ("none", "all", "last")
 OUTPUT_KINDS = ("lm", "classifier", "none")
 POOL_KINDS = ("first", "last", "mean")
 
@@ -65,6 +66,10 @@ class BlockSpec:
     reparam_alpha: float = 1.0  # α_V, α_P at init
     reparam_beta: float = 1.0  # β_V, β_P at init
     reparam_trainable: bool = True  # are α_V, β_V (α_P, β_P) trained
+    # Tie W^P's initial matrix to W^Vᵀ (official code `tie_valproj_init`, Fig 15): "all" in every
+    # layer, "last" in the last layer only ("LL-tied"), "none" keeps independent initial matrices.
+    # Applies to reparam W_init and to trainable orthogonal W^V, W^P.
+    reparam_tie: str = "none"
     query_init_zero: bool = False  # W^Q = 0 (and its bias) at init, so A = C exactly
 
     def validate(self, where: str = "block") -> None:
@@ -74,11 +79,16 @@ class BlockSpec:
         if self.first_value is not None:
             _check_choice(where, "first_value", self.first_value, MATRIX_KINDS)
         _check_choice(where, "reparam_init", self.reparam_init, REPARAM_INITS)
+        _check_choice(where, "reparam_tie", self.reparam_tie, REPARAM_TIES)
         if self.parallel and self.post_norm:
             raise ConfigError(f"{where}: a block cannot be both parallel and post_norm")
 
     def value_kind(self, layer: int) -> str:
         return self.first_value if (layer == 0 and self.first_value is not None) else self.value
+
+    def ties_layer(self, layer: int, n_layers: int) -> bool:
+        """Whether `reparam_tie` sets W^P_init = W^V_initᵀ in this layer."""
+        return self.reparam_tie == "all" or (self.reparam_tie == "last" and layer == n_layers - 1)
 
     @property
     def removes_attention_skip(self) -> bool:
@@ -235,6 +245,13 @@ class TransformerConfig:
                     f"so n_heads × head_dim must equal d_model={self.d_model}; layer {layer} has "
                     f"{heads} × {dim} = {heads * dim}"
                 )
+            if spec.ties_layer(layer, self.n_layers):
+                kinds = (spec.value_kind(layer), spec.proj)
+                if kinds[0] != kinds[1] or kinds[0] not in ("reparam", "orthogonal"):
+                    raise ConfigError(
+                        f"{where}: reparam_tie={spec.reparam_tie!r} ties W^P to W^Vᵀ, which needs value and proj "
+                        f"both 'reparam' or both 'orthogonal'; layer {layer} has value={kinds[0]!r}, proj={kinds[1]!r}"
+                    )
             if self.position == "rope" and dim % 2:
                 raise ConfigError(f"{where}: position='rope' needs an even head_dim; layer {layer} has {dim}")
         if self.output == "classifier" and (self.n_classes is None or self.n_classes < 2):

@@ -162,3 +162,5 @@ from repro.ensemble_runs import check_config_section as check_layer_diversity_se
 SECTION_CHECKS["layer_diversity"] = check_layer_diversity_section
 from repro.commands.param_allocation import check_section as check_param_allocation_section  # noqa: E402
 SECTION_CHECKS["param_allocation"] = check_param_allocation_section
+from repro.commands.simplified_blocks import check_section as check_simplified_blocks_section  # noqa: E402
+SECTION_CHECKS["simplified_blocks"] = check_simplified_blocks_section

@@ -20,7 +20,7 @@ from repro.training.schedules import SCHEDULES, Schedule
 # Fields that say *how* a run is executed, not *what* it computes: changing them does
 # not invalidate a checkpoint. (The CPU thread count can change float rounding, but a
 # resumed job must be free to get a different `threads:` from Snakemake.)
-EXECUTION_FIELDS = ("threads", "device", "checkpoint_every")
+EXECUTION_FIELDS = ("threads", "device", "checkpoint_every", "log_gains")
 
 
 class TrainConfigError(ValueError):
@@ -64,6 +64,9 @@ class TrainConfig:
     time_budget_s       stop when this much training time has elapsed; the schedule then follows
                         the elapsed fraction of the budget instead of the step count
     device              torch device of the model and batches
+    log_gains           also write the values of every trainable parameter whose name contains
+                        "gain" into each metrics row (key "gains": {name: [values]}); logging only,
+                        so it is an execution field and does not change what the run computes
     """
 
     steps: int
@@ -88,6 +91,7 @@ class TrainConfig:
     keep_checkpoints_at: tuple[int, ...] = ()
     time_budget_s: float | None = None
     device: str = "cpu"
+    log_gains: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.betas, list):
@@ -113,6 +117,8 @@ class TrainConfig:
                 _fail(name, value, "must be an integer >= 0 (0 for eval_every/checkpoint_every: only at the end)")
         if self.time_budget_s is not None and (not _is_real(self.time_budget_s) or self.time_budget_s <= 0):
             _fail("time_budget_s", self.time_budget_s, "must be a positive number of seconds, or None")
+        if not isinstance(self.log_gains, bool):
+            _fail("log_gains", self.log_gains, "must be true or false")
         if not isinstance(self.device, str):
             _fail("device", self.device, "must be a torch device string such as 'cpu' or 'cuda:0'")
         try:

@@ -125,6 +125,16 @@ def evaluate(model: nn.Module, task: Task, device: torch.device | str = "cpu") -
     return float(total / count)
 
 
+def gain_values(model: nn.Module) -> dict[str, list[float]]:
+    """{name: flattened values} of every trainable parameter whose name contains "gain"
+    (the scalar and per-head gains of the model family, which the optimiser never decays)."""
+    return {
+        name: [float(v) for v in param.detach().flatten().tolist()]
+        for name, param in model.named_parameters()
+        if param.requires_grad and "gain" in name
+    }
+
+
 # -- metrics file ---------------------------------------------------------------------------
 
 
@@ -323,6 +333,8 @@ class _Run:
             "lr": lr,
             "seconds": round(state.seconds, 3),
         }
+        if self.config.log_gains:
+            row["gains"] = gain_values(self.model)
         self.metrics.write(row)
         state.metrics_rows += 1
 

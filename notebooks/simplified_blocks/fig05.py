@@ -1,0 +1,86 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # Simplifying Transformer Blocks — Figure 5: loss against wall-clock time
+#
+# He & Hofmann (ICLR 2024), Fig. 5: eval loss on CodeParrot against training time (A5000, ≈10 h)
+# for V-SkipInit, Pre-LN, SAS, SAS-P, SAS-P without norm and Parallel. SAS is slightly faster than
+# Pre-LN in time, SAS-P faster still and level with Parallel with 13% fewer parameters.
+#
+# Here (left): the six runs of Fig 26 against their own measured training seconds (forward,
+# backward and update; evaluation excluded), mean over seeds at each evaluation; the dotted line is
+# Pre-LN's total time t*, at which the claims compare the blocks. Right: training and inference
+# throughput relative to Pre-LN, measured separately with all blocks interleaved in one process
+# (median over rounds), since two runs side by side on a shared machine time each other's noise.
+
+# %% tags=["parameters"]
+results_dir = "results"
+paper = "simplified_blocks"
+item = "fig05"
+scale = "smoke"
+inputs = ["results/simplified_blocks/data/fig26_curves.csv", "results/simplified_blocks/data/throughput_models.csv"]
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from repro.analysis.equal_budget import loss_at, total
+from repro.pipeline.plotting import label, line_style, save_figure, use_style
+from repro.pipeline.tables import to_markdown
+
+use_style()
+curves = pd.read_csv(inputs[0])
+speeds = pd.read_csv(inputs[1]).set_index("variant")
+order = [v for v in ["vskipinit", "pre_ln", "sas", "sas_p", "sas_p_nonorm", "parallel"] if v in set(curves["variant"])]
+evals = curves[curves["split"] == "eval"]
+t_star = total(curves, "pre_ln")
+
+# %%
+fig, (ax, ax_speed) = plt.subplots(1, 2, figsize=(11, 4.3), gridspec_kw={"width_ratios": [1.6, 1]})
+for variant in order:
+    by_step = evals[evals["variant"] == variant].groupby("step")[["seconds", "loss"]].mean()
+    ax.plot(by_step["seconds"], by_step["loss"], label=label(variant), markevery=3, **line_style(variant))
+ax.axvline(np.mean(list(t_star.values())), color="#333333", ls=":", lw=1)
+late = evals[evals["step"] >= evals["step"].max() * 0.3]
+ax.set_ylim(late["loss"].min() - 0.05, late["loss"].quantile(0.98) + 0.15)
+ax.set_xlabel("training time (s, this machine)")
+ax.set_ylabel("eval loss (nats/token)")
+ax.set_title("Loss against wall-clock time")
+ax.legend(fontsize=8)
+
+shown = [v for v in order if v in speeds.index]
+x = np.arange(len(shown))
+ax_speed.bar(x - 0.2, speeds.loc[shown, "speed_train"], width=0.4, label="training",
+             color=[line_style(v)["color"] for v in shown])
+ax_speed.bar(x + 0.2, speeds.loc[shown, "speed_inference"], width=0.4, label="inference",
+             color=[line_style(v)["color"] for v in shown], alpha=0.5, hatch="//")
+ax_speed.axhline(1.0, color="#333333", lw=0.8)
+ax_speed.set_xticks(x)
+ax_speed.set_xticklabels([label(v) for v in shown], rotation=30, ha="right", fontsize=8)
+ax_speed.set_ylabel("tokens/s relative to Pre-LN")
+ax_speed.set_title("Throughput (interleaved timing)")
+ax_speed.legend(fontsize=8)
+low = min(speeds.loc[shown, ["speed_train", "speed_inference"]].min().min(), 1.0)
+ax_speed.set_ylim(max(0.0, low - 0.15), None)
+save_figure(fig, results_dir, paper, item, scale)
+
+# %%
+at = loss_at(curves, t_star).groupby("variant")[["loss", "finished_before"]].agg({"loss": "mean", "finished_before": "all"})
+totals = evals.groupby(["variant", "seed"])["seconds"].max().groupby("variant").mean()
+summary = pd.DataFrame({
+    "block": [label(v) for v in order],
+    "training seconds (mean)": [totals[v] for v in order],
+    "eval loss at t* (mean)": [at.loc[v, "loss"] for v in order],
+    "finished before t*": [bool(at.loc[v, "finished_before"]) for v in order],
+    "train tokens/s vs Pre-LN": [speeds.loc[v, "speed_train"] if v in speeds.index else None for v in order],
+    "inference tokens/s vs Pre-LN": [speeds.loc[v, "speed_inference"] if v in speeds.index else None for v in order],
+})
+print(f"t* = {np.mean(list(t_star.values())):.1f} s (Pre-LN's total training time, mean over seeds)")
+print(to_markdown(summary.round(4)))

@@ -1,0 +1,51 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # Simplifying Transformer Blocks — Figure 21: orthogonal initialisation
+#
+# He & Hofmann (ICLR 2024), Fig. 21 (ICLR version only): Fig. 4 with orthogonal instead of identity
+# W_init. The ratios still go to 0 from 0.2, with more outliers.
+#
+# Here: W^V = α_V·W_init + β_V·ΔW and W^P alike in every layer, with α and β trainable (init 1 and
+# 0.2, no weight decay on gains), every gain logged during training. Lines are layers (mean over
+# seeds, band = seed range); the dotted line marks 0.05.
+
+# %% tags=["parameters"]
+results_dir = "results"
+paper = "simplified_blocks"
+item = "fig21"
+scale = "smoke"
+inputs = ["results/simplified_blocks/data/fig21_gains.csv"]
+
+# %%
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from repro.analysis.gain_trajectories import final, ratios
+from repro.pipeline.plotting import save_figure, use_style
+from repro.pipeline.tables import to_markdown
+from repro.pipeline.trajectory_plots import plot_ratio_trajectories
+
+use_style()
+gains = pd.read_csv(inputs[0])
+n_seeds = gains["seed"].nunique()
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+plot_ratio_trajectories(axes, gains)
+axes[1].legend(fontsize=7, ncol=2, loc="lower right")
+fig.suptitle(f"SAS, orthogonal W_init: β/α per layer (mean over {n_seeds} seed{'s' if n_seeds > 1 else ''})")
+save_figure(fig, results_dir, paper, item, scale)
+
+# %%
+last = final(ratios(gains))
+table = last.groupby(["layer", "matrix"])["ratio"].agg(["mean", "min", "max"]).reset_index()
+table["layer"] = table["layer"] + 1
+table.columns = ["layer", "matrix", "final β/α (mean)", "min over seeds", "max over seeds"]
+print(to_markdown(table.round(4)))

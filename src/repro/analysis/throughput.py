@@ -1,0 +1,183 @@
+"""Training and inference throughput of several model configurations, measured interleaved.
+
+All models are built in one process and timed in rounds; each round times every model once, in
+an order rotated by one from the previous round, so a slow phase of the machine (another job,
+a frequency change) is spread over all models instead of deciding which one looks faster.
+The reported figure is the median over rounds (He & Hofmann 2024 report throughput at training
+and at inference; the speed column of their Table 1 is training steps in a fixed time).
+
+- training step: forward, next-token cross-entropy, backward, gradient clipping at 1.0 and the
+  AdamW update of `repro.training.optim` (weight-decay groups as in training);
+- inference: forward pass in eval mode under `torch.no_grad()`, same batch.
+
+Model FLOPs per token follow the PaLM convention (Chowdhery et al. 2022, App. B): 6·N + 12·L·T·d
+for a training step and a third of that for a forward pass, with N the weights used in matrix
+products (linear layers, value/projection matrices that exist, the unembedding).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from repro.models import Transformer, TransformerConfig, count_parameters
+from repro.models.attention import MatrixMap
+from repro.training.optim import build_optimizer
+
+COLUMNS = ["variant", "mode", "round", "position", "seconds_per_step", "tokens_per_s"]
+
+
+@dataclass(frozen=True)
+class ThroughputSettings:
+    batch_size: int = 8
+    seq_len: int = 64
+    threads: int = 1
+    warmup_steps: int = 5
+    timed_steps: int = 5
+    rounds: int = 6
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("batch_size", "seq_len", "threads", "timed_steps", "rounds"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"ThroughputSettings.{name}={getattr(self, name)!r} must be >= 1")
+        if self.warmup_steps < 0:
+            raise ValueError(f"ThroughputSettings.warmup_steps={self.warmup_steps!r} must be >= 0")
+
+    @property
+    def tokens_per_step(self) -> int:
+        return self.batch_size * self.seq_len
+
+
+def matmul_weights(model: Transformer) -> int:
+    """Weights that take part in a matrix product per token: linear layers, every value and
+    projection matrix that exists (identity maps are skipped), and the (tied) unembedding."""
+    total = 0
+    for module in model.modules():
+        if isinstance(module, nn.Linear):
+            total += module.weight.numel()
+        elif isinstance(module, MatrixMap) and module.kind != "identity":
+            total += module.effective_weight().numel()
+    if model.cfg.output == "lm" and model.cfg.tie_embeddings:
+        total += model.tok_emb.weight.numel()
+    return total
+
+
+def flops_per_token(model: Transformer, seq_len: int) -> float:
+    """Training FLOPs per token, 6·N + 12·Σ_layers(T·H·d_h) (PaLM convention)."""
+    cfg = model.cfg
+    attention = sum(12 * seq_len * h * dh for h, dh in zip(cfg.n_heads, cfg.head_dim))
+    return 6.0 * matmul_weights(model) + float(attention)
+
+
+class _Timed:
+    """One model with a fixed batch, its optimiser, and the timings of each mode."""
+
+    def __init__(self, name: str, cfg: TransformerConfig, tokens: torch.Tensor):
+        self.name = name
+        self.model = Transformer(cfg)
+        self.tokens = tokens  # [B, T]
+        self.optimizer = build_optimizer(self.model, lr=1e-4, weight_decay=0.1)
+        self.params = [p for p in self.model.parameters() if p.requires_grad]
+        self.seconds: dict[str, list[float]] = {"train": [], "inference": []}
+
+    def train_step(self) -> None:
+        self.model.train()
+        logits = self.model(self.tokens)
+        loss = F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), self.tokens[:, 1:].reshape(-1))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.params, 1.0)
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+
+    @torch.no_grad()
+    def inference_step(self) -> None:
+        self.model.eval()
+        self.model(self.tokens)
+
+    def time(self, mode: str, steps: int) -> float:
+        step = self.train_step if mode == "train" else self.inference_step
+        start = time.perf_counter()
+        for _ in range(steps):
+            step()
+        seconds = (time.perf_counter() - start) / steps
+        self.seconds[mode].append(seconds)
+        return seconds
+
+
+def measure_throughput(configs: dict[str, TransformerConfig], settings: ThroughputSettings) -> pd.DataFrame:
+    """Tidy timings: one row per (variant, mode, round) with seconds per step and tokens/s.
+
+    Every model is built from its config after seeding with `settings.seed`, and all see the same
+    random batch of `batch_size` × `seq_len` tokens (the vocabulary of the first config).
+    """
+    if not configs:
+        raise ValueError("measure_throughput needs at least one configuration")
+    torch.set_num_threads(settings.threads)
+    vocab = min(cfg.vocab_size for cfg in configs.values())
+    tokens = torch.randint(0, vocab, (settings.batch_size, settings.seq_len),
+                           generator=torch.Generator().manual_seed(settings.seed))
+    timed = []
+    for name, cfg in configs.items():
+        if cfg.max_seq_len < settings.seq_len:
+            raise ValueError(f"{name}: max_seq_len={cfg.max_seq_len} is shorter than seq_len={settings.seq_len}")
+        torch.manual_seed(settings.seed)
+        timed.append(_Timed(name, cfg, tokens))
+    for entry in timed:
+        for _ in range(settings.warmup_steps):
+            entry.train_step()
+            entry.inference_step()
+    rows = []
+    for round_ in range(settings.rounds):
+        shift = round_ % len(timed)
+        order = timed[shift:] + timed[:shift]
+        for mode in ("train", "inference"):
+            for position, entry in enumerate(order):
+                seconds = entry.time(mode, settings.timed_steps)
+                rows.append(dict(variant=entry.name, mode=mode, round=round_, position=position,
+                                 seconds_per_step=seconds, tokens_per_s=settings.tokens_per_step / seconds))
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def model_facts(configs: dict[str, TransformerConfig], seq_len: int) -> pd.DataFrame:
+    """Per variant: trainable parameters, matmul weights and model FLOPs per token (train, inference)."""
+    rows = []
+    for name, cfg in configs.items():
+        model = Transformer(cfg)
+        train_flops = flops_per_token(model, seq_len)
+        rows.append(dict(variant=name, block=cfg.block, norm=cfg.norm, parameters=count_parameters(model),
+                         matmul_weights=matmul_weights(model), train_flops_per_token=train_flops,
+                         inference_flops_per_token=train_flops / 3.0))
+    return pd.DataFrame(rows)
+
+
+def summarize(timings: pd.DataFrame, reference: str) -> pd.DataFrame:
+    """Median tokens/s per (variant, mode) over rounds, and the ratio to `reference`'s median."""
+    if reference not in set(timings["variant"]):
+        raise ValueError(f"reference variant {reference!r} was not timed; timed: {sorted(set(timings['variant']))}")
+    medians = timings.groupby(["variant", "mode"], sort=False)["tokens_per_s"].median().rename("tokens_per_s")
+    out = medians.reset_index()
+    ref = out[out["variant"] == reference].set_index("mode")["tokens_per_s"]
+    out["speed_vs_reference"] = out["tokens_per_s"] / out["mode"].map(ref)
+    return out
+
+
+def settings_dict(settings: ThroughputSettings) -> dict:
+    return asdict(settings)
+
+
+__all__ = [
+    "COLUMNS",
+    "ThroughputSettings",
+    "flops_per_token",
+    "matmul_weights",
+    "measure_throughput",
+    "model_facts",
+    "settings_dict",
+    "summarize",
+]

@@ -1,0 +1,52 @@
+"""One row per run configuration: the resolved block spec and the training settings that tell
+variants apart, so figures and claims can group runs by what they are (β, W_init, LR ratio, ...)
+instead of parsing variant names.
+
+Columns: variant, every `TransformerConfig` field that is a plain value (block, norm, d_model, ...),
+every `BlockSpec` field prefixed `spec_` (spec_reparam_beta, spec_reparam_init, ...), the training
+fields lr, steps, batch_size, schedule, lr_multipliers (JSON text), and `value_proj_lr_ratio`: the
+LR multiplier that applies to the value/projection matrices (1 where no pattern matches them).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+
+import pandas as pd
+
+from repro.models import config_from_dict
+
+# Parameter names the value/projection LR ratio is read for (first layer's W^V and a later W^P).
+_VALUE_PROJ_NAMES = ("blocks.1.attn.value.delta", "blocks.1.attn.proj.delta", "blocks.1.attn.value.weight")
+TRAIN_FIELDS = ("lr", "steps", "batch_size", "schedule")
+
+
+def value_proj_lr_ratio(lr_multipliers: dict[str, float]) -> float:
+    """The multiplier the first matching pattern gives the value/projection matrices (1.0 if none)."""
+    for pattern, factor in lr_multipliers.items():
+        if any(re.search(pattern, name) for name in _VALUE_PROJ_NAMES):
+            return float(factor)
+    return 1.0
+
+
+def variant_table(specs: dict[str, dict]) -> pd.DataFrame:
+    """specs: {variant: {"model": TransformerConfig fields, "train": TrainConfig fields}}."""
+    rows = []
+    for variant, spec in specs.items():
+        cfg = config_from_dict(dict(spec["model"]), where=f"{variant}.model")
+        row = {"variant": variant}
+        for name, value in cfg.to_dict().items():
+            if isinstance(value, (str, int, float, bool)) or value is None:
+                row[name] = value
+        for field in dataclasses.fields(cfg.block_spec):
+            row[f"spec_{field.name}"] = getattr(cfg.block_spec, field.name)
+        train = spec.get("train", {})
+        for name in TRAIN_FIELDS:
+            row[name] = train.get(name)
+        multipliers = train.get("lr_multipliers", {}) or {}
+        row["lr_multipliers"] = json.dumps(multipliers, sort_keys=True)
+        row["value_proj_lr_ratio"] = value_proj_lr_ratio(multipliers)
+        rows.append(row)
+    return pd.DataFrame(rows)

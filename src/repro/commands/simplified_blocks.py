@@ -1,0 +1,160 @@
+"""`python -m repro simplified_blocks <action>`: the analyses of "Simplifying Transformer Blocks".
+
+    structure   block inventories, exact identities at initialisation, parameter counts and the
+                learning-rate duality, as three tidy CSVs (Figs 1, 9, 10, 11, Table 1)
+    variants    what each configured variant is (resolved block spec, LR settings), one row each
+    throughput  training and inference tokens/s of several variants, timed interleaved (Fig 5,
+                Table 1)
+    gains       trajectories of the trainable gains of runs trained with log_gains (Figs 4, 16-22)
+
+Model settings arrive as JSON: {variant: TransformerConfig fields}, exactly what the training
+runs of those variants are built from (see workflow/rules/simplified_blocks_common.smk).
+
+The module also holds the semantic check of the config section (`check_section`), registered in
+repro.pipeline.configcheck.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("simplified_blocks", help="analyses of 'Simplifying Transformer Blocks'")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    structure = actions.add_parser("structure", help="inventories, exact identities at init, parameter counts")
+    structure.add_argument("--models", required=True, help="JSON {variant: model fields} at this scale")
+    structure.add_argument("--paper-size", required=True,
+                           help="JSON model fields that turn a variant into the paper's size (param counts only)")
+    structure.add_argument("--out-inventory", required=True)
+    structure.add_argument("--out-checks", required=True)
+    structure.add_argument("--out-params", required=True)
+    structure.add_argument("--seed", type=int, default=0)
+    structure.add_argument("--threads", type=int, default=1)
+    structure.set_defaults(func=structure_cmd)
+
+    variants = actions.add_parser("variants", help="one row per variant: its resolved block spec and training settings")
+    variants.add_argument("--specs", required=True, help="JSON {variant: {model: {...}, train: {...}}}")
+    variants.add_argument("--out", required=True)
+    variants.set_defaults(func=variants_cmd)
+
+    throughput = actions.add_parser("throughput", help="interleaved train/inference tokens/s")
+    throughput.add_argument("--models", required=True, help="JSON {variant: model fields}")
+    throughput.add_argument("--settings", required=True, help="JSON ThroughputSettings fields")
+    throughput.add_argument("--reference", default="pre_ln", help="variant the speed ratios refer to")
+    throughput.add_argument("--out-timings", required=True)
+    throughput.add_argument("--out-models", required=True)
+    throughput.set_defaults(func=throughput_cmd)
+
+    gains = actions.add_parser("gains", help="gain trajectories of runs trained with log_gains")
+    gains.add_argument("--runs", nargs="+", required=True, help="run directories (…/<variant>/seed<k>)")
+    gains.add_argument("--out", required=True)
+    gains.set_defaults(func=gains_cmd)
+
+
+def _write(df, path: str) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(path, index=False, float_format="%.6g", lineterminator="\n")
+
+
+def _configs(text: str) -> dict:
+    from repro.models import config_from_dict
+
+    return {name: config_from_dict(values, where=name) for name, values in json.loads(text).items()}
+
+
+# -- structure ----------------------------------------------------------------------------------
+
+
+def structure_cmd(args: argparse.Namespace) -> int:
+    import torch
+
+    from repro.analysis import structure_checks
+
+    torch.set_num_threads(args.threads)
+    configs = _configs(args.models)
+    paper_size = json.loads(args.paper_size)
+    inventory, checks, params = structure_checks.run_all(configs, paper_size, seed=args.seed)
+    _write(inventory, args.out_inventory)
+    _write(checks, args.out_checks)
+    _write(params, args.out_params)
+    failed = checks[~checks["passed"]]
+    print(f"{len(checks)} structural checks, {len(failed)} outside tolerance", file=sys.stderr)
+    for row in failed.itertuples():
+        print(f"  {row.check} [{row.setting}]: {row.value:.3g} > {row.tolerance:.3g}", file=sys.stderr)
+    return 0
+
+
+# -- variants -----------------------------------------------------------------------------------
+
+
+def variants_cmd(args: argparse.Namespace) -> int:
+    from repro.analysis.variant_table import variant_table
+
+    _write(variant_table(json.loads(args.specs)), args.out)
+    return 0
+
+
+# -- throughput ---------------------------------------------------------------------------------
+
+
+def throughput_cmd(args: argparse.Namespace) -> int:
+    from repro.analysis.throughput import ThroughputSettings, measure_throughput, model_facts, summarize
+
+    configs = _configs(args.models)
+    settings = ThroughputSettings(**json.loads(args.settings))
+    timings = measure_throughput(configs, settings)
+    facts = model_facts(configs, settings.seq_len)
+    summary = summarize(timings, args.reference)
+    facts = facts.merge(summary.pivot(index="variant", columns="mode", values="speed_vs_reference")
+                        .add_prefix("speed_").reset_index(), on="variant")
+    for key, value in settings.__dict__.items():
+        facts[key] = value
+    _write(timings, args.out_timings)
+    _write(facts, args.out_models)
+    print(summary.to_string(index=False), file=sys.stderr)
+    return 0
+
+
+# -- gains --------------------------------------------------------------------------------------
+
+
+def gains_cmd(args: argparse.Namespace) -> int:
+    from repro.analysis.gain_trajectories import collect_gain_trajectories
+
+    _write(collect_gain_trajectories(args.runs), args.out)
+    return 0
+
+
+# -- config check -------------------------------------------------------------------------------
+
+
+def check_section(config: dict, paper: str) -> list[str]:
+    """The language-model checks of every variant and figure, plus this section's own keys: the
+    measured `blocks` must be defined variants and include pre_ln (the reference of the speed
+    ratios), and every block must still be a valid model at `paper_size`."""
+    from repro.models import ConfigError, config_from_dict
+    from repro.pipeline.configcheck import check_lm_section, merged_run_config
+
+    problems = check_lm_section(config, paper)
+    section = config[paper]
+    blocks = section.get("blocks", [])
+    for variant in blocks:
+        if variant not in section["variants"]:
+            problems.append(
+                f"config key {paper}.blocks names {variant!r}, which is not defined under "
+                f"{paper}.variants (defined: {', '.join(section['variants'])})"
+            )
+        elif not problems:
+            model = dict(merged_run_config(config, paper, variant, 0)["model"], **section.get("paper_size", {}))
+            try:
+                config_from_dict(model, where="")
+            except (ConfigError, TypeError) as err:
+                problems.append(f"config key {paper}.paper_size does not fit block {variant!r}: {str(err).removeprefix(': ')}")
+    if blocks and "pre_ln" not in blocks:
+        problems.append(f"config key {paper}.blocks must include pre_ln, the reference of the speed ratios")
+    return problems

@@ -1,0 +1,73 @@
+"""Plots of gain trajectories over training (He & Hofmann 2024, Figs 4, 16-22).
+
+Both functions take the tidy table of `repro.analysis.gain_trajectories` (variant, seed, step,
+layer, symbol, head, value) and draw one line per layer, coloured along a sequential colormap from
+the first layer to the last, averaged over seeds (and over heads for per-head gains).
+"""
+
+from __future__ import annotations
+
+import matplotlib as mpl
+import pandas as pd
+
+from repro.analysis.gain_trajectories import ratios
+
+SYMBOL_TEX = {
+    "alpha": r"$\alpha$",
+    "beta": r"$\beta$",
+    "gamma": r"$\gamma$",
+    "beta_FF": r"$\beta_{FF}$",
+    "alpha_FF": r"$\alpha_{FF}$",
+    "beta_SA": r"$\beta_{SA}$",
+}
+
+
+def layer_colours(n_layers: int) -> list:
+    cmap = mpl.colormaps["viridis"]
+    return [cmap(i / max(1, n_layers - 1) * 0.9) for i in range(n_layers)]
+
+
+def plot_ratio_trajectories(axes, gains: pd.DataFrame, threshold: float = 0.05) -> pd.DataFrame:
+    """β_V/α_V on axes[0] and β_P/α_P on axes[1], one line per layer (mean over seeds, band = seed range).
+
+    Returns the ratio table that was drawn (variant, seed, step, layer, matrix, ratio).
+    """
+    table = ratios(gains)
+    layers = sorted(table["layer"].unique())
+    colours = layer_colours(len(layers))
+    for ax, matrix in zip(axes, ("V", "P")):
+        rows = table[table["matrix"] == matrix]
+        for colour, layer in zip(colours, layers):
+            by_step = rows[rows["layer"] == layer].groupby("step")["ratio"]
+            mean = by_step.mean()
+            ax.plot(mean.index, mean.values, color=colour, label=f"layer {layer + 1}", marker=None)
+            if rows["seed"].nunique() > 1:
+                ax.fill_between(mean.index, by_step.min().values, by_step.max().values, color=colour, alpha=0.15, lw=0)
+        ax.axhline(threshold, color="#999999", lw=0.8, ls=":")
+        ax.axhline(0.0, color="#333333", lw=0.6)
+        ax.set_xlabel("training step")
+        ax.set_ylabel(rf"$\beta_{matrix} / \alpha_{matrix}$")
+        ax.set_title(f"$W^{matrix}$")
+    return table
+
+
+def plot_gain_trajectories(ax, gains: pd.DataFrame, symbol: str) -> pd.DataFrame:
+    """One line per layer of `symbol` (mean over heads and seeds), band = ±1 sd across heads.
+
+    Returns the per-(step, layer) summary that was drawn.
+    """
+    rows = gains[gains["symbol"] == symbol]
+    if rows.empty:
+        raise ValueError(f"no gain {symbol!r} in the table; present: {sorted(set(gains['symbol']))}")
+    per_head = rows.groupby(["step", "layer", "head"])["value"].mean().reset_index()  # mean over seeds
+    summary = per_head.groupby(["step", "layer"])["value"].agg(["mean", "std"]).fillna(0.0).reset_index()
+    layers = sorted(summary["layer"].unique())
+    for colour, layer in zip(layer_colours(len(layers)), layers):
+        line = summary[summary["layer"] == layer]
+        ax.plot(line["step"], line["mean"], color=colour, label=f"layer {layer + 1}")
+        if (line["std"] > 0).any():
+            ax.fill_between(line["step"], line["mean"] - line["std"], line["mean"] + line["std"], color=colour,
+                            alpha=0.15, lw=0)
+    ax.set_xlabel("training step")
+    ax.set_ylabel(SYMBOL_TEX.get(symbol, symbol))
+    return summary

@@ -1,0 +1,50 @@
+# Helpers of the simplified_blocks rules (functions only; the rules are in simplified_blocks.smk).
+import json
+
+from repro.pipeline.configcheck import merged_run_config
+
+SB = "simplified_blocks"
+SB_CFG = config[SB]
+SB_RUNS = f"{RESULTS}/{SB}/runs"
+SB_DATA = f"{RESULTS}/{SB}/data"
+
+
+def sb_run_spec(wildcards):
+    """The JSON spec of one training run (shared settings merged with the variant's)."""
+    return run_spec(SB, wildcards.variant, wildcards.seed)
+
+
+def sb_figure_runs(wildcards):
+    """Final weights of every (variant, seed) run that figure `item` trains."""
+    return figure_runs(SB, wildcards.item)
+
+
+def sb_models_json(variants):
+    """JSON {variant: TransformerConfig fields}, exactly as those variants' runs build them."""
+    return json.dumps({v: merged_run_config(config, SB, v, 0)["model"] for v in variants}, sort_keys=True)
+
+
+def sb_blocks_json(wildcards):
+    return sb_models_json(SB_CFG["blocks"])
+
+
+def sb_specs_json(wildcards):
+    """JSON {variant: {model, train}} of every defined variant (for the variants table)."""
+    specs = {}
+    for variant in SB_CFG["variants"]:
+        spec = merged_run_config(config, SB, variant, 0)
+        specs[variant] = {"model": spec["model"], "train": spec["train"]}
+    return json.dumps(specs, sort_keys=True)
+
+
+def sb_paper_size_json(wildcards):
+    return json.dumps(SB_CFG["paper_size"], sort_keys=True)
+
+
+def sb_throughput_json(wildcards):
+    """ThroughputSettings: the config's benchmark settings at the training sequence length."""
+    return json.dumps(dict(SB_CFG["throughput"], seq_len=SB_CFG["model"]["max_seq_len"]), sort_keys=True)
+
+
+def sb_data(name):
+    return f"{SB_DATA}/{name}"
