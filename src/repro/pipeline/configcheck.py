@@ -158,9 +158,11 @@ def merged_run_config(config: dict, paper: str, variant: str, seed: int) -> dict
 # Each paper registers its own line below.
 SECTION_CHECKS: dict[str, Callable[[dict, str], list[str]]] = {}
 SECTION_CHECKS["simplified_blocks"] = check_lm_section
+from repro.synthetic_runs import check_config_section as check_sixteen_heads_section  # noqa: E402
+SECTION_CHECKS["sixteen_heads"] = check_sixteen_heads_section
 from repro.ensemble_runs import check_config_section as check_layer_diversity_section  # noqa: E402
 SECTION_CHECKS["layer_diversity"] = check_layer_diversity_section
-from repro.commands.param_allocation import check_section as check_param_allocation_section  # noqa: E402
-SECTION_CHECKS["param_allocation"] = check_param_allocation_section
 from repro.commands.simplified_blocks import check_section as check_simplified_blocks_section  # noqa: E402
 SECTION_CHECKS["simplified_blocks"] = check_simplified_blocks_section
+from repro.commands.param_allocation import check_section as check_param_allocation_section  # noqa: E402
+SECTION_CHECKS["param_allocation"] = check_param_allocation_section

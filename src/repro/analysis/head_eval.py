@@ -1,0 +1,245 @@
+"""Scoring a model of the family under head masks, on fixed evaluation sets.
+
+An evaluator holds a trained model and named evaluation sets ("test", "test_ood", ...) and answers
+``evaluate(masks, split) -> Evaluation``: the corpus score (in points, 0-100) and per-example
+statistics whose sums give that score, so that paired significance tests and bootstrap resamples
+need no second pass. Both evaluators share everything the unmasked model computes:
+
+- `ClassifierEvaluator` (a `Transformer` classifier; accuracy, F1 or Matthews correlation): the
+  residual stream entering every layer under the full model is cached per set, and a masked
+  forward starts at the first layer whose mask differs from all ones (single-head and
+  keep-one-head sweeps then cost half a forward on average).
+- `TranslationEvaluator` (an `EncoderDecoder`; corpus BLEU of greedy decodes, sacrebleu on token
+  ids): the encoder output of the full model is cached per set and reused whenever the Enc-Enc
+  mask is whole; decoding caches keys and values (repro.analysis.decoding).
+
+Masks are ``{type: [layers, heads]}`` as in repro.analysis.heads (None = the full model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from repro.analysis import heads as H
+from repro.analysis.bleu import bleu_from_stats, ids_to_text, sentence_stats
+from repro.analysis.decoding import cached_greedy_decode
+from repro.analysis.significance import bootstrap_indices, mcnemar_p, paired_bootstrap_p, paired_bleu_p
+from repro.models import EncoderDecoder, Transformer
+
+CLASSIFICATION_METRICS = ("accuracy", "f1", "mcc")
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """score: the corpus metric in points (0-100); stats: per-example statistics [N, k]."""
+
+    score: float
+    stats: np.ndarray
+
+
+# --------------------------------------------------------------------------- classification metrics
+
+
+def confusion_stats(predictions: np.ndarray, labels: np.ndarray, n_classes: int) -> np.ndarray:
+    """One-hot confusion entries per example, [N, C·C] (entry label·C + prediction)."""
+    out = np.zeros((len(labels), n_classes * n_classes), dtype=np.int64)
+    out[np.arange(len(labels)), np.asarray(labels) * n_classes + np.asarray(predictions)] = 1
+    return out
+
+
+def classification_score(confusion: np.ndarray, metric: str, n_classes: int) -> np.ndarray:
+    """Metric in points from summed confusion entries [..., C·C]: accuracy, F1 (of class 1, binary
+    tasks) or Matthews correlation (multi-class form, Gorodkin 2004)."""
+    c = np.asarray(confusion, dtype=np.float64).reshape(*np.shape(confusion)[:-1], n_classes, n_classes)
+    total = c.sum(axis=(-2, -1))
+    correct = np.trace(c, axis1=-2, axis2=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if metric == "accuracy":
+            return 100.0 * correct / total
+        if metric == "f1":
+            if n_classes != 2:
+                raise ValueError("F1 is defined here for binary tasks (positive class 1)")
+            tp, fp, fn = c[..., 1, 1], c[..., 0, 1], c[..., 1, 0]
+            denom = 2 * tp + fp + fn
+            return np.where(denom > 0, 100.0 * 2 * tp / np.where(denom > 0, denom, 1), 0.0)
+        if metric == "mcc":
+            true_k, pred_k = c.sum(axis=-1), c.sum(axis=-2)  # [..., C]
+            cov_xy = correct * total - (true_k * pred_k).sum(axis=-1)
+            cov_xx = total**2 - (pred_k**2).sum(axis=-1)
+            cov_yy = total**2 - (true_k**2).sum(axis=-1)
+            denom = np.sqrt(cov_xx * cov_yy)
+            return np.where(denom > 0, 100.0 * cov_xy / np.where(denom > 0, denom, 1), 0.0)
+    raise ValueError(f"unknown metric {metric!r}; choose one of: {', '.join(CLASSIFICATION_METRICS)}")
+
+
+# --------------------------------------------------------------------------- evaluators
+
+
+class ClassifierEvaluator:
+    """A `Transformer` classifier on fixed sets {name: (input_ids [N,T], labels [N])} (see module docstring)."""
+
+    def __init__(self, model: Transformer, sets: Mapping[str, tuple[torch.Tensor, torch.Tensor]], *,
+                 metric: str = "accuracy", pad_id: int = 0, batch_size: int = 500,
+                 bootstrap_resamples: int = 1000, bootstrap_seed: int = 0):
+        if not isinstance(model, Transformer) or model.cfg.output != "classifier":
+            raise TypeError("ClassifierEvaluator needs a Transformer with output='classifier'")
+        if metric not in CLASSIFICATION_METRICS:
+            raise ValueError(f"unknown metric {metric!r}; choose one of: {', '.join(CLASSIFICATION_METRICS)}")
+        self.model = model.eval()
+        self.metric = metric
+        self.n_classes = int(model.cfg.n_classes)
+        self.pad_id = pad_id
+        self.batch_size = batch_size
+        self.sets = {name: (ids, labels.numpy()) for name, (ids, labels) in sets.items()}
+        self._resample_seed = (bootstrap_resamples, bootstrap_seed)
+        self._resid: dict[str, list[torch.Tensor]] = {}  # per set: residual entering each layer, full model
+
+    def set_names(self) -> list[str]:
+        return list(self.sets)
+
+    def _residuals(self, name: str) -> list[torch.Tensor]:
+        if name not in self._resid:
+            ids, _ = self._set(name)
+            layers = range(self.model.cfg.n_layers)
+            wanted = [f"blocks.{layer}.hook_resid_pre" for layer in layers]
+            chunks: dict[str, list[torch.Tensor]] = {w: [] for w in wanted}
+            with torch.no_grad():
+                for rows in _batches(len(ids), self.batch_size):
+                    _, cache = self.model.run_with_cache(ids[rows], names=wanted, padding_mask=ids[rows] != self.pad_id)
+                    for w in wanted:
+                        chunks[w].append(cache[w])
+            self._resid[name] = [torch.cat(chunks[w]) for w in wanted]
+        return self._resid[name]
+
+    def _set(self, name: str):
+        if name not in self.sets:
+            raise KeyError(f"no evaluation set {name!r}; the evaluator has {', '.join(self.sets)}")
+        return self.sets[name]
+
+    @torch.no_grad()
+    def logits(self, masks: Mapping[str, torch.Tensor] | None, name: str) -> torch.Tensor:
+        """Class logits [N, C] of a set under ``masks``, starting at the first changed layer."""
+        ids, _ = self._set(name)
+        mask = None if masks is None else masks[H.SELF]
+        start = None if masks is None else H.first_changed_layer(masks, H.SELF)
+        model = self.model
+        n_layers = model.cfg.n_layers
+        start = n_layers if start is None else start
+        resid = self._residuals(name)[start] if start < n_layers else None
+        out = []
+        for rows in _batches(len(ids), self.batch_size):
+            padding = ids[rows] != self.pad_id
+            if start == n_layers:  # nothing masked: the last cached residual is one layer short
+                out.append(model(ids[rows], padding_mask=padding))
+                continue
+            x = resid[rows]
+            for layer in range(start, n_layers):
+                x = model.blocks[layer](x, head_mask=mask[layer], padding_mask=padding)
+            # The tail of Transformer.forward (tests check the two agree).
+            x = model.hook_resid_final(x)
+            if model.final_norm is not None:
+                x = model.final_norm(x)
+            out.append(model.head(x, padding))
+        return torch.cat(out)
+
+    def evaluate(self, masks: Mapping[str, torch.Tensor] | None, name: str) -> Evaluation:
+        _, labels = self._set(name)
+        predictions = self.logits(masks, name).argmax(dim=-1).numpy()
+        stats = confusion_stats(predictions, labels, self.n_classes)
+        return Evaluation(float(classification_score(stats.sum(axis=0), self.metric, self.n_classes)), stats)
+
+    def p_value(self, base: Evaluation, other: Evaluation) -> float:
+        """McNemar's exact test for accuracy; paired bootstrap for F1 and MCC."""
+        if self.metric == "accuracy":
+            diagonal = np.arange(self.n_classes) * (self.n_classes + 1)
+            return mcnemar_p(base.stats[:, diagonal].sum(axis=1), other.stats[:, diagonal].sum(axis=1))
+        n_resamples, seed = self._resample_seed
+        indices = bootstrap_indices(len(base.stats), n_resamples, seed)
+        return paired_bootstrap_p(base.stats, other.stats,
+                                  lambda s: classification_score(s, self.metric, self.n_classes), indices)
+
+
+class TranslationEvaluator:
+    """An `EncoderDecoder` on fixed sets {name: (src [N,S], tgt [N,T] = BOS y EOS PAD...)}; corpus BLEU."""
+
+    metric = "bleu"
+
+    def __init__(self, model: EncoderDecoder, sets: Mapping[str, tuple[torch.Tensor, torch.Tensor]], *,
+                 bos_id: int, eos_id: int, pad_id: int = 0, extra_tokens: int = 8, batch_size: int = 500,
+                 bootstrap_resamples: int = 1000, bootstrap_seed: int = 0):
+        if not isinstance(model, EncoderDecoder):
+            raise TypeError("TranslationEvaluator needs an EncoderDecoder")
+        self.model = model.eval()
+        self.bos_id, self.eos_id, self.pad_id = bos_id, eos_id, pad_id
+        self.batch_size = batch_size
+        self.extra_tokens = extra_tokens
+        self.sets = {}
+        for name, (src, tgt) in sets.items():
+            references = [ids_to_text(row[1:], stop_ids=[eos_id], skip_ids=[pad_id, bos_id]) for row in tgt.tolist()]
+            self.sets[name] = (src, references, tgt.shape[1] - 1)
+        self._resample = (bootstrap_resamples, bootstrap_seed)
+        self._indices: dict[int, np.ndarray] = {}
+        self._memory: dict[str, list[torch.Tensor]] = {}
+
+    def set_names(self) -> list[str]:
+        return list(self.sets)
+
+    def _set(self, name: str):
+        if name not in self.sets:
+            raise KeyError(f"no evaluation set {name!r}; the evaluator has {', '.join(self.sets)}")
+        return self.sets[name]
+
+    def max_len(self, name: str) -> int:
+        """Decoding budget: the longest reference (with EOS) plus ``extra_tokens``, within the positions."""
+        _, _, longest = self._set(name)
+        return min(longest + self.extra_tokens, self.model.decoder.cfg.max_seq_len)
+
+    @torch.no_grad()
+    def decode(self, masks: Mapping[str, torch.Tensor] | None, name: str) -> list[str]:
+        """Greedy hypotheses of a set under ``masks``, as token-id strings."""
+        src, _, _ = self._set(name)
+        head_mask = H.model_mask(self.model, masks)
+        reuse_memory = masks is None or H.first_changed_layer(masks, "enc_self") is None
+        if reuse_memory and name not in self._memory:
+            self._memory[name] = [
+                self.model.encode(src[rows], src[rows] != self.pad_id) for rows in _batches(len(src), self.batch_size)
+            ]
+        hypotheses = []
+        for index, rows in enumerate(_batches(len(src), self.batch_size)):
+            batch = src[rows]
+            out = cached_greedy_decode(
+                self.model, batch, self.bos_id, self.eos_id, self.max_len(name),
+                src_padding_mask=batch != self.pad_id, head_mask=head_mask,
+                memory=self._memory[name][index] if reuse_memory else None,
+            )
+            hypotheses += [ids_to_text(row, stop_ids=[self.eos_id], skip_ids=[self.pad_id, self.bos_id]) for row in out.tolist()]
+        return hypotheses
+
+    def evaluate(self, masks: Mapping[str, torch.Tensor] | None, name: str) -> Evaluation:
+        _, references, _ = self._set(name)
+        stats = sentence_stats(self.decode(masks, name), references)
+        return Evaluation(float(bleu_from_stats(stats.sum(axis=0))), stats)
+
+    def p_value(self, base: Evaluation, other: Evaluation) -> float:
+        """Paired bootstrap resampling of BLEU (Koehn 2004; sacrebleu's paired_bs statistic)."""
+        n = len(base.stats)
+        if n not in self._indices:
+            n_resamples, seed = self._resample
+            self._indices[n] = bootstrap_indices(n, n_resamples, seed)
+        return paired_bleu_p(base.stats, other.stats, self._indices[n])
+
+
+def make_evaluator(model, sets, **kwargs):
+    """The evaluator for ``model``'s kind (classifier or translator)."""
+    if isinstance(model, EncoderDecoder):
+        return TranslationEvaluator(model, sets, **kwargs)
+    return ClassifierEvaluator(model, sets, **kwargs)
+
+
+def _batches(n: int, size: int):
+    for start in range(0, n, size):
+        yield slice(start, min(start + size, n))

@@ -1,0 +1,111 @@
+"""Ablation sweeps over the heads of a model, written as tidy tables (Michel et al. 2019, §3-4).
+
+All sweeps take an evaluator of repro.analysis.head_eval and return a DataFrame with one row per
+(condition, evaluation set): the score in points, the unmasked baseline on the same set, Δ =
+score − baseline, and the paired-test p-value against the baseline.
+
+- `single_head_ablation`: remove exactly one head (every head, every set; §3.2, Fig. 1, Table 1).
+- `keep_one_head`: in one (type, layer), remove every head but one; all other layers stay whole
+  (§3.3, Tables 2, 3, 5, 6). `best_kept_heads` then picks, per (type, layer), the kept head with
+  the best score on one set and reports its Δ and p-value on another (the same set for Tables 2-3,
+  a held-out one for Tables 5-6); ties go to the lowest head id.
+- `pruning_curve`: remove the first k heads of a global order, for nested k (§4.2, Fig. 3); the
+  orders come from `order_by_score` (importance ascending; oracle: single-ablation Δ descending)
+  or `random_order`. `pruning_counts` gives k per level: BERT floors ⌊N·p/100⌋, the MT code
+  takes the ceiling ⌈N·p/100⌉ (catalog §4.6). No layer keeps a minimum of heads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from repro.analysis import heads as H
+from repro.analysis.head_summaries import best_kept_heads  # noqa: F401  (re-exported: part of the sweep API)
+
+ROUNDING = ("floor", "ceil")
+
+
+def baselines(evaluator, sets: Sequence[str]) -> dict:
+    """The unmasked model's Evaluation on every set."""
+    return {name: evaluator.evaluate(None, name) for name in sets}
+
+
+def _row(evaluator, base, result, **fields) -> dict:
+    return dict(fields, score=result.score, baseline=base.score, delta=result.score - base.score,
+                p_value=evaluator.p_value(base, result), n_examples=len(result.stats))
+
+
+def single_head_ablation(model, evaluator, sets: Sequence[str], base: Mapping | None = None,
+                         heads: Iterable[H.HeadId] | None = None) -> pd.DataFrame:
+    """Score with each head removed alone, on every set in ``sets``."""
+    base = dict(base) if base is not None else baselines(evaluator, sets)
+    rows = []
+    for kind, layer, head in (H.all_heads(model) if heads is None else heads):
+        masks = H.masks_without(model, [(kind, layer, head)])
+        for name in sets:
+            rows.append(_row(evaluator, base[name], evaluator.evaluate(masks, name),
+                             type=kind, layer=layer, head=head, set=name))
+    return pd.DataFrame(rows)
+
+
+def keep_one_head(model, evaluator, sets: Sequence[str], base: Mapping | None = None) -> pd.DataFrame:
+    """Score with only head ``head`` left in (type, layer), for every head, on every set."""
+    base = dict(base) if base is not None else baselines(evaluator, sets)
+    rows = []
+    for kind, layer, head in H.all_heads(model):
+        masks = H.masks_keeping_one(model, kind, layer, head)
+        for name in sets:
+            rows.append(_row(evaluator, base[name], evaluator.evaluate(masks, name),
+                             type=kind, layer=layer, kept_head=head, set=name))
+    return pd.DataFrame(rows)
+
+
+def pruning_counts(n_heads: int, percents: Sequence[int], rounding: str) -> list[int]:
+    """Heads removed at each level: ⌊N·p/100⌋ ("floor", BERT) or ⌈N·p/100⌉ ("ceil", fairseq),
+    in integer arithmetic (so 288·10/100 = 28.8 gives exactly 28 or 29)."""
+    if rounding not in ROUNDING:
+        raise ValueError(f"rounding={rounding!r}; choose one of: {', '.join(ROUNDING)}")
+    if any(not isinstance(p, (int, np.integer)) or not 0 <= p <= 100 for p in percents):
+        raise ValueError(f"pruning percentages must be integers in [0, 100], got {list(percents)}")
+    if rounding == "floor":
+        return [n_heads * int(p) // 100 for p in percents]
+    return [-(-n_heads * int(p) // 100) for p in percents]
+
+
+def order_by_score(scores: Mapping[H.HeadId, float], ascending: bool = True) -> list[H.HeadId]:
+    """Heads sorted by score (ties and NaN-free; ties keep the (type, layer, head) order)."""
+    items = sorted(scores.items(), key=lambda item: _type_rank(item[0]))
+    values = np.array([value for _, value in items], dtype=np.float64)
+    if np.isnan(values).any():
+        raise ValueError("scores contain NaN; every head needs a score to be ordered")
+    order = np.argsort(values if ascending else -values, kind="stable")
+    return [items[i][0] for i in order]
+
+
+def _type_rank(head: H.HeadId) -> tuple:
+    kind, layer, index = head
+    return (H.TYPE_ORDER.index(kind), layer, index)
+
+
+def random_order(heads: Sequence[H.HeadId], seed: int) -> list[H.HeadId]:
+    """A uniformly random order of ``heads`` from a seeded generator."""
+    ordered = sorted(heads, key=_type_rank)
+    permutation = np.random.default_rng(seed).permutation(len(ordered))
+    return [ordered[i] for i in permutation]
+
+
+def pruning_curve(model, evaluator, order: Sequence[H.HeadId], counts: Sequence[int], set_name: str,
+                  base=None) -> pd.DataFrame:
+    """Score after removing the first k heads of ``order`` for each k in ``counts`` (nested sets)."""
+    base = base if base is not None else evaluator.evaluate(None, set_name)
+    rows = []
+    for k in counts:
+        if k > len(order):
+            raise ValueError(f"cannot remove {k} heads: the order has {len(order)}")
+        result = base if k == 0 else evaluator.evaluate(H.masks_without(model, order[:k]), set_name)
+        rows.append(dict(n_pruned=k, set=set_name, score=result.score, baseline=base.score,
+                         delta=result.score - base.score))
+    return pd.DataFrame(rows)

@@ -1,0 +1,209 @@
+"""Training runs on the synthetic task families (repro.data.synthetic): classifiers and translators.
+
+Two model families, one run spec each:
+  cls  a bidirectional classifier on a pooled token (the BERT analogue): a `SegmentTransformer`
+       (BERT's token-type embeddings, segments split at the task's SEP token) for vocabularies
+       with a separator, else a plain `Transformer`; the spec's ``model`` is a TransformerConfig
+       dict, and the builder fixes causal=False, output="classifier" and n_classes from the task.
+  s2s  an `EncoderDecoder` (the WMT/IWSLT analogue) whose encoder and decoder share the
+       spec's ``model`` dict; the builder fixes the encoder to causal=False, output="none" and
+       the decoder to causal, cross-attention, output="lm"; embeddings are shared.
+The vocabulary size always comes from the task file.
+
+A run directory holds ``model.json`` ({"family", "sep_id", "configs": {"model"} or
+{"encoder", "decoder"}}),
+written before training, plus the trainer's files (model.safetensors, run.json, ...).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from repro.data.synthetic import TaskData
+from repro.models import EncoderDecoder, Transformer, TransformerConfig, config_from_dict
+from repro.models.segments import SegmentTransformer
+from repro.training import ClassificationTask, Seq2SeqTask, load_weights
+
+FAMILIES = ("cls", "s2s")
+MODEL_FILE = "model.json"
+WEIGHTS_FILE = "model.safetensors"
+
+
+def _check_family(family: str) -> None:
+    if family not in FAMILIES:
+        raise ValueError(f"unknown model family {family!r}; choose one of: {', '.join(FAMILIES)}")
+
+
+def model_configs(family: str, model: dict[str, Any], task: TaskData) -> dict[str, TransformerConfig]:
+    """The TransformerConfig(s) of a run: {"model": cfg} for cls, {"encoder", "decoder"} for s2s."""
+    _check_family(family)
+    values = dict(model, vocab_size=int(task.meta["vocab_size"]))
+    if family == "cls":
+        n_classes = len(task.meta.get("label_names") or [])
+        if n_classes < 2:
+            raise ValueError(f"task {task.name} has no class labels; family 'cls' needs a classification task")
+        return {"model": config_from_dict(dict(values, causal=False, output="classifier", n_classes=n_classes))}
+    if "src" not in next(iter(task.splits.values())):
+        raise ValueError(f"task {task.name} has no src/tgt arrays; family 's2s' needs a translation task")
+    encoder = config_from_dict(dict(values, causal=False, output="none", cross_attention=False), where="encoder")
+    decoder = config_from_dict(dict(values, causal=True, output="lm", cross_attention=True), where="decoder")
+    return {"encoder": encoder, "decoder": decoder}
+
+
+def separator_id(task: TaskData) -> int | None:
+    """The id of the task vocabulary's "<sep>" token, None if it has none."""
+    tokens = task.meta["vocab"]["tokens"]
+    return tokens.index("<sep>") if "<sep>" in tokens else None
+
+
+def build_model(family: str, configs: dict[str, TransformerConfig], sep_id: int | None = None
+                ) -> Transformer | EncoderDecoder:
+    """A fresh model (seed torch's RNG first for a fixed init); cls models with a ``sep_id`` get
+    segment embeddings."""
+    _check_family(family)
+    if family == "cls":
+        cfg = configs["model"]
+        return Transformer(cfg) if sep_id is None else SegmentTransformer(cfg, sep_id=sep_id)
+    return EncoderDecoder(configs["encoder"], configs["decoder"], share_embeddings=True)
+
+
+def check_lengths(family: str, configs: dict[str, TransformerConfig], task: TaskData) -> None:
+    """Every split's sequences must fit the model's positions; raise ValueError naming the split."""
+    for split, arrays in task.splits.items():
+        if family == "cls":
+            widths = {"input_ids": (arrays["input_ids"].shape[1], configs["model"].max_seq_len)}
+        else:
+            widths = {
+                "src": (arrays["src"].shape[1], configs["encoder"].max_seq_len),
+                "tgt": (arrays["tgt"].shape[1], configs["decoder"].max_seq_len),
+            }
+        for name, (width, limit) in widths.items():
+            if width > limit:
+                raise ValueError(
+                    f"task {task.name} split {split!r} has {name} of length {width} > max_seq_len={limit}; "
+                    "raise model.max_seq_len"
+                )
+
+
+def make_task(family: str, task: TaskData, eval_split: str, *, label_smoothing: float = 0.0,
+              pad_id: int = 0, train_rows: torch.Tensor | None = None, eval_batch_size: int = 256):
+    """The library task (ClassificationTask or Seq2SeqTask) on the train split, evaluated on ``eval_split``.
+
+    ``train_rows`` selects a subset of the training examples (all by default).
+    """
+    _check_family(family)
+    train, held = task.tensors("train"), task.tensors(eval_split)
+    if train_rows is not None:
+        train = {k: v[train_rows] for k, v in train.items()}
+    if family == "cls":
+        return ClassificationTask(
+            train["input_ids"], train["labels"], held["input_ids"], held["labels"],
+            train_padding_mask=train["input_ids"] != pad_id, eval_padding_mask=held["input_ids"] != pad_id,
+            eval_batch_size=eval_batch_size,
+        )
+    return Seq2SeqTask(train["src"], train["tgt"], held["src"], held["tgt"], pad_id=pad_id,
+                       label_smoothing=label_smoothing, eval_batch_size=eval_batch_size)
+
+
+def ordered_batches(family: str, arrays: dict[str, torch.Tensor], batch_size: int, pad_id: int = 0):
+    """The examples of ``arrays`` (a split's tensors) in order, in batches laid out as the library
+    tasks lay out theirs (trimmed padding, padding masks, teacher-forcing targets)."""
+    _check_family(family)
+    if family == "cls":
+        ids, labels = arrays["input_ids"], arrays["labels"]
+        task = ClassificationTask(ids, labels, ids, labels, train_padding_mask=ids != pad_id,
+                                  eval_padding_mask=ids != pad_id, eval_batch_size=batch_size)
+    else:
+        src, tgt = arrays["src"], arrays["tgt"]
+        task = Seq2SeqTask(src, tgt, src, tgt, pad_id=pad_id, eval_batch_size=batch_size)
+    return task.eval_batches()
+
+
+def write_run_model(run_dir: str | Path, family: str, configs: dict[str, TransformerConfig],
+                    sep_id: int | None = None) -> None:
+    path = Path(run_dir) / MODEL_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"family": family, "sep_id": sep_id, "configs": {name: cfg.to_dict() for name, cfg in configs.items()}}
+    path.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
+
+
+def read_run_model(run_dir: str | Path) -> tuple[str, dict[str, TransformerConfig], int | None]:
+    """(family, configs, sep_id) of a run directory."""
+    path = Path(run_dir) / MODEL_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: {run_dir} is not a run of a synthetic-task model")
+    payload = json.loads(path.read_text())
+    family = payload.get("family")
+    _check_family(family)
+    configs = {name: config_from_dict(values, where=f"{path}:{name}") for name, values in payload["configs"].items()}
+    return family, configs, payload.get("sep_id")
+
+
+def load_run_model(run_dir: str | Path, weights: str | Path | None = None) -> tuple[str, Transformer | EncoderDecoder]:
+    """(family, trained model in eval mode) of a run directory; ``weights`` picks another weights file
+    (a snapshot) instead of the final model.safetensors."""
+    family, configs, sep_id = read_run_model(run_dir)
+    model = build_model(family, configs, sep_id)
+    load_weights(model, Path(weights) if weights is not None else Path(run_dir) / WEIGHTS_FILE)
+    return family, model.eval()
+
+
+# -- configuration check (repro.pipeline.configcheck calls it before any job starts) ----------
+
+def _task_specs() -> dict[str, tuple[str, set[str], set[str]]]:
+    """{task: (family, split names, parameter names of its generator)}."""
+    from repro.data.synthetic import dyck, nli, paraphrase, sentiment, translation
+
+    return {
+        "nli": ("cls", set(nli.DEFAULT_SIZES), set(nli.DEFAULT_PARAMS)),
+        "sst2": ("cls", set(sentiment.DEFAULT_SIZES), set(sentiment.DEFAULT_PARAMS)),
+        "cola": ("cls", set(dyck.DEFAULT_SIZES), set(dyck.DEFAULT_PARAMS)),
+        "mrpc": ("cls", set(paraphrase.DEFAULT_SIZES), set(paraphrase.DEFAULT_PARAMS)),
+        "mt": ("s2s", set(translation.MT_SIZES), set(translation.DEFAULT_PARAMS)),
+        "iwslt": ("s2s", set(translation.IWSLT_SIZES), set(translation.DEFAULT_PARAMS)),
+    }
+
+
+def check_config_section(config: dict, paper: str) -> list[str]:
+    """Problems of a synthetic-task paper section (tasks, families, analysis) the schema cannot see:
+    each task's family and split names, its selection set, and that every family's model and
+    training settings build."""
+    from repro.data.synthetic import CLS_VOCAB, S2S_VOCAB
+    from repro.models import ConfigError
+    from repro.training.config import TrainConfig
+
+    section = config[paper]
+    problems = []
+    known = _task_specs()
+    vocab = {"cls": CLS_VOCAB.size, "s2s": S2S_VOCAB.size}
+    for name, task in section["tasks"].items():
+        where = f"{paper}.tasks.{name}"
+        family, splits, params = known[name]
+        if task["family"] != family:
+            problems.append(f"config key {where}.family is {task['family']!r}; task {name} needs family {family!r}")
+        unknown = sorted(set(task["sizes"]) - splits)
+        if unknown:
+            problems.append(f"config key {where}.sizes names split(s) {unknown}; task {name} has splits {sorted(splits)}")
+        unknown = sorted(set(task["params"]) - params)
+        if unknown:
+            problems.append(f"config key {where}.params names {unknown}; the {name} generator has {sorted(params)}")
+        if "train" not in task["sizes"] or "test" not in task["sizes"]:
+            problems.append(f"config key {where}.sizes needs the train and test splits")
+        if task["selection"] != "train" and task["selection"] not in task["sizes"]:
+            problems.append(f"config key {where}.selection is {task['selection']!r}; use 'train' or a split listed "
+                            f"in {where}.sizes ({', '.join(task['sizes'])})")
+        settings = section["families"][task["family"]]
+        try:
+            if task["family"] == "cls":
+                config_from_dict(dict(settings["model"], vocab_size=vocab["cls"], causal=False, output="classifier",
+                                      n_classes=2), where="")
+            else:
+                config_from_dict(dict(settings["model"], vocab_size=vocab["s2s"], cross_attention=True), where="")
+            TrainConfig(**dict(settings["train"], steps=task["steps"]))
+        except (ConfigError, ValueError, TypeError) as err:
+            problems.append(f"{paper}.families.{task['family']} with {where}.steps: {str(err).removeprefix(': ')}")
+    return problems

@@ -1,0 +1,126 @@
+"""The claims of sixteen_heads on hand-made tidy tables: thresholds, medians over seeds, majorities."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from repro.pipeline.claims import NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, judge_claim, load_claims
+
+COLUMNS = ["task", "family", "metric", "seed", "experiment", "type", "layer", "head", "set", "source", "score",
+           "baseline", "delta", "p_value", "n_examples"]
+
+
+def ablation_table(single_deltas, keep_deltas, keep_p=0.5, shifted_noise=0.1, seeds=(0, 1, 2)):
+    """A tidy ablation table: per task and seed a baseline of 80, single-ablation Δ as given (test and a
+    correlated shifted set), keep-one Δ per (type, layer) as given for the best head (others 5 lower)."""
+    rows = []
+    rng = np.random.default_rng(0)
+    for task, family, types in (("nli", "cls", ["self"]), ("mt", "s2s", ["enc_self", "cross", "dec_self"])):
+        for seed in seeds:
+            for s in ("test", "shifted", "selection"):
+                rows.append(dict(task=task, family=family, metric="m", seed=seed, experiment="baseline", type="",
+                                 layer=-1, head=-1, set=s, source=s, score=80.0, baseline=80.0, delta=0.0,
+                                 p_value=1.0, n_examples=100))
+            k = 0
+            for kind in types:
+                for layer in range(2):
+                    for head in range(4):
+                        d = single_deltas[task][k % len(single_deltas[task])]
+                        k += 1
+                        for s, value in (("test", d), ("shifted", d + shifted_noise * rng.standard_normal())):
+                            rows.append(dict(task=task, family=family, metric="m", seed=seed, experiment="single",
+                                             type=kind, layer=layer, head=head, set=s, source=s, score=80 + value,
+                                             baseline=80.0, delta=value, p_value=0.5, n_examples=100))
+                        for s in ("test", "selection"):
+                            best = keep_deltas[task].get((kind, layer), 0.0)
+                            value = best if head == 0 else best - 5.0
+                            rows.append(dict(task=task, family=family, metric="m", seed=seed, experiment="keep_one",
+                                             type=kind, layer=layer, head=head, set=s, source=s, score=80 + value,
+                                             baseline=80.0, delta=value, p_value=keep_p, n_examples=100))
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def judge(claim_id, tmp_path, table, scale="laptop", name="ablation.csv"):
+    (tmp_path / "sixteen_heads" / "data").mkdir(parents=True, exist_ok=True)
+    table.to_csv(tmp_path / "sixteen_heads" / "data" / name, index=False)
+    claim = next(c for c in load_claims("sixteen_heads") if c.claim_id == claim_id)
+    return judge_claim(claim, tmp_path, scale)
+
+
+def test_every_claim_has_an_item_of_the_paper():
+    claims = load_claims("sixteen_heads")
+    assert {c.item for c in claims} == {"fig01", "fig02", "fig03", "table01", "table02", "table03", "table05", "table06"}
+    assert len(claims) == 27
+
+
+def test_fraction_of_redundant_heads(tmp_path):
+    ok = ablation_table({"nli": [0.1, -0.2, 0.3, -1.5], "mt": [0.0]}, {"nli": {}, "mt": {}})
+    row = judge("cls_most_heads_redundant", tmp_path, ok)
+    assert row["verdict"] == NOT_REPRODUCED  # 75% within 1 point < 80%
+    assert "0.75" in row["measured"] and row["seeds"] == "3"
+    ok = ablation_table({"nli": [0.1, -0.2, 0.3, 0.0, -1.5], "mt": [0.0]}, {"nli": {}, "mt": {}})
+    assert judge("cls_most_heads_redundant", tmp_path, ok)["verdict"] == REPRODUCED  # 80%
+    assert judge("cls_most_heads_redundant", tmp_path, ok, scale="smoke")["verdict"] == NOT_MEASURABLE
+
+
+def test_some_head_improves_needs_a_positive_delta(tmp_path):
+    table = ablation_table({"nli": [-0.1, -0.2], "mt": [0.0, 0.2]}, {"nli": {}, "mt": {}})
+    assert judge("cls_some_head_improves", tmp_path, table)["verdict"] == NOT_REPRODUCED
+    assert judge("s2s_some_head_improves", tmp_path, table)["verdict"] == REPRODUCED
+
+
+def test_worst_layer_type_by_majority_of_seeds(tmp_path):
+    keep = {"nli": {}, "mt": {("cross", 1): -12.0, ("enc_self", 0): -1.0}}
+    table = ablation_table({"nli": [0.0], "mt": [0.0]}, keep)
+    row = judge("s2s_worst_layer_is_enc_dec", tmp_path, table)
+    assert row["verdict"] == REPRODUCED and "Enc-Dec layer 2 (-12.00)" in row["measured"]
+    keep = {"nli": {}, "mt": {("dec_self", 1): -12.0}}
+    assert judge("s2s_worst_layer_is_enc_dec", tmp_path, ablation_table({"nli": [0.0], "mt": [0.0]}, keep))[
+        "verdict"] == NOT_REPRODUCED
+
+
+def test_held_out_significance_counts_cells(tmp_path):
+    table = ablation_table({"nli": [0.0], "mt": [0.0]}, {"nli": {}, "mt": {}}, keep_p=0.001)
+    assert judge("cls_held_out_layers_unaffected", tmp_path, table)["verdict"] == NOT_REPRODUCED
+    table = ablation_table({"nli": [0.0], "mt": [0.0]}, {"nli": {}, "mt": {}}, keep_p=0.2)
+    assert judge("s2s_held_out_many_cells_unaffected", tmp_path, table)["verdict"] == REPRODUCED
+
+
+def test_cross_domain_correlation(tmp_path):
+    spread = {"nli": list(np.linspace(-3, 1, 8)), "mt": list(np.linspace(-2, 0.5, 24))}
+    table = ablation_table(spread, {"nli": {}, "mt": {}}, shifted_noise=0.05)
+    assert judge("cls_cross_domain_correlation", tmp_path, table)["verdict"] == REPRODUCED
+    flat = ablation_table({"nli": [0.0], "mt": [0.0]}, {"nli": {}, "mt": {}})
+    row = judge("s2s_cross_domain_correlation", tmp_path, flat)
+    assert row["verdict"] == NOT_REPRODUCED and "undefined for every seed" in row["measured"]
+
+
+def pruning_table(curves):
+    """curves: {(task, order): scores per level}; levels 0, 10, ... ; baseline = first score."""
+    rows = []
+    for (task, order), scores in curves.items():
+        for seed in (0, 1):
+            for i, score in enumerate(scores):
+                rows.append(dict(task=task, family="", metric="", seed=seed, scope="all", order=order, order_seed=-1,
+                                 percent=10 * i, n_pruned=i, n_heads=10, set="test", score=score, baseline=scores[0],
+                                 delta=score - scores[0]))
+    return pd.DataFrame(rows)
+
+
+def test_pruning_claims(tmp_path):
+    curves = {
+        ("nli", "importance"): [80, 79.5, 79.2, 78.5, 70, 60, 50, 45, 40, 38, 35],
+        ("nli", "oracle"): [80, 80, 79.8, 79, 75, 65, 55, 45, 40, 38, 35],
+        ("nli", "random"): [80, 78, 75, 70, 65, 60, 55, 50, 45, 40, 35],
+        ("mt", "importance"): [90, 89, 88, 80, 60, 40, 20, 10, 5, 2],
+        ("mt", "oracle"): [90, 90, 90, 90, 90, 90, 90, 90, 5, 2],
+        ("mt", "random"): [90, 85, 80, 70, 60, 40, 20, 10, 5, 2],
+    }
+    table = pruning_table(curves)
+    assert judge("cls_prune_20pct_safely", tmp_path, table, name="pruning.csv")["verdict"] == REPRODUCED  # 20% ok
+    assert judge("s2s_prune_20pct_safely", tmp_path, table, name="pruning.csv")["verdict"] == REPRODUCED  # 88 ≥ 87.3
+    assert judge("cls_collapses_when_all_pruned", tmp_path, table, name="pruning.csv")["verdict"] == REPRODUCED
+    assert judge("s2s_collapses_at_90pct", tmp_path, table, name="pruning.csv")["verdict"] == REPRODUCED
+    assert judge("cls_importance_beats_random", tmp_path, table, name="pruning.csv")["verdict"] == REPRODUCED
+    assert judge("cls_importance_near_oracle", tmp_path, table, name="pruning.csv")["verdict"] == NOT_REPRODUCED
+    assert judge("s2s_importance_near_oracle", tmp_path, table, name="pruning.csv")["verdict"] == NOT_REPRODUCED

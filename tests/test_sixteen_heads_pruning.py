@@ -1,0 +1,147 @@
+"""Masked and physically pruned models agree; the evaluators' shortcuts change nothing.
+
+- Physical pruning (`prune_heads`) of the heads a mask removes gives the masked model's scores to
+  1e-5 (catalog Table 4 check; float32, as the analyses run), classifier and translator.
+- The classifier evaluator starts a masked forward at the first changed layer from cached
+  residuals; the translation evaluator reuses the encoder output and decodes with a key/value
+  cache. Both must equal a plain forward / `greedy_decode` (float64).
+"""
+
+import numpy as np
+import pytest
+import torch
+
+from repro.analysis import heads as H
+from repro.analysis.decoding import cached_greedy_decode
+from repro.analysis.head_eval import ClassifierEvaluator, TranslationEvaluator
+from repro.models import EncoderDecoder, TransformerConfig, prune_heads
+from repro.models.segments import SegmentTransformer
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models: one thread avoids oversubscribing a shared 2-core machine (restored afterwards)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def classifier(dtype=torch.float64, seed=0):
+    cfg = TransformerConfig(vocab_size=20, n_layers=3, d_model=24, n_heads=4, d_ff=32, max_seq_len=16,
+                            block="post_ln", causal=False, output="classifier", n_classes=3, vo_bias=True)
+    torch.manual_seed(seed)
+    model = SegmentTransformer(cfg, sep_id=2).to(dtype).eval()
+    for p in model.parameters():
+        p.data.add_(0.3 * torch.randn_like(p))
+    return model
+
+
+def classifier_set(n=40, seed=1):
+    gen = torch.Generator().manual_seed(seed)
+    ids = torch.randint(3, 20, (n, 12), generator=gen)
+    ids[:, 6] = 2
+    ids[::3, 9:] = 0
+    return ids, torch.randint(0, 3, (n,), generator=gen)
+
+
+def translator(block="pre_ln", position="sinusoidal", dtype=torch.float64, seed=0):
+    kw = dict(vocab_size=20, n_layers=2, d_model=24, n_heads=4, d_ff=32, max_seq_len=24, block=block,
+              position=position, vo_bias=True)
+    torch.manual_seed(seed)
+    model = EncoderDecoder(TransformerConfig(**kw, causal=False, output="none"),
+                           TransformerConfig(**kw, cross_attention=True)).to(dtype).eval()
+    for p in model.parameters():
+        p.data.add_(0.3 * torch.randn_like(p))
+    return model
+
+
+def translation_set(n=12, seed=3):
+    gen = torch.Generator().manual_seed(seed)
+    src = torch.randint(3, 20, (n, 9), generator=gen)
+    src[::4, 6:] = 0
+    tgt = torch.randint(3, 20, (n, 10), generator=gen)
+    tgt[:, 0], tgt[:, -1] = 1, 2
+    return src, tgt
+
+
+MASK_CASES = [
+    [("self", 1, 2)],
+    [("self", 0, 0), ("self", 0, 3), ("self", 2, 1)],
+    [("self", 1, h) for h in range(4)],  # an emptied layer
+]
+
+
+@pytest.mark.parametrize("heads", MASK_CASES)
+def test_classifier_evaluator_matches_the_masked_forward(heads):
+    model = classifier()
+    ids, labels = classifier_set()
+    evaluator = ClassifierEvaluator(model, {"test": (ids, labels)}, batch_size=16)
+    masks = H.masks_without(model, heads, torch.float64)
+    expected = model(ids, padding_mask=ids != 0, head_mask=masks["self"])
+    torch.testing.assert_close(evaluator.logits(masks, "test"), expected, rtol=0, atol=1e-12)
+    torch.testing.assert_close(evaluator.logits(None, "test"), model(ids, padding_mask=ids != 0), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("heads", MASK_CASES)
+def test_physically_pruned_classifier_scores_like_the_masked_one(heads):
+    model = classifier(torch.float32)
+    ids, labels = classifier_set(n=200)
+    masks = H.masks_without(model, heads)
+    masked = ClassifierEvaluator(model, {"test": (ids, labels)}).evaluate(masks, "test")
+    masked_logits = model(ids, padding_mask=ids != 0, head_mask=masks["self"])
+    prune_heads(model, H.pruned_heads(masks)["self"])
+    pruned = ClassifierEvaluator(model, {"test": (ids, labels)}).evaluate(None, "test")
+    torch.testing.assert_close(model(ids, padding_mask=ids != 0), masked_logits, rtol=0, atol=1e-5)
+    assert abs(pruned.score - masked.score) <= 1e-5
+    assert np.array_equal(pruned.stats, masked.stats)
+
+
+@pytest.mark.parametrize("block", ["pre_ln", "post_ln"])
+@pytest.mark.parametrize("position", ["sinusoidal", "learned"])
+def test_cached_decoding_equals_greedy_decode(block, position):
+    model = translator(block, position)
+    src, _ = translation_set()
+    masks = H.masks_without(model, [("enc_self", 0, 1), ("dec_self", 1, 2), ("cross", 0, 0), ("cross", 0, 3)],
+                            torch.float64)
+    arg = H.model_mask(model, masks)
+    pad = src != 0
+    expected = model.greedy_decode(src, 1, 2, max_len=20, src_padding_mask=pad, head_mask=arg)
+    assert torch.equal(cached_greedy_decode(model, src, 1, 2, max_len=20, src_padding_mask=pad, head_mask=arg), expected)
+    memory = model.encode(src, pad, arg)
+    assert torch.equal(cached_greedy_decode(model, src, 1, 2, 20, pad, arg, memory=memory), expected)
+
+
+def test_cached_decoding_refuses_unsupported_decoders():
+    model = translator(position="rope")
+    with pytest.raises(NotImplementedError, match="rope"):
+        cached_greedy_decode(model, translation_set()[0], 1, 2, 10)
+
+
+def test_translation_evaluator_reuses_the_encoder_only_when_enc_self_is_whole():
+    model = translator()
+    src, tgt = translation_set()
+    evaluator = TranslationEvaluator(model, {"test": (src, tgt)}, bos_id=1, eos_id=2, extra_tokens=4)
+    for heads in ([("dec_self", 0, 1)], [("enc_self", 1, 3)], [("cross", 1, h) for h in range(4)]):
+        masks = H.masks_without(model, heads, torch.float64)
+        out = model.greedy_decode(src, 1, 2, evaluator.max_len("test"), src_padding_mask=src != 0,
+                                  head_mask=H.model_mask(model, masks))
+        # Cut at EOS; BOS and PAD ids are not words.
+        words = [" ".join(str(t) for t in row[: (row + [2]).index(2)] if t not in (0, 1)) for row in out.tolist()]
+        assert evaluator.decode(masks, "test") == words
+
+
+@pytest.mark.parametrize("heads", [
+    [("enc_self", 0, 2)],
+    [("dec_self", 1, 0), ("cross", 0, 1), ("cross", 0, 2)],
+    [("cross", 1, h) for h in range(4)] + [("enc_self", 1, 0)],
+])
+def test_physically_pruned_translator_scores_like_the_masked_one(heads):
+    model = translator(dtype=torch.float32)
+    src, tgt = translation_set(n=30)
+    masks = H.masks_without(model, heads)
+    masked = TranslationEvaluator(model, {"test": (src, tgt)}, bos_id=1, eos_id=2).evaluate(masks, "test")
+    prune_heads(model, H.pruned_heads(masks))
+    pruned = TranslationEvaluator(model, {"test": (src, tgt)}, bos_id=1, eos_id=2).evaluate(None, "test")
+    assert abs(pruned.score - masked.score) <= 1e-5
+    assert np.array_equal(pruned.stats, masked.stats)

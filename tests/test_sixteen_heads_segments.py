@@ -1,0 +1,116 @@
+"""Segment (token-type) embeddings from SEP tokens, and the runs of the synthetic-task families."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from repro import synthetic_runs as runs
+from repro.data.synthetic import generate_task
+from repro.models import Transformer, TransformerConfig, heads_from_mask, prune_heads
+from repro.models.segments import SegmentTransformer, segment_ids
+from repro.pipeline.configcheck import PipelineConfigError, check_config
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_segments_equal_the_generators_segment_ids():
+    task = generate_task("nli", 0, sizes={"train": 50, "selection": 1, "test": 1, "test_mismatched": 1})
+    ids = torch.from_numpy(task.splits["train"]["input_ids"])
+    expected = torch.from_numpy(task.splits["train"]["segment_ids"])
+    real = ids != 0
+    assert torch.equal(segment_ids(ids, sep_id=2)[real], expected[real])
+
+
+def test_segment_ids_by_hand():
+    ids = torch.tensor([[1, 5, 6, 2, 7, 8, 0], [1, 5, 2, 6, 2, 7, 8]])
+    assert segment_ids(ids, 2).tolist() == [[0, 0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 1, 1, 1]]
+    assert segment_ids(ids, 2, n_segments=3).tolist()[1] == [0, 0, 0, 1, 1, 2, 2]
+
+
+def cfg(**kw):
+    base = dict(vocab_size=20, n_layers=2, d_model=16, n_heads=4, d_ff=24, max_seq_len=12, causal=False,
+                output="classifier", n_classes=3, block="post_ln")
+    return TransformerConfig(**{**base, **kw})
+
+
+def test_zero_segment_embeddings_give_the_plain_transformer():
+    torch.manual_seed(0)
+    seg = SegmentTransformer(cfg(), sep_id=2).double().eval()
+    plain = Transformer(cfg()).double().eval()
+    plain.load_state_dict({k: v for k, v in seg.state_dict().items() if not k.startswith("seg_emb")})
+    seg.seg_emb.weight.data.zero_()
+    x = torch.tensor([[1, 4, 5, 2, 6, 7, 0, 0]])
+    pad = x != 0
+    torch.testing.assert_close(seg(x, padding_mask=pad), plain(x, padding_mask=pad), rtol=0, atol=0)
+    seg.seg_emb.weight.data.normal_()
+    assert not torch.allclose(seg(x, padding_mask=pad), plain(x, padding_mask=pad))
+
+
+def test_segment_model_masks_and_prunes_like_any_model():
+    torch.manual_seed(1)
+    model = SegmentTransformer(cfg(), sep_id=2).double().eval()
+    x = torch.tensor([[1, 4, 5, 2, 6, 7, 0, 0], [1, 9, 2, 8, 8, 3, 4, 5]])
+    mask = torch.tensor([[1.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 0.0]], dtype=torch.float64)
+    masked = model(x, padding_mask=x != 0, head_mask=mask)
+    prune_heads(model, heads_from_mask(mask))
+    torch.testing.assert_close(model(x, padding_mask=x != 0), masked, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="sep_id"):
+        SegmentTransformer(cfg(), sep_id=99)
+
+
+def test_run_model_round_trip(tmp_path):
+    task = generate_task("nli", 0, sizes={"train": 8, "selection": 2, "test": 2, "test_mismatched": 2})
+    configs = runs.model_configs("cls", {"n_layers": 1, "d_model": 16, "n_heads": 2, "d_ff": 16, "max_seq_len": 40}, task)
+    assert configs["model"].n_classes == 3 and configs["model"].vocab_size == task.meta["vocab_size"]
+    sep = runs.separator_id(task)
+    torch.manual_seed(0)
+    model = runs.build_model("cls", configs, sep)
+    runs.write_run_model(tmp_path, "cls", configs, sep)
+    from repro.training import save_weights
+    save_weights(model, tmp_path / "model.safetensors")
+    family, loaded = runs.load_run_model(tmp_path)
+    assert family == "cls" and isinstance(loaded, SegmentTransformer) and loaded.sep_id == sep
+    x = torch.from_numpy(task.splits["test"]["input_ids"])
+    torch.testing.assert_close(loaded(x, padding_mask=x != 0), model.eval()(x, padding_mask=x != 0), rtol=0, atol=0)
+    assert json.loads((tmp_path / "model.json").read_text())["family"] == "cls"
+
+
+def test_translation_configs_and_length_check():
+    task = generate_task("mt", 0, sizes={"train": 8, "selection": 2, "test": 2, "test_ood": 4})
+    in_domain = max(task.splits[s][k].shape[1] for s in ("train", "selection", "test") for k in ("src", "tgt"))
+    ood = task.splits["test_ood"]["src"].shape[1]
+    assert ood > in_domain  # longer sentences out of domain
+    model = {"n_layers": 1, "d_model": 16, "n_heads": 2, "d_ff": 16, "max_seq_len": in_domain}
+    configs = runs.model_configs("s2s", model, task)
+    assert not configs["encoder"].causal and configs["decoder"].cross_attention
+    with pytest.raises(ValueError, match=f"split 'test_ood' has src of length {ood} > max_seq_len={in_domain}"):
+        runs.check_lengths("s2s", configs, task)
+    with pytest.raises(ValueError, match="classification task"):
+        runs.model_configs("cls", {"n_layers": 1, "d_model": 16, "n_heads": 2}, task)
+    batches = list(runs.ordered_batches("s2s", task.tensors("train"), batch_size=5))
+    assert [len(b["src_ids"]) for b in batches] == [5, 3]
+    assert torch.equal(torch.cat([b["labels"][:, :1] for b in batches]), task.tensors("train")["tgt"][:, 1:2])
+
+
+def test_config_check_names_bad_task_settings():
+    import yaml
+    from pathlib import Path
+
+    config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "config.yaml").read_text())
+    config["sixteen_heads"]["tasks"]["nli"]["family"] = "s2s"
+    config["sixteen_heads"]["tasks"]["mt"]["sizes"]["dev"] = 10
+    config["sixteen_heads"]["tasks"]["mt"]["selection"] = "heldout"
+    with pytest.raises(PipelineConfigError) as err:
+        check_config(config)
+    message = str(err.value)
+    assert "sixteen_heads.tasks.nli.family is 's2s'; task nli needs family 'cls'" in message
+    assert "sixteen_heads.tasks.mt.sizes names split(s) ['dev']" in message
+    assert "sixteen_heads.tasks.mt.selection is 'heldout'" in message
