@@ -39,4 +39,5 @@ rule all:
         "results/scorecard.md",
         lineage_cards(),
         "results/compute.csv",
+        "results/SUMMARY.md",
         expand("results/{paper}/REPRODUCIBILITY.md", paper=PAPERS),

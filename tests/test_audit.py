@@ -62,3 +62,34 @@ def test_upstream_jobs_follow_records_and_find_benchmarks(tmp_path):
     # A stop predicate keeps the walk out of annotation inputs (a notebook's claims.csv).
     assert [j.rule for j in upstream_jobs("r/fig.png", tmp_path, stop_at=lambda p: p.endswith("data.csv"))] == ["plot"]
     assert Job("t", 'x --spec {"seed": 3}', [], [], [], ["r/runs/a/seed1/model"]).seeds() == [1, 3]
+
+
+def test_run_summary_counts_verdicts_and_cost_and_fills_the_readme(tmp_path):
+    import pytest
+
+    from repro.pipeline.run_summary import BEGIN, END, render_summary, replace_block, update_readme
+
+    results = tmp_path / "results"
+    results.mkdir()
+    rows = [row("c1", "1", "reproduced"), row("c2", "2", "not reproduced"), row("c3", "3", "reproduced")]
+    pd.DataFrame(rows, columns=list(COLUMNS)).to_csv(results / "scorecard.csv", index=False)
+    pd.DataFrame(
+        [["total", "all", "all", 3, 180.0, 150.0, 500.0], ["paper", "p", "p", 3, 180.0, 150.0, 500.0]],
+        columns=["level", "paper", "name", "jobs", "wall_seconds", "cpu_seconds", "max_rss_mb"],
+    ).to_csv(results / "compute.csv", index=False)
+    text = render_summary(results, ["p"], tmp_path)
+    table_row = next(line for line in text.splitlines() if line.startswith("| p "))
+    cells = [c.strip() for c in table_row.strip("|").split("|")]
+    assert cells[:6] == ["p", "laptop", "2", "1", "0", "3"]  # paper, scale, verdict counts, claims
+    assert cells[6:] == ["3", "2.5", "500"]  # job wall and CPU minutes, peak MB
+    assert "3 jobs, 3 min 00 s of job wall time" in text
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# t\n\nbefore\n{BEGIN}\nold numbers\n{END}\nafter\n")
+    (results / "SUMMARY.md").write_text("# Run summary\n\n" + text)
+    update_readme(results / "SUMMARY.md", readme)
+    once = readme.read_text()
+    assert "old numbers" not in once and "| p " in once and once.endswith(f"{END}\nafter\n")
+    update_readme(results / "SUMMARY.md", readme)
+    assert readme.read_text() == once  # idempotent
+    with pytest.raises(ValueError, match="run-summary"):
+        replace_block("no markers here", "x")

@@ -68,6 +68,7 @@ def test_every_promised_output_exists(smoke_run):
         "simplified_blocks/figures/fig26.lineage.json",
         "simplified_blocks/REPRODUCIBILITY.md",
         "compute.csv",
+        "SUMMARY.md",
         "report.html",
     ]:
         assert (results / path).stat().st_size > 0, path

@@ -96,3 +96,21 @@ rule dossier:
     shell:
         "python -m repro report dossier --paper {wildcards.paper} --results-dir {params.results} "
         "--config-json {params.config:q} --paper-config {input.paper_config} --out {output} > {log} 2>&1"
+
+
+rule run_summary:
+    input:
+        scorecard=rules.scorecard.output.csv,
+        compute=rules.compute_accounting.output,
+    output:
+        report(f"{RESULTS}/SUMMARY.md", caption="../report/summary.rst", category="Scorecard"),
+    params:
+        results=lambda wildcards, output: os.path.dirname(output[0]),
+        papers=" ".join(PAPERS),
+    log:
+        f"{RESULTS}/logs/summary.log",
+    conda:
+        ENV
+    shell:
+        "python -m repro report summary --results-dir {params.results} --papers {params.papers} --out {output} "
+        "> {log} 2>&1"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("report", help="lineage cards, compute accounting and reproducibility dossiers")
+    parser = subparsers.add_parser("report", help="lineage cards, compute accounting, dossiers and the run summary")
     parts = parser.add_subparsers(dest="part", required=True, metavar="PART")
 
     lineage = parts.add_parser("lineage", help="the lineage card of one figure or table")
@@ -34,6 +34,33 @@ def register(subparsers) -> None:
     dossier.add_argument("--out", required=True)
     dossier.add_argument("--workdir", default=".")
     dossier.set_defaults(func=run_dossier)
+
+    summary = parts.add_parser("summary", help="results/SUMMARY.md: verdicts and compute per paper, date, commit")
+    summary.add_argument("--results-dir", required=True)
+    summary.add_argument("--papers", nargs="+", required=True)
+    summary.add_argument("--out", required=True)
+    summary.add_argument("--workdir", default=".")
+    summary.set_defaults(func=run_summary)
+
+    readme = parts.add_parser("readme", help="copy results/SUMMARY.md into the README between its markers")
+    readme.add_argument("--summary", default="results/SUMMARY.md")
+    readme.add_argument("--readme", default="README.md")
+    readme.set_defaults(func=run_readme)
+
+
+def run_summary(args: argparse.Namespace) -> int:
+    from repro.pipeline.run_summary import write_summary
+
+    write_summary(args.results_dir, args.papers, args.out, args.workdir)
+    return 0
+
+
+def run_readme(args: argparse.Namespace) -> int:
+    from repro.pipeline.run_summary import update_readme
+
+    update_readme(args.summary, args.readme)
+    print(f"copied {args.summary} into {args.readme}")
+    return 0
 
 
 def run_lineage(args: argparse.Namespace) -> int:

@@ -45,6 +45,8 @@ def all_jobs(workdir: Path) -> list[Job]:
             inputs=list(record.get("input") or []),
             logs=list(record.get("log") or []),
             outputs=[path],
+            starttime=record.get("starttime"),
+            endtime=record.get("endtime"),
         )
         if job.key in jobs:
             jobs[job.key].outputs.append(path)

@@ -1,0 +1,121 @@
+"""The run at a glance: verdicts and compute per paper, for results/SUMMARY.md and the README.
+
+``results/SUMMARY.md`` is written by the DAG after the scorecard and the compute accounting.
+It says when the run happened (the first job's start and the last job's end, from
+Snakemake's job records), from which commit, at which scale, how many claims of each paper
+reproduced, and what the jobs cost. ``python -m repro report readme`` copies it between the
+README's ``<!-- run-summary:begin -->`` and ``<!-- run-summary:end -->`` markers, so that the
+README quotes a run instead of numbers typed by hand.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pandas as pd
+
+from repro.pipeline.claims import VERDICTS
+from repro.pipeline.compute import all_jobs, paper_of
+from repro.pipeline.lineage import code_version
+from repro.pipeline.scorecard import summarise
+from repro.pipeline.tables import to_markdown
+
+BEGIN, END = "<!-- run-summary:begin -->", "<!-- run-summary:end -->"
+
+
+def _utc(seconds: float) -> str:
+    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {secs:02d} s"
+
+
+def job_spans(workdir: Path, results_dir: str, papers: list[str]) -> pd.DataFrame:
+    """One row per recorded job with its paper and start/end times (seconds since the epoch)."""
+    rows = [
+        {"paper": paper_of(job, results_dir, papers), "start": job.starttime, "end": job.endtime}
+        for job in all_jobs(workdir)
+        if job.starttime is not None and job.endtime is not None
+    ]
+    return pd.DataFrame(rows, columns=["paper", "start", "end"])
+
+
+def summary_table(scorecard: pd.DataFrame, compute: pd.DataFrame) -> pd.DataFrame:
+    """Per paper: verdict counts (from the scorecard) and job time (from compute.csv)."""
+    verdicts = summarise(scorecard)
+    per_paper = compute[compute["level"] == "paper"].set_index("paper")
+    rows = []
+    for _, row in verdicts.iterrows():
+        cost = per_paper.loc[row["paper"]] if row["paper"] in per_paper.index else None
+        rows.append(
+            {
+                "paper": row["paper"],
+                "scale": row["scale"],
+                **{v: row[v] for v in VERDICTS},
+                "claims": row["claims"],
+                "job wall (min)": round(cost["wall_seconds"] / 60, 1) if cost is not None else float("nan"),
+                "job CPU (min)": round(cost["cpu_seconds"] / 60, 1) if cost is not None else float("nan"),
+                "peak RSS (MB)": round(cost["max_rss_mb"]) if cost is not None else float("nan"),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def render_summary(results_dir: Path | str, papers: list[str], workdir: Path | str = ".") -> str:
+    """The markdown of results/SUMMARY.md (see the module docstring)."""
+    results_dir, workdir = Path(results_dir), Path(workdir)
+    scorecard = pd.read_csv(results_dir / "scorecard.csv", dtype=str, keep_default_na=False)
+    compute = pd.read_csv(results_dir / "compute.csv")
+    table = summary_table(scorecard, compute)
+    total = compute[compute["level"] == "total"].iloc[0]
+    spans = job_spans(workdir, str(results_dir), papers)
+    code = code_version(workdir)
+    commit = code.get("commit") or "unknown"
+    dirty = " (with uncommitted changes)" if code.get("dirty") else ""
+    scales = ", ".join(sorted(set(scorecard["scale"]))) or "none"
+    lines = [f"Scale: {scales}. Code: commit `{str(commit)[:10]}`{dirty}."]
+    if len(spans):
+        first, last = spans["start"].min(), spans["end"].max()
+        lines.append(
+            f"Jobs ran from {_utc(first)} to {_utc(last)} ({_duration(last - first)} from the first start to "
+            "the last end; this span includes any pause between separate invocations)."
+        )
+    lines += [
+        f"All jobs together: {int(total['jobs'])} jobs, {_duration(total['wall_seconds'])} of job wall time, "
+        f"{_duration(total['cpu_seconds'])} of CPU time, peak memory of one job {total['max_rss_mb']:.0f} MB "
+        "(from the rules' benchmark files; results/compute.csv has every rule and claim).",
+        "",
+        to_markdown(table).rstrip(),
+        "",
+        "Claims at smoke scale are never judged (\"not measurable at this scale\"); at laptop scale they",
+        "judge small-scale analogues of the papers' experiments, not the original settings.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_summary(results_dir: Path | str, papers: list[str], out: Path | str, workdir: Path | str = ".") -> Path:
+    out = Path(out)
+    out.write_text("# Run summary\n\n" + render_summary(results_dir, papers, workdir), encoding="utf-8")
+    return out
+
+
+def replace_block(readme: str, block: str) -> str:
+    """`readme` with the text between the run-summary markers replaced by `block`."""
+    if readme.count(BEGIN) != 1 or readme.count(END) != 1 or readme.index(BEGIN) > readme.index(END):
+        raise ValueError(f"the README must hold one {BEGIN} line followed by one {END} line")
+    head, rest = readme.split(BEGIN)
+    _, tail = rest.split(END)
+    return f"{head}{BEGIN}\n{block.strip()}\n{END}{tail}"
+
+
+def update_readme(summary: Path | str, readme: Path | str) -> Path:
+    """Copy results/SUMMARY.md (without its title) into the README between the markers."""
+    text = Path(summary).read_text(encoding="utf-8")
+    body = text.split("\n", 1)[1] if text.startswith("# ") else text
+    readme = Path(readme)
+    readme.write_text(replace_block(readme.read_text(encoding="utf-8"), body), encoding="utf-8")
+    return readme
