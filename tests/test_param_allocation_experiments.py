@@ -2,6 +2,7 @@
 param_allocation: hand-computed examples, determinism, and bad input named clearly."""
 
 import copy
+import json
 import math
 from pathlib import Path
 
@@ -271,3 +272,22 @@ def test_bad_param_allocation_config_is_named(edit, fragment):
     with pytest.raises(PipelineConfigError) as err:
         check_config(config)
     assert fragment in str(err.value), str(err.value)
+
+
+def test_sweep_command_runs_every_task_of_a_seed_and_names_unknown_tasks(tmp_path, capsys):
+    from repro.cli import main
+
+    spec = {"heads": [1, 2], "budget": 4, "d_model": 4, "d_ff": 0, "seq_len": 4, "eval_sequences": 2,
+            "positions": ["alibi"],
+            "train": {"steps": 1, "batch_size": 2, "lr": 1e-3, "eval_every": 0, "log_every": 1, "checkpoint_every": 0},
+            "tasks": {"copy": {"stream": "previous_tokens", "params": {"vocab": 3, "lags": 1}},
+                      "lags": {"stream": "continuous_ngram", "params": {"dim": 2, "lags": 2, "decay": 0.0}}}}
+    out = tmp_path / "seed0.csv"
+    args = ["param-allocation", "sweep", "--spec", json.dumps(spec), "--seed", "0", "--runs-dir", str(tmp_path / "runs"),
+            "--out", str(out)]
+    assert main(args) == 0
+    table = pd.read_csv(out)
+    assert sorted(zip(table["task"], table["heads"])) == [("copy", 1), ("copy", 2), ("lags", 1), ("lags", 2)]
+    assert (tmp_path / "runs" / "copy" / "alibi").is_dir() and (tmp_path / "runs" / "lags" / "alibi").is_dir()
+    assert main(args + ["--task", "copy", "nope"]) == 2
+    assert "'nope' not under sweep.tasks" in capsys.readouterr().err

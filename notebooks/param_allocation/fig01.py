@@ -27,6 +27,7 @@ inputs = ["results/param_allocation/data/jacobian.csv"]
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.lines import Line2D
 
 from repro.pipeline.plotting import palette, save_figure, use_style
 from repro.pipeline.tables import to_markdown
@@ -45,8 +46,7 @@ for b in bounds:
     for kind, (style, marker) in kinds.items():
         cell = rows[rows["kind"] == kind].groupby("length")
         mean = cell["spectral_norm"].mean()
-        axes[1].plot(mean.index, mean.values, linestyle=style, marker=marker, color=colour, markersize=4,
-                     label=f"Λ={b:g}, {kind}" if b == bounds[0] or kind == "uniform" else None)
+        axes[1].plot(mean.index, mean.values, linestyle=style, marker=marker, color=colour, markersize=4)
         scaled = cell["scaled_norm"]
         axes[0].plot(scaled.mean().index, scaled.mean().values, linestyle=style, marker=marker, color=colour, markersize=4)
         if kind == "uniform":
@@ -62,7 +62,13 @@ axes[0].set_ylabel("L · ‖J(z)‖₂")
 axes[0].set_title(r"L·‖J‖₂ stays bounded (thick: $e^{2\Lambda}$)")
 axes[1].set_ylabel("‖J(z)‖₂")
 axes[1].set_title(r"‖J‖₂ against L (thick: bound $e^{2\Lambda}/L$)")
-axes[1].legend(fontsize=7, ncol=1, loc="lower left")
+# One legend for both panels, outside them: colour = Λ, line style = kind of logit vector.
+handles = [Line2D([], [], color=colours[f"Λ = {b:g}"], lw=2, label=f"Λ = {b:g}") for b in bounds]
+handles += [Line2D([], [], color="0.3", linestyle=style, marker=marker, markersize=4, label=kind)
+            for kind, (style, marker) in kinds.items()]
+handles += [Line2D([], [], color="0.3", lw=3, alpha=0.35, label="Theorem 2 bound")]
+fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8, frameon=False,
+           title="colour: logit bound\nstyle: logit vector", title_fontsize=8)
 fig.suptitle("Softmax saturation for bounded logits: lines are means over samples, band = min–max (uniform)")
 save_figure(fig, results_dir, paper, item, scale, note="Reconstructed from the paper's description (Theorem 2); the paper's Fig 1 content is unknown.")
 

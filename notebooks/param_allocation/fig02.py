@@ -55,7 +55,8 @@ axes[0].legend(fontsize=7, loc="best")
 plot_bound(axes[2], bound, list(tasks), {t: v[0] for t, v in tasks.items()})
 axes[2].set_title("Theorem 1's bound on the same sweep")
 axes[2].legend(fontsize=7)
-fig.suptitle(f"Loss against number of heads at fixed width (mean ± sd over {seeds} seeds; ★ = argmin)")
+fig.suptitle(f"Loss against number of heads at fixed width (mean ± sd over {seeds} seeds; ★ = argmin). "
+             "Paper (its own, unknown D): best at 8 heads, its Eq. 3 predicted 32")
 save_figure(fig, results_dir, paper, item, scale,
             note="Reconstructed from the paper's description: axes, budgets and task details inferred (catalog §2, Fig 2).")
 

@@ -57,16 +57,19 @@ for column, layer in enumerate(layers):
     part = rows[rows["layer"] == layer]
     head = int(part["head"].iloc[0])
     ax = axes[0, column]
+    # Loss above the same seed's teacher: the teachers' own losses differ across seeds by more than
+    # any replacement changes them, so absolute losses would hide the effect under the seed spread.
     for (init, stage), style in STYLE.items():
         cell = part[(part["init"] == init) & (part["stage"] == stage)]
-        stats = cell.groupby("rank")["eval_loss"].agg(["mean", "std"])
+        stats = (cell["eval_loss"] - cell["teacher_loss"]).groupby(cell["rank"]).agg(["mean", "std"])
         ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), capsize=3, **style)
     per_seed = part.groupby("seed")[["teacher_loss", "ablated_loss"]].first()
-    teacher, ablated = per_seed["teacher_loss"].mean(), per_seed["ablated_loss"].mean()
-    ax.axhline(teacher, color="black", lw=1.2, label="teacher")
+    ablated = float((per_seed["ablated_loss"] - per_seed["teacher_loss"]).mean())
+    ax.axhline(0.0, color="black", lw=1.2, label="teacher")
     ax.axhline(ablated, color="grey", lw=1.2, linestyle=":", label="head ablated")
+    ax.set_yscale("symlog", linthresh=1e-3)
     ax.set_title(f"layer {layer}, head {head} (d_h = {head_dim})")
-    ax.set_ylabel("held-out LM loss (nats)")
+    ax.set_ylabel("LM loss − teacher's loss (nats, symlog)")
     ax = axes[1, column]
     for (init, stage), style in STYLE.items():
         cell = part[(part["init"] == init) & (part["stage"] == stage)]

@@ -28,6 +28,7 @@ inputs = ["results/param_allocation/data/decoders.csv", "results/param_allocatio
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.lines import Line2D
 
 from repro.pipeline.plotting import palette, save_figure, use_style
 from repro.pipeline.tables import to_markdown
@@ -77,12 +78,14 @@ styles = ["-", "--", ":", "-."]
 for L in lengths:
     for k, d in enumerate(head_dims):
         cell = evals[(evals["length"] == L) & (evals["head_dim"] == d)].groupby("tokens")["loss"].mean()
-        ax.plot(cell.index, cell.values, color=colours[f"L = {L}"], linestyle=styles[k % len(styles)], marker=".",
-                label=f"L = {L}, d_h = {d}" if L == lengths[0] or k == 0 else None)
+        ax.plot(cell.index, cell.values, color=colours[f"L = {L}"], linestyle=styles[k % len(styles)], marker=".")
 ax.set_xlabel("training tokens")
 ax.set_ylabel("validation loss (nats)")
-ax.set_title("Validation curves (line style: d_h)")
-ax.legend(fontsize=6, ncol=2)
+ax.set_title("Validation curves (seed means)")
+# colour = L (as in the first panel), line style = d_h
+handles = [Line2D([], [], color=colours[f"L = {L}"], lw=2, label=f"L = {L}") for L in lengths]
+handles += [Line2D([], [], color="0.3", linestyle=styles[k % len(styles)], label=f"d_h = {d}") for k, d in enumerate(head_dims)]
+ax.legend(handles=handles, fontsize=7, ncol=2)
 fig.suptitle(f"Decoders with reduced head dimensions across sequence lengths ({seeds} seeds)")
 save_figure(fig, results_dir, paper, item, scale,
             note="Reconstructed from the paper's description: plotted quantity inferred; code corpus instead of WikiText-103 (catalog §2, Fig 5).")

@@ -70,19 +70,17 @@ rule param_allocation_bound:
         "python -m repro param-allocation bound --spec {params.spec:q} --out {output} > {log} 2>&1"
 
 
-# One job per (task, seed): every head count, both position kinds, on one data stream.
+# One job per seed: every task, every head count, both position kinds (one process start per seed).
 rule param_allocation_sweep:
     output:
-        f"{PA_DIR}/data/sweep/{{pa_task}}_seed{{seed}}.csv",
-    wildcard_constraints:
-        pa_task="|".join(PA_TASKS),
+        f"{PA_DIR}/data/sweep/seed{{seed}}.csv",
     params:
         spec=pa_sweep_spec,
         runs_dir=pa_runs_dir,
     log:
-        f"{RESULTS}/logs/{PA}/sweep/{{pa_task}}_seed{{seed}}.log",
+        f"{RESULTS}/logs/{PA}/sweep/seed{{seed}}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/{PA}/sweep/{{pa_task}}_seed{{seed}}.tsv"
+        f"{RESULTS}/benchmarks/{PA}/sweep/seed{{seed}}.tsv"
     threads: PA_CFG["threads"]
     resources:
         mem_mb=2000,
@@ -90,7 +88,7 @@ rule param_allocation_sweep:
     conda:
         ENV
     shell:
-        "python -m repro param-allocation sweep --spec {params.spec:q} --task {wildcards.pa_task} "
+        "python -m repro param-allocation sweep --spec {params.spec:q} "
         "--seed {wildcards.seed} --runs-dir {params.runs_dir} --threads {threads} --out {output} > {log} 2>&1"
 
 

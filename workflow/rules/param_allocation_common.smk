@@ -2,7 +2,6 @@
 PA = "param_allocation"
 PA_DIR = f"{RESULTS}/{PA}"
 PA_CFG = config[PA]
-PA_TASKS = sorted(PA_CFG["sweep"]["tasks"])
 
 
 def pa_spec(part):
@@ -34,17 +33,15 @@ def pa_low_rank_spec(wildcards):
 
 
 def pa_runs_dir(wildcards, output):
-    """results/param_allocation/runs/<experiment>/<task>/seed<k>, from the CSV path data/<experiment>/..."""
+    """results/param_allocation/runs/<experiment>/seed<k>, from the CSV path data/<experiment>/seed<k>.csv."""
     data_dir = os.path.dirname(output[0])  # .../data/<experiment>
     experiment = os.path.basename(data_dir)
-    name = os.path.splitext(os.path.basename(output[0]))[0]  # <task>_seed<k> or seed<k>
-    task, _, seed = name.rpartition("_")
-    parts = [os.path.dirname(os.path.dirname(data_dir)), "runs", experiment] + ([task] if task else []) + [seed]
-    return os.path.join(*parts)
+    seed = os.path.splitext(os.path.basename(output[0]))[0]  # seed<k>
+    return os.path.join(os.path.dirname(os.path.dirname(data_dir)), "runs", experiment, seed)
 
 
 def pa_sweep_files(wildcards):
-    return [f"{PA_DIR}/data/sweep/{task}_seed{seed}.csv" for task in PA_TASKS for seed in PA_CFG["sweep"]["seeds"]]
+    return [f"{PA_DIR}/data/sweep/seed{seed}.csv" for seed in PA_CFG["sweep"]["seeds"]]
 
 
 def pa_saturation_files(wildcards):

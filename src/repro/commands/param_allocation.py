@@ -4,7 +4,8 @@ Steps (each writes one tidy CSV; `--spec` is a JSON object, the matching part of
   jacobian     ‖J(z)‖₂ of the softmax against L for bounded logits, beside e^{2Λ}/L (Fig 1)
   low-rank     attention-score and output errors of truncated-SVD heads against L (Fig 3, theory arm)
   bound        the approximation-error bound over the heads sweep and its integer minimiser (Fig 2)
-  sweep        train one-layer models for every head count at a fixed width, both position kinds (Figs 2, 7, 8)
+  sweep        train one-layer models for every head count at a fixed width, both position kinds, every
+               task of one seed (Figs 2, 7, 8)
   saturation   train low-rank students of a bounded-logit teacher head across L and r (Fig 3)
   teacher      single-head replacement by SVD/random students and logit norms in a trained decoder
                (Figs 4, 6, 9, 10; the decoder is trained by `python -m repro train lm`)
@@ -45,7 +46,7 @@ def register(subparsers) -> None:
     add("low-rank", "score errors of truncated-SVD heads against sequence length", low_rank)
     add("bound", "approximation-error bound over the heads sweep, and its minimiser", bound)
     sweep_parser = add("sweep", "train one-layer models for each head count", sweep, seeded=True, runs=True)
-    sweep_parser.add_argument("--task", required=True, help="a task name under sweep.tasks")
+    sweep_parser.add_argument("--task", nargs="+", help="task names under sweep.tasks (default: every task)")
     add("saturation", "train low-rank student heads across lengths and ranks", saturation, seeded=True, runs=True)
     teacher_parser = add("teacher", "head replacement and logit norms in a trained decoder", teacher, seeded=True, runs=True)
     teacher_parser.add_argument("--teacher", required=True, help="run directory of the trained decoder")
@@ -141,38 +142,45 @@ def bound(args: argparse.Namespace) -> int:
 
 
 def sweep(args: argparse.Namespace) -> int:
-    """Every head count and every position kind of `spec["positions"]` for one task and seed."""
+    """Every head count and every position kind of `spec["positions"]`, for each task of one seed.
+
+    All tasks of a seed run in one process: each task's runs are short, and a process start (torch and
+    its optimiser machinery) costs several CPU seconds. Runs go to <runs-dir>/<task>/<position>/.
+    """
     import pandas as pd
 
     from repro.analysis.head_allocation import sweep_heads
     from repro.data.streams import make_stream
 
     spec = json.loads(args.spec)
-    if args.task not in spec["tasks"]:
-        print(f"error: task {args.task!r} is not under sweep.tasks ({', '.join(spec['tasks'])})", file=sys.stderr)
+    tasks = args.task or sorted(spec["tasks"])
+    unknown = [task for task in tasks if task not in spec["tasks"]]
+    if unknown:
+        print(f"error: task(s) {', '.join(map(repr, unknown))} not under sweep.tasks ({', '.join(spec['tasks'])})",
+              file=sys.stderr)
         return 2
-    entry = spec["tasks"][args.task]
-    stream = make_stream(entry["stream"], args.seed, **entry["params"])
-    tables = [
-        sweep_heads(
-            stream,
-            position=position,
-            head_counts=spec["heads"],
-            budget=spec["budget"],
-            d_model=spec["d_model"],
-            d_ff=spec["d_ff"],
-            seq_len=spec["seq_len"],
-            train_config=spec["train"],
-            seed=args.seed,
-            eval_sequences=spec["eval_sequences"],
-            runs_dir=Path(args.runs_dir) / position,
-            threads=args.threads,
-        )
-        for position in spec["positions"]
-    ]
-    table = pd.concat(tables, ignore_index=True)
-    table.insert(0, "task", args.task)
-    return _write(table, args.out)
+    tables = []
+    for task in tasks:
+        entry = spec["tasks"][task]
+        stream = make_stream(entry["stream"], args.seed, **entry["params"])
+        for position in spec["positions"]:
+            table = sweep_heads(
+                stream,
+                position=position,
+                head_counts=spec["heads"],
+                budget=spec["budget"],
+                d_model=spec["d_model"],
+                d_ff=spec["d_ff"],
+                seq_len=spec["seq_len"],
+                train_config=spec["train"],
+                seed=args.seed,
+                eval_sequences=spec["eval_sequences"],
+                runs_dir=Path(args.runs_dir) / task / position,
+                threads=args.threads,
+            )
+            table.insert(0, "task", task)
+            tables.append(table)
+    return _write(pd.concat(tables, ignore_index=True), args.out)
 
 
 def saturation(args: argparse.Namespace) -> int:
