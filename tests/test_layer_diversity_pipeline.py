@@ -121,10 +121,13 @@ def test_paper_scale_train_step_says_why_it_cannot_run(tmp_path, capsys):
     (lambda s: [t.update(train_size=1) for t in s["data"]["tasks"].values()], "less than train.batch_size"),
     (lambda s: s["variants"]["gpt"]["model"].update(max_seq_len=12), "max_seq_len must be ≥ 24"),
     (lambda s: s["families"].append("bert"), "families names ['bert']"),
+    (lambda s: s["analysis"].update(duplicate_depths=[2]), "trained depth L+1, which is not in"),
 ])
 def test_bad_sections_are_named(edit, fragment):
     config = copy.deepcopy(smoke_config())
-    edit(config["layer_diversity"])
+    section = config["layer_diversity"]
+    section["families"] = list(section["variants"])  # check every defined family (smoke trains only one)
+    edit(section)
     problems = check_config_section(config, "layer_diversity")
     assert any(fragment in p for p in problems), problems
 

@@ -79,6 +79,8 @@ for family in families:
         ax_err.scatter(worst.index + offsets[check] + 0.1 * families.index(family), np.maximum(worst.values, floor),
                        color=colors[family], marker=marker, s=28,
                        label=f"{family}: {'|Σu − x_L|' if check == 'stream_error' else '|Σc − z|'}")
+ax_err.axhline(floor, color="#bbbbbb", linewidth=0.6)
+ax_err.text(ax_err.get_xlim()[1], floor * 1.6, "errors of exactly 0 drawn here ", fontsize=7, color="#777777", ha="right")
 ax_err.axhline(1e-10, color="#0072B2", linestyle=":", linewidth=1)
 ax_err.axhline(1e-8, color="#D55E00", linestyle=":", linewidth=1)
 ax_err.text(ax_err.get_xlim()[0], 1.5e-10, " tolerance |Σu − x_L|", fontsize=7, color="#0072B2")

@@ -78,7 +78,8 @@ fig.colorbar(image, ax=axes, shrink=0.6, label="Spearman ρ with accuracy (mean 
 fig.suptitle(f"Correlation with accuracy across ensembles ({n_seeds} seed{'s' if n_seeds > 1 else ''})")
 save_figure(fig, results_dir, paper, item, scale,
             note="Reconstructed from the paper's description: Fig. 3's rows, columns and correlation type are unknown "
-                 "(catalog §3); units here are logit-lens prefixes of trained small models.")
+                 "(catalog §3); units here are logit-lens prefixes of trained small models. n/a: ρ undefined "
+                 "(fewer than 3 units, or accuracy or the quantity constant across them).")
 
 # %% [markdown]
 # Units per correlation, and the accuracy range they span (one-hot target, one seed):

@@ -40,6 +40,7 @@ inputs = [
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
 from repro.pipeline.plotting import palette, save_figure, use_style
 
@@ -89,6 +90,7 @@ for task in tasks:
     ax.axhline(deep.loc[deep["task"] == task, "label_entropy"].mean(), color=task_colors[task], linestyle=":",
                linewidth=0.8)
 ax.set_xlabel(f"prefix ℓ of the L = {deepest} models (members U₀..U_ℓ)")
+ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 ax.set_ylabel("F(S_ℓ) = I(U_{0:ℓ}; Y)  [bits]")
 ax.set_title("Information of the layers' predictions over prefixes (dotted: H(Y))", fontsize=9)
 ax.legend(fontsize=7)

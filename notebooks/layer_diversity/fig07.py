@@ -40,6 +40,7 @@ inputs = [
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
 from repro.pipeline.plotting import palette, save_figure, use_style
 
@@ -66,6 +67,7 @@ for c, task in enumerate(tasks):
     ax.axhline(0, color="#999999", linewidth=0.6)
     ax.set_title(f"{task}: L = {deepest} models", fontsize=9)
     ax.set_xlabel("prefix ℓ (members U₀..U_ℓ)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if c == 0:
         ax.set_ylabel("bits")
         ax.legend(fontsize=7)
@@ -78,6 +80,10 @@ for offset, column, name, color in ((-0.18, "duplicate_gain", "copy of the last 
     mean = summary[(column, "mean")]
     err = np.vstack([mean - summary[(column, "min")], summary[(column, "max")] - mean])
     ax.bar(x + offset, mean, width=0.34, color=color, label=name, yerr=err, capsize=3)
+    if column == "duplicate_gain":  # exactly zero: a bar of height 0 would be invisible
+        for xi, value in zip(x + offset, summary[(column, "max")].abs()):
+            ax.text(xi, 0, f"{value:.0g}" if value > 0 else "0", ha="center", va="bottom", fontsize=7,
+                    color=color)
 ax.set_xticks(x, tasks)
 ax.set_ylabel("ΔI = I(U, U_new; Y) − I(U; Y)  [bits]")
 ax.set_title("Information gained by appending a member to all layers (bars: mean, whiskers: range)", fontsize=9)

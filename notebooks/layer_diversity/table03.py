@@ -56,6 +56,7 @@ table = shown.pivot_table(index=["family", "depth", "task"], columns="quantity",
 table = table.reindex(columns=[q for q in short if q in table.columns]).rename(columns=short).reset_index()
 task_order = {t: i for i, t in enumerate(["sent", "entail", "topic", "mc"])}
 table = table.sort_values(["family", "depth", "task"], key=lambda c: c.map(task_order) if c.name == "task" else c)
+table = table.reset_index(drop=True)  # a sorted, shuffled index would become an "index" column
 seeds = int(summary["seeds"].max())
 save_table(table, results_dir, paper, item, scale,
            note=f"Reconstructed from the paper's description: no table of the paper is confirmed (catalog §3). "

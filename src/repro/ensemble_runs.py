@@ -81,6 +81,10 @@ def check_config_section(config: dict, paper: str) -> list[str]:
     missing = [d for d in analysis["duplicate_depths"] if d not in section["depths"]]
     if missing:
         problems.append(f"{paper}.analysis.duplicate_depths {missing} are not trained (not in {paper}.depths)")
+    unmatched = [d for d in analysis["duplicate_depths"] if d in section["depths"] and d + 1 not in section["depths"]]
+    if unmatched:
+        problems.append(f"{paper}.analysis.duplicate_depths {unmatched}: a duplicated depth L is compared with the "
+                        f"trained depth L+1, which is not in {paper}.depths {section['depths']}")
     rows = sum(entry["train_size"] for entry in section["data"]["tasks"].values())  # the train splits are stacked
     if section["data"]["source"] == "synthetic" and rows < section["train"]["batch_size"]:
         problems.append(f"{paper}.data.tasks.<task>.train_size sum to {rows} rows, less than train.batch_size")
