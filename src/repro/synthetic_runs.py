@@ -206,4 +206,39 @@ def check_config_section(config: dict, paper: str) -> list[str]:
             TrainConfig(**dict(settings["train"], steps=task["steps"]))
         except (ConfigError, ValueError, TypeError) as err:
             problems.append(f"{paper}.families.{task['family']} with {where}.steps: {str(err).removeprefix(': ')}")
+    problems += _check_during_training(section, paper) + _check_speed(section, paper)
     return problems
+
+
+def _check_during_training(section: dict, paper: str) -> list[str]:
+    during = section.get("during_training")
+    if during is None:
+        return []
+    name = during["task"]
+    task = section["tasks"].get(name)
+    if task is None or task["family"] != "s2s":
+        return [f"config key {paper}.during_training.task is {name!r}; it must name a task of {paper}.tasks "
+                "with family 's2s'"]
+    batch = section["families"]["s2s"]["train"]["batch_size"]
+    last = max(1, round(max(during["epochs"]) * task["sizes"]["train"] / batch))
+    if last > task["steps"]:
+        return [f"config key {paper}.during_training.epochs reaches epoch {max(during['epochs'])} = update {last}, "
+                f"beyond {paper}.tasks.{name}.steps={task['steps']}"]
+    return []
+
+
+def _check_speed(section: dict, paper: str) -> list[str]:
+    speed = section.get("speed")
+    if speed is None:
+        return []
+    task = section["tasks"].get(speed["task"])
+    if task is None or task["family"] != "cls":
+        return [f"config key {paper}.speed.task is {speed['task']!r}; it must name a task of {paper}.tasks "
+                "with family 'cls'"]
+    if speed["task"] in ("nli", "mt"):
+        seeds = section["seeds"]
+    else:
+        seeds = section.get("extra_seeds", [])
+    if speed["seed"] not in seeds:
+        return [f"config key {paper}.speed.seed is {speed['seed']}; the {speed['task']} runs have seeds {seeds}"]
+    return []

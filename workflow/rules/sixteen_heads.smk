@@ -1,7 +1,8 @@
 # "Are Sixteen Heads Really Better than One?" (Michel, Levy & Neubig, NeurIPS 2019).
 # Synthetic task -> one model per (task, seed) -> ablation sweeps and pruning curves per run
 # (tidy CSVs) -> gathered tables -> one notebook per figure/table -> claims.
-#   cls models (BERT analogue) on nli; s2s models (WMT analogue) on mt.
+#   cls models (BERT analogue) on nli, sst2, cola, mrpc; s2s models (WMT/IWSLT analogue) on mt, iwslt.
+#   Table 4 times one nli run before and after physical pruning; Fig. 5 reads the iwslt snapshots.
 
 
 include: "sixteen_heads_common.smk"
@@ -90,13 +91,14 @@ rule sixteen_heads_prune:
     input:
         data=rules.sixteen_heads_data.output.data,
         model=rules.sixteen_heads_train.output.model,
-        ablation=rules.sixteen_heads_ablate.output,
+        ablation=sh_ablation_input,
     output:
         importance=f"{SH_DIR}/data/runs/{{task}}_seed{{seed}}_importance.csv",
         pruning=f"{SH_DIR}/data/runs/{{task}}_seed{{seed}}_pruning.csv",
     params:
         spec=sh_analysis_spec,
         run_dir=sh_run_dir,
+        ablation=sh_ablation_arg,
     log:
         f"{RESULTS}/logs/{SH}/prune/{{task}}_seed{{seed}}.log",
     benchmark:
@@ -109,8 +111,60 @@ rule sixteen_heads_prune:
         ENV
     shell:
         "python -m repro sixteen_heads prune --run-dir {params.run_dir} --task-file {input.data} "
-        "--spec {params.spec:q} --threads {threads} --ablation {input.ablation} "
+        "--spec {params.spec:q} --threads {threads} {params.ablation} "
         "--importance-out {output.importance} --out {output.pruning} > {log} 2>&1"
+
+
+rule sixteen_heads_epochs:
+    input:
+        data=rules.sixteen_heads_data.output.data,
+        model=rules.sixteen_heads_train.output.model,
+    output:
+        f"{SH_DIR}/data/runs/{{task}}_seed{{seed}}_epochs.csv",
+    params:
+        spec=sh_analysis_spec,
+        run_dir=sh_run_dir,
+    log:
+        f"{RESULTS}/logs/{SH}/epochs/{{task}}_seed{{seed}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SH}/epochs/{{task}}_seed{{seed}}.tsv"
+    threads: SH_CFG["threads"]
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    conda:
+        ENV
+    shell:
+        "python -m repro sixteen_heads epochs --run-dir {params.run_dir} --task-file {input.data} "
+        "--spec {params.spec:q} --threads {threads} --out {output} > {log} 2>&1"
+
+
+rule sixteen_heads_speed:
+    input:
+        data=f"{SH_DIR}/data/tasks/{SH_SPEED['task']}.npz",
+        model=f"{SH_DIR}/runs/{SH_SPEED['task']}/seed{SH_SPEED['seed']}/model.safetensors",
+        importance=f"{SH_DIR}/data/runs/{SH_SPEED['task']}_seed{SH_SPEED['seed']}_importance.csv",
+    output:
+        timings=f"{SH_DIR}/data/speed.csv",
+        facts=f"{SH_DIR}/data/speed_models.csv",
+    params:
+        spec=sh_speed_spec,
+        run_dir=sh_run_dir,
+    log:
+        f"{RESULTS}/logs/{SH}/speed.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SH}/speed.tsv"
+    # Timed with the 2 threads of the catalog's analogue (torch.set_num_threads(2)); the job holds both cores.
+    threads: 2
+    resources:
+        mem_mb=2000,
+        runtime=15,
+    conda:
+        ENV
+    shell:
+        "python -m repro sixteen_heads speed --run-dir {params.run_dir} --task-file {input.data} "
+        "--importance {input.importance} --spec {params.spec:q} --threads {threads} "
+        "--out {output.timings} --facts-out {output.facts} > {log} 2>&1"
 
 
 rule sixteen_heads_gather:
@@ -120,6 +174,7 @@ rule sixteen_heads_gather:
         ablation=f"{SH_DIR}/data/ablation.csv",
         importance=f"{SH_DIR}/data/importance.csv",
         pruning=f"{SH_DIR}/data/pruning.csv",
+        epochs=f"{SH_DIR}/data/epochs.csv",
     params:
         out_dir=parent_dir,
     log:
@@ -139,6 +194,9 @@ rule sixteen_heads_gather:
 SH_ABLATION = f"{SH_DIR}/data/ablation.csv"
 SH_PRUNING = f"{SH_DIR}/data/pruning.csv"
 SH_IMPORTANCE = f"{SH_DIR}/data/importance.csv"
+SH_EPOCHS = f"{SH_DIR}/data/epochs.csv"
+SH_SPEED_TIMINGS = f"{SH_DIR}/data/speed.csv"
+SH_SPEED_MODELS = f"{SH_DIR}/data/speed_models.csv"
 SH_PARAMS = {"alpha": SH_CFG["analysis"]["alpha"]}
 
 register_notebook(SH, "fig01", [SH_ABLATION], SH_PARAMS)
@@ -149,3 +207,7 @@ register_notebook(SH, "fig02", [SH_ABLATION], SH_PARAMS)
 register_notebook(SH, "fig03", [SH_PRUNING, SH_IMPORTANCE], SH_PARAMS)
 register_notebook(SH, "table05", [SH_ABLATION], SH_PARAMS)
 register_notebook(SH, "table06", [SH_ABLATION], SH_PARAMS)
+register_notebook(SH, "table04", [SH_SPEED_TIMINGS, SH_SPEED_MODELS], SH_PARAMS)
+register_notebook(SH, "fig04", [SH_PRUNING], SH_PARAMS)
+register_notebook(SH, "fig05", [SH_EPOCHS], SH_PARAMS)
+register_notebook(SH, "fig06", [SH_PRUNING], SH_PARAMS)

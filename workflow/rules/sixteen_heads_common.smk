@@ -5,6 +5,23 @@ SH_CFG = config[SH]
 # The two main models of the paper: BERT on MNLI (here nli) and the WMT Transformer (here mt).
 # Every figure and table of slice 1 reads their runs.
 SH_MAIN_TASKS = [task for task in ("nli", "mt") if task in SH_CFG["tasks"]]
+# Every other task (Fig. 6: sst2, cola, mrpc, iwslt) gets an importance pruning curve only,
+# trained with extra_seeds; the during_training task also keeps snapshots (Fig. 5).
+SH_EXTRA_TASKS = [task for task in SH_CFG["tasks"] if task not in SH_MAIN_TASKS]
+SH_EPOCH_TASK = SH_CFG["during_training"]["task"]
+SH_SPEED = SH_CFG["speed"]
+
+
+def sh_seeds(task):
+    return seeds(SH) if task in SH_MAIN_TASKS else SH_CFG["extra_seeds"]
+
+
+def sh_epoch_steps(task):
+    """{epoch: update after which its snapshot is kept}; an epoch is round(train size / batch size) updates."""
+    settings = SH_CFG["tasks"][task]
+    batch = SH_CFG["families"][settings["family"]]["train"]["batch_size"]
+    per_epoch = settings["sizes"]["train"] / batch
+    return {int(epoch): max(1, round(epoch * per_epoch)) for epoch in SH_CFG["during_training"]["epochs"]}
 
 
 def sh_size_args(wildcards):
@@ -27,6 +44,8 @@ def sh_train_spec(wildcards):
         "train": dict(family["train"], steps=task["steps"], seed=int(wildcards.seed)),
         "label_smoothing": family.get("label_smoothing", 0.0),
     }
+    if wildcards.task == SH_EPOCH_TASK:  # Fig. 5 reads the snapshots of these updates
+        spec["train"]["keep_checkpoints_at"] = sorted(set(sh_epoch_steps(wildcards.task).values()))
     return json.dumps(spec, sort_keys=True)
 
 
@@ -40,18 +59,39 @@ def sh_analysis_spec(wildcards):
         "selection": task["selection"],
         "analysis": SH_CFG["analysis"],
         "label_smoothing": SH_CFG["families"][task["family"]].get("label_smoothing", 0.0),
+        "main": wildcards.task in SH_MAIN_TASKS,
     }
+    if wildcards.task == SH_EPOCH_TASK:
+        spec["epochs"] = {str(epoch): step for epoch, step in sh_epoch_steps(wildcards.task).items()}
     return json.dumps(spec, sort_keys=True)
 
 
+def sh_speed_spec(wildcards):
+    return json.dumps({key: SH_SPEED[key] for key in ("seed", "prune_percent", "batch_sizes", "examples",
+                                                      "rounds", "warmup")}, sort_keys=True)
+
+
 def sh_run_files(task, what):
-    """Per-run CSVs of every seed of ``task``: what is ablation, importance or pruning."""
-    return [f"{SH_DIR}/data/runs/{task}_seed{seed}_{what}.csv" for seed in seeds(SH)]
+    """Per-run CSVs of every seed of ``task``: what is ablation, importance, pruning or epochs."""
+    return [f"{SH_DIR}/data/runs/{task}_seed{seed}_{what}.csv" for seed in sh_seeds(task)]
 
 
 def sh_gather_inputs(wildcards):
-    return [path for task in SH_MAIN_TASKS for what in ("ablation", "importance", "pruning")
+    main = [path for task in SH_MAIN_TASKS for what in ("ablation", "importance", "pruning")
             for path in sh_run_files(task, what)]
+    extra = [path for task in SH_EXTRA_TASKS for what in ("importance", "pruning") for path in sh_run_files(task, what)]
+    return main + extra + sh_run_files(SH_EPOCH_TASK, "epochs")
+
+
+def sh_ablation_input(wildcards):
+    """The ablation CSV of a main-task run (for the oracle order); none for the other tasks."""
+    if wildcards.task in SH_MAIN_TASKS:
+        return f"{SH_DIR}/data/runs/{wildcards.task}_seed{wildcards.seed}_ablation.csv"
+    return []
+
+
+def sh_ablation_arg(wildcards, input):
+    return f"--ablation {input.ablation}" if input.ablation else ""
 
 
 def sh_run_dir(wildcards, input):

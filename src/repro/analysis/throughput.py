@@ -18,6 +18,7 @@ products (linear layers, value/projection matrices that exist, the unembedding).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import pandas as pd
@@ -144,6 +145,32 @@ def measure_throughput(configs: dict[str, TransformerConfig], settings: Throughp
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+def time_interleaved(steps: dict[str, Callable[[], object]], rounds: int, warmup: int = 1) -> pd.DataFrame:
+    """Wall-clock seconds of zero-argument callables timed in interleaved rounds.
+
+    Each callable first runs ``warmup`` times untimed; then every round times each callable once,
+    in an order rotated by one from the previous round (as `measure_throughput` does), so a slow
+    phase of the machine is spread over all of them. Returns one row per (name, round) with the
+    position in that round's order and the seconds taken.
+    """
+    if not steps:
+        raise ValueError("time_interleaved needs at least one callable")
+    if rounds < 1 or warmup < 0:
+        raise ValueError(f"rounds={rounds} must be >= 1 and warmup={warmup} >= 0")
+    names = list(steps)
+    for name in names:
+        for _ in range(warmup):
+            steps[name]()
+    rows = []
+    for round_ in range(rounds):
+        shift = round_ % len(names)
+        for position, name in enumerate(names[shift:] + names[:shift]):
+            start = time.perf_counter()
+            steps[name]()
+            rows.append(dict(variant=name, round=round_, position=position, seconds=time.perf_counter() - start))
+    return pd.DataFrame(rows, columns=["variant", "round", "position", "seconds"])
+
+
 def model_facts(configs: dict[str, TransformerConfig], seq_len: int) -> pd.DataFrame:
     """Per variant: trainable parameters, matmul weights and model FLOPs per token (train, inference)."""
     rows = []
@@ -180,4 +207,5 @@ __all__ = [
     "model_facts",
     "settings_dict",
     "summarize",
+    "time_interleaved",
 ]

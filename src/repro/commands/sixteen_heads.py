@@ -5,7 +5,11 @@ Steps (each writes one run directory or one tidy CSV; see workflow/rules/sixteen
   ablate   baseline, single-head ablation on every test set, keep-one-head on the test and selection sets
   prune    head importance on training data, then global pruning curves by importance, by the
            oracle order (single-ablation Δ on the test set) and by random orders
-  gather   concatenate per-run CSVs into one table per kind (ablation, importance, pruning)
+  epochs   pruning during training (Fig. 5): importance and the importance-order pruning curve of
+           each kept snapshot of a run
+  speed    inference speed (Table 4): the unpruned classifier and a copy with the least important
+           heads removed physically, timed interleaved at several batch sizes
+  gather   concatenate per-run CSVs into one table per kind (ablation, importance, pruning, epochs)
 Specs are JSON objects written by the rules from config[sixteen_heads].
 """
 
@@ -43,6 +47,25 @@ def register(subparsers) -> None:
             p.add_argument("--importance-out", required=True, help="importance CSV")
             p.add_argument("--out", required=True, help="pruning-curve CSV")
         p.set_defaults(func=func)
+
+    p = steps.add_parser("epochs", help="importance and pruning curves of a run's snapshots (Fig. 5)")
+    p.add_argument("--run-dir", required=True)
+    p.add_argument("--task-file", required=True)
+    p.add_argument("--spec", required=True, help="JSON: the analysis spec plus {epochs: {epoch: step}}")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--out", required=True, help="CSV: one row per (epoch, pruning level)")
+    p.set_defaults(func=_epochs)
+
+    p = steps.add_parser("speed", help="inference speed, unpruned vs physically pruned (Table 4)")
+    p.add_argument("--run-dir", required=True, help="a classifier run (family cls)")
+    p.add_argument("--task-file", required=True)
+    p.add_argument("--importance", required=True, help="importance CSV of the same run (its seed's rows are used)")
+    p.add_argument("--spec", required=True,
+                   help="JSON: {seed, prune_percent, batch_sizes, examples, rounds, warmup}")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--out", required=True, help="timings CSV (one row per batch size, model and round)")
+    p.add_argument("--facts-out", required=True, help="CSV: parameters, attention weights and accuracies per model")
+    p.set_defaults(func=_speed)
 
     p = steps.add_parser("gather", help="concatenate per-run CSVs into one table per kind")
     p.add_argument("--inputs", nargs="+", required=True, help="per-run CSVs named <run>_<kind>.csv")
@@ -113,6 +136,11 @@ def _setup(args: argparse.Namespace):
     family, model = runs.load_run_model(args.run_dir)
     analysis = spec["analysis"]
     sets, sources = evaluation_sets(task, family, spec["selection"], analysis["selection_examples"], spec["data_seed"])
+    kwargs = _evaluator_kwargs(task, family, analysis, spec)
+    return spec, task, family, model, make_evaluator(model, sets, **kwargs), sources
+
+
+def _evaluator_kwargs(task, family: str, analysis: dict, spec: dict) -> dict:
     kwargs = dict(batch_size=analysis["eval_batch_size"], bootstrap_resamples=analysis["bootstrap_resamples"],
                   bootstrap_seed=spec["data_seed"], pad_id=int(task.meta["pad_id"]))
     if family == "s2s":
@@ -121,7 +149,7 @@ def _setup(args: argparse.Namespace):
                       extra_tokens=analysis["decode_extra_tokens"])
     else:
         kwargs.update(metric=task.meta["metric"])
-    return spec, task, family, model, make_evaluator(model, sets, **kwargs), sources
+    return kwargs
 
 
 def evaluation_sets(task, family: str, selection: str, selection_examples: int, data_seed: int):
@@ -195,20 +223,17 @@ def _ablate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _prune(args: argparse.Namespace) -> int:
-    import pandas as pd
-
-    from repro.analysis import head_importance as imp
-    from repro.analysis import head_sweeps as sweeps
-    from repro.analysis import heads as H
-    from repro import synthetic_runs as runs
-    from repro.training.seeding import derive_seed, generator
+def _importance(model, family: str, task, spec: dict):
+    """(raw, normalised, real tokens) head importance of ``model`` on a fixed subset of the training
+    data (the paper uses all of it), in eval mode, with the family's training loss."""
     import torch
 
-    spec, task, family, model, evaluator, _ = _setup(args)
+    from repro import synthetic_runs as runs
+    from repro.analysis import head_importance as imp
+    from repro.training.seeding import generator
+
     analysis = spec["analysis"]
     pad_id = int(task.meta["pad_id"])
-    # Importance on a fixed subset of the training data (the paper uses all of it).
     n_train = task.meta["sizes"]["train"]
     rows = torch.randperm(n_train, generator=generator(spec["data_seed"], "head-importance-subset"))
     rows = rows[: analysis["importance_examples"]].sort().values
@@ -217,7 +242,44 @@ def _prune(args: argparse.Namespace) -> int:
     loss_fn = (imp.classification_loss_sum if family == "cls"
                else imp.translation_loss_sum(float(spec.get("label_smoothing", 0.0)), pad_id))
     raw, tokens = imp.head_importance(model, batches, loss_fn)
-    normalised = imp.normalize_by_layer(raw)
+    return raw, imp.normalize_by_layer(raw), tokens
+
+
+def importance_curves(model, evaluator, normalised, family: str, per_type: bool, base=None):
+    """Pruning curves on the test set by layer-normalised importance: globally over every head
+    (scope "all") and, with ``per_type``, within each attention type alone with the others whole
+    (Fig. 4; the scope is the type). Columns of `head_sweeps.pruning_curve` plus scope, percent, n_heads."""
+    import pandas as pd
+
+    from repro.analysis import head_importance as imp
+    from repro.analysis import head_sweeps as sweeps
+
+    order = sweeps.order_by_score(imp.importance_by_head(model, normalised), ascending=True)
+    base = base if base is not None else evaluator.evaluate(None, "test")
+    percents = PRUNE_PERCENTS[family]
+    scopes = {"all": order}
+    if per_type:
+        for kind in dict.fromkeys(head[0] for head in order):
+            scopes[kind] = [head for head in order if head[0] == kind]
+    frames = []
+    for scope, heads in scopes.items():
+        counts = sweeps.pruning_counts(len(heads), percents, PRUNE_ROUNDING[family])
+        curve = sweeps.pruning_curve(model, evaluator, heads, counts, "test", base)
+        frames.append(curve.assign(scope=scope, percent=percents, n_heads=len(heads)))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _prune(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from repro.analysis import head_sweeps as sweeps
+    from repro.analysis import heads as H
+    from repro.training.seeding import derive_seed
+
+    spec, task, family, model, evaluator, _ = _setup(args)
+    analysis = spec["analysis"]
+    main = bool(spec.get("main", True))  # the Fig. 6 tasks get the importance curve only
+    raw, normalised, tokens = _importance(model, family, task, spec)
     columns = _columns(spec, task, family)
     importance_rows = [
         dict(columns, type=kind, layer=layer, head=head, importance_raw=float(raw[kind][layer, head]),
@@ -227,7 +289,10 @@ def _prune(args: argparse.Namespace) -> int:
     _write(pd.DataFrame(importance_rows), args.importance_out)
 
     heads = H.all_heads(model)
-    orders = {("importance", -1): sweeps.order_by_score(imp.importance_by_head(model, normalised), ascending=True)}
+    base = evaluator.evaluate(None, "test")
+    frames = [importance_curves(model, evaluator, normalised, family, per_type=main and family == "s2s", base=base)
+              .assign(order="importance", order_seed=-1)]
+    orders = {}
     if args.ablation:
         ablation = pd.read_csv(args.ablation)
         single = ablation[(ablation["experiment"] == "single") & (ablation["set"] == "test")]
@@ -236,12 +301,10 @@ def _prune(args: argparse.Namespace) -> int:
         if missing:
             return _fail(f"{args.ablation} lacks the single-head test Δ of {len(missing)} heads, e.g. {missing[0]}")
         orders[("oracle", -1)] = sweeps.order_by_score(delta, ascending=False)  # least harmful first
-    for k in range(analysis["random_orders"]):
+    for k in range(analysis["random_orders"] if main else 0):
         orders[("random", k)] = sweeps.random_order(heads, derive_seed(int(spec["seed"]), "random-prune-order", k))
     percents = PRUNE_PERCENTS[family]
     counts = sweeps.pruning_counts(len(heads), percents, PRUNE_ROUNDING[family])
-    base = evaluator.evaluate(None, "test")
-    frames = []
     for (name, order_seed), order in orders.items():
         curve = sweeps.pruning_curve(model, evaluator, order, counts, "test", base)
         frames.append(curve.assign(order=name, order_seed=order_seed, scope="all", percent=percents,
@@ -252,8 +315,107 @@ def _prune(args: argparse.Namespace) -> int:
     order = ["task", "family", "metric", "seed", "scope", "order", "order_seed", "percent", "n_pruned", "n_heads",
              "set", "score", "baseline", "delta"]
     _write(df[order], args.out)
-    print(f"wrote {args.importance_out} and {args.out}: {len(orders)} orders x {len(counts)} levels", file=sys.stderr)
+    print(f"wrote {args.importance_out} and {args.out}: {len(df)} curve points", file=sys.stderr)
     return 0
+
+
+def _epochs(args: argparse.Namespace) -> int:
+    """Fig. 5: for each kept snapshot, importance on that checkpoint and its pruning curve."""
+    import pandas as pd
+
+    from repro.analysis.head_eval import make_evaluator
+    from repro.training import load_weights
+    from repro.training.checkpoint import snapshot_path
+
+    spec, task, family, model, _, _ = _setup(args)
+    analysis = spec["analysis"]
+    epochs = {int(epoch): int(step) for epoch, step in spec["epochs"].items()}
+    frames = []
+    for epoch, step in sorted(epochs.items()):
+        path = snapshot_path(Path(args.run_dir), step)
+        if not path.exists():
+            return _fail(f"{path} is missing: train the run with keep_checkpoints_at including step {step} (epoch {epoch})")
+        load_weights(model, path)
+        model.eval()
+        sets, _ = evaluation_sets(task, family, spec["selection"], analysis["selection_examples"], spec["data_seed"])
+        kwargs = _evaluator_kwargs(task, family, analysis, spec)
+        evaluator = make_evaluator(model, {"test": sets["test"]}, **kwargs)
+        _, normalised, _ = _importance(model, family, task, spec)
+        curve = importance_curves(model, evaluator, normalised, family, per_type=False)
+        frames.append(curve.assign(epoch=epoch, step=step))
+        print(f"epoch {epoch} (step {step}): unpruned {curve['baseline'].iloc[0]:.2f}", file=sys.stderr)
+    df = pd.concat(frames, ignore_index=True)
+    for column, value in reversed(list(_columns(spec, task, family).items())):
+        df.insert(0, column, value)
+    df["relative"] = df["score"] / df["baseline"]
+    order = ["task", "family", "metric", "seed", "epoch", "step", "percent", "n_pruned", "n_heads", "set",
+             "score", "baseline", "delta", "relative"]
+    _write(df[order], args.out)
+    print(f"wrote {args.out}: {len(epochs)} epochs", file=sys.stderr)
+    return 0
+
+
+def _speed(args: argparse.Namespace) -> int:
+    """Table 4: prune the least important heads physically and time both models."""
+    import pandas as pd
+    import torch
+
+    from repro import synthetic_runs as runs
+    from repro.analysis import head_sweeps as sweeps
+    from repro.analysis import heads as H
+    from repro.analysis import pruned_speed as speed
+    from repro.data.synthetic import load_task
+
+    torch.set_num_threads(args.threads)
+    spec = json.loads(args.spec)
+    task = load_task(args.task_file)
+    family, model = runs.load_run_model(args.run_dir)
+    if family != "cls":
+        return _fail(f"{args.run_dir} is a {family} run; the speed measurement needs a classifier (family cls)")
+    importance = pd.read_csv(args.importance)
+    importance = importance[importance["seed"] == int(spec["seed"])]
+    scores = {(r.type, int(r.layer), int(r.head)): float(r.importance) for r in importance.itertuples()}
+    heads = H.all_heads(model)
+    missing = [h for h in heads if h not in scores]
+    if missing:
+        return _fail(f"{args.importance} has no importance for {len(missing)} heads of seed {spec['seed']}, e.g. {missing[0]}")
+    order = sweeps.order_by_score({h: scores[h] for h in heads}, ascending=True)
+    k = sweeps.pruning_counts(len(heads), [int(spec["prune_percent"])], "floor")[0]  # BERT's rounding
+    masks = H.masks_without(model, order[:k])
+    pruned = speed.pruned_copy(model, masks)
+    pad_id = int(task.meta["pad_id"])
+    test = task.tensors("test")
+    agreement = speed.compare_masked_and_pruned(model, pruned, masks, test["input_ids"], test["labels"], pad_id)
+    facts = speed.model_facts({"original": model, "pruned": pruned})
+    for key, value in agreement.items():
+        facts[key] = value
+    facts["accuracy"] = [_accuracy(model, test, pad_id), agreement["accuracy_pruned"]]  # unpruned, pruned
+    facts["prune_percent"] = [0, int(spec["prune_percent"])]
+    facts["pruned_heads"] = [0, k]
+    facts.insert(0, "seed", int(spec["seed"]))
+    facts.insert(0, "task", task.name)
+    _write(facts, args.facts_out)
+
+    ids = test["input_ids"][: int(spec["examples"])]
+    timings = speed.time_inference({"original": model, "pruned": pruned}, ids, spec["batch_sizes"],
+                                   rounds=int(spec["rounds"]), warmup=int(spec["warmup"]), pad_id=pad_id)
+    timings.insert(0, "threads", args.threads)
+    timings.insert(0, "seq_len", ids.shape[1])
+    timings.insert(0, "seed", int(spec["seed"]))
+    timings.insert(0, "task", task.name)
+    _write(timings, args.out)
+    summary = speed.summarize_speed(timings, "original")
+    print(summary.to_string(index=False), file=sys.stderr)
+    return 0
+
+
+def _accuracy(model, test: dict, pad_id: int) -> float:
+    import torch
+
+    with torch.no_grad():
+        ids = test["input_ids"]
+        logits = torch.cat([model(chunk, padding_mask=chunk != pad_id) for chunk in torch.split(ids, 500)])
+    return float((logits.argmax(-1) == test["labels"]).float().mean())
 
 
 def _gather(args: argparse.Namespace) -> int:

@@ -43,11 +43,13 @@ class SegmentTransformer(Transformer):
         nn.init.normal_(self.seg_emb.weight, std=cfg.init_std)
         self.name_hook_points()
 
-    def embed(self, input_ids: torch.Tensor) -> torch.Tensor:  # [B,T] -> [B,T,d]
+    def embed(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
+        """[B,T] -> [B,T,d]; segments come from the separators unless ``token_type_ids`` [B,T] are given."""
         T = input_ids.shape[1]
         if T > self.cfg.max_seq_len and self.cfg.position in ("learned", "sinusoidal"):
             raise ValueError(f"sequence length {T} exceeds max_seq_len={self.cfg.max_seq_len}")
-        x = self.tok_emb(input_ids) + self.seg_emb(segment_ids(input_ids, self.sep_id, self.n_segments))
+        segments = segment_ids(input_ids, self.sep_id, self.n_segments) if token_type_ids is None else token_type_ids
+        x = self.tok_emb(input_ids) + self.seg_emb(segments)
         if self.cfg.position == "learned":
             x = x + self.pos_emb.weight[:T]
         elif self.cfg.position == "sinusoidal":
