@@ -4,6 +4,7 @@
 #   make smoke      the whole DAG at smoke scale (minutes, CPU)
 #   make reproduce  the whole DAG at the default (laptop) scale, then the HTML report
 #   make lint       snakemake --lint
+#   make test-cluster  the smoke DAG through a local single-node SLURM (root; minutes)
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -26,7 +27,7 @@ PYTEST_ARGS ?=
 # Rules call `python -m repro ...`: put the venv first on PATH so that `python` is this one.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: install test smoke reproduce lint
+.PHONY: install test smoke reproduce lint test-cluster
 
 install: $(STAMP)
 
@@ -50,3 +51,8 @@ reproduce: $(STAMP)
 
 lint: $(STAMP)
 	$(SNAKEMAKE) --workflow-profile $(PROFILE) --lint
+
+# The smoke DAG through a real single-node SLURM started on this machine (root: installs slurm-wlm and
+# munge with apt-get), compared with a local run; outside `make test`. TARGETS="..." limits the DAG.
+test-cluster: $(STAMP)
+	VENV=$(abspath $(VENV)) flock /tmp/repro-heavy.lock tests/cluster/run_slurm_smoke.sh

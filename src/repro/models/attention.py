@@ -127,6 +127,8 @@ class Attention(nn.Module):
         self.kind = "softmax" if cross else spec.attention
         self.position = "none" if cross else cfg.position
         self.attn_dropout = cfg.attn_dropout
+        self.rope_base = cfg.rope_base
+        self.rope_dim = cfg.rope_dim or self.head_dim  # partial rotary: only the first rope_dim dims turn
         inner = self.n_heads * self.head_dim
 
         self.q_proj = nn.Linear(cfg.d_model, inner, bias=cfg.qk_bias)
@@ -190,8 +192,8 @@ class Attention(nn.Module):
         k = self.hook_k(self._split(self.k_proj(source)))
         v = self.hook_v(self._split(self.value(source)))
         if self.position == "rope":
-            cos, sin = rope_tables(max(T, Tk), self.head_dim, x.device, x.dtype)
-            q, k = apply_rope(q, cos[:T], sin[:T]), apply_rope(k, cos[:Tk], sin[:Tk])
+            cos, sin = rope_tables(max(T, Tk), self.rope_dim, x.device, x.dtype, self.rope_base)
+            q, k = self._rotate(q, cos[:T], sin[:T]), self._rotate(k, cos[:Tk], sin[:Tk])
 
         if self.hook_pattern.active:
             ctx = self._explicit(q, k, v, padding_mask)
@@ -202,6 +204,12 @@ class Attention(nn.Module):
             ctx = ctx * self._mask_for_kept_heads(head_mask)
         merged = ctx.transpose(1, 2).reshape(B, T, self.n_heads * self.head_dim)
         return self.proj(merged)
+
+    def _rotate(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:  # [B,H,T,dh]
+        if self.rope_dim == self.head_dim:
+            return apply_rope(x, cos, sin)
+        turned, kept = x[..., : self.rope_dim], x[..., self.rope_dim :]
+        return torch.cat((apply_rope(turned, cos, sin), kept), dim=-1)
 
     def _split(self, x: torch.Tensor) -> torch.Tensor:  # [B,T,H·dh] -> [B,H,T,dh]
         B, T, _ = x.shape
@@ -244,7 +252,13 @@ class Attention(nn.Module):
         return ctx
 
     def _centre_times_v(self, v: torch.Tensor, padding_mask) -> torch.Tensor:
-        """C V with C = softmax(M): a (running) mean of the values over real positions."""
+        """C V with C = softmax(M): a (running) mean of the values over real positions.
+        With ALiBi, C is the attention matrix at zero query-key logits, softmax(M + ALiBi bias),
+        as in the explicit path, so that the shaped matrix is still exactly I at init."""
+        if self.position == "alibi":
+            T = v.shape[2]
+            centre = torch.softmax(self._logit_bias(T, T, padding_mask, v.device, v.dtype), dim=-1)  # [1|B,H,T,T]
+            return centre @ v
         if padding_mask is not None:
             valid = padding_mask[:, None, :, None].to(v.dtype)  # [B,1,T,1]
             v = v * valid

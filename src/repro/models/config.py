@@ -19,7 +19,7 @@ from typing import Any
 BLOCK_KINDS = ("pre_ln", "post_ln", "parallel", "sas", "sas_p", "vskipinit", "vskipinit_code")
 NORM_KINDS = ("layernorm", "rmsnorm", "none")
 POSITION_KINDS = ("learned", "sinusoidal", "alibi", "rope", "none")
-ACTIVATIONS = ("relu", "gelu", "leaky_relu", "swiglu", "geglu")
+ACTIVATIONS = ("relu", "gelu", "leaky_relu", "swiglu", "geglu", "gelu_tanh")
 ATTENTION_KINDS = ("softmax", "eq4", "shaped")
 MATRIX_KINDS = ("linear", "orthogonal", "identity", "reparam")
 REPARAM_INITS = ("identity", "orthogonal")
@@ -195,6 +195,13 @@ class TransformerConfig:
     dropout: float = 0.0
     attn_dropout: float = 0.0
     init_std: float = 0.02
+    # Options that pretrained checkpoints need (repro.hub converters); their defaults keep every
+    # model above unchanged, and `to_dict` leaves them out while they hold their defaults.
+    embed_norm: bool = False  # a norm on the embeddings before block 1 (BERT's embedding LayerNorm)
+    n_token_types: int = 0  # segment embeddings added to the tokens (BERT's token types); 0 = none
+    rope_base: float = 10000.0  # θ of the rotary frequencies θ^(-2i/d)
+    rope_dim: int | None = None  # rotate only the first rope_dim dims of each head (Phi); None = all
+    lm_head_bias: bool = False  # a bias on the output logits (Phi's lm_head)
 
     def __post_init__(self) -> None:
         self.n_heads = _per_layer("n_heads", self.n_heads, self.n_layers) if self.n_layers > 0 else ()
@@ -254,6 +261,19 @@ class TransformerConfig:
                     )
             if self.position == "rope" and dim % 2:
                 raise ConfigError(f"{where}: position='rope' needs an even head_dim; layer {layer} has {dim}")
+        if isinstance(self.n_token_types, bool) or not isinstance(self.n_token_types, int) or self.n_token_types < 0:
+            raise ConfigError(f"{where}: n_token_types={self.n_token_types!r} must be a non-negative integer")
+        if not self.rope_base > 0:
+            raise ConfigError(f"{where}: rope_base={self.rope_base!r} must be positive")
+        if self.rope_dim is not None:
+            bad = [dim for dim in self.head_dim if not 0 < self.rope_dim <= dim]
+            if isinstance(self.rope_dim, bool) or not isinstance(self.rope_dim, int) or self.rope_dim % 2 or bad:
+                raise ConfigError(
+                    f"{where}: rope_dim={self.rope_dim!r} must be a positive even integer at most head_dim "
+                    f"(smallest head_dim {min(self.head_dim, default=0)})"
+                )
+        if self.lm_head_bias and self.output != "lm":
+            raise ConfigError(f"{where}: lm_head_bias=True needs output='lm' (got {self.output!r})")
         if self.output == "classifier" and (self.n_classes is None or self.n_classes < 2):
             raise ConfigError(f"{where}: output='classifier' needs n_classes >= 2 (got {self.n_classes!r})")
         if self.cross_attention and (spec.parallel or spec.attention != "softmax"):
@@ -275,7 +295,20 @@ class TransformerConfig:
         d = dataclasses.asdict(self)
         d["n_heads"] = list(self.n_heads)
         d["head_dim"] = list(self.head_dim)
+        for name, default in CHECKPOINT_OPTION_DEFAULTS.items():
+            if d[name] == default:  # written only when used, so existing model files stay as they were
+                del d[name]
         return d
+
+
+# The checkpoint options and their defaults (see the fields above); `to_dict` omits them at default.
+CHECKPOINT_OPTION_DEFAULTS: dict[str, Any] = {
+    "embed_norm": False,
+    "n_token_types": 0,
+    "rope_base": 10000.0,
+    "rope_dim": None,
+    "lm_head_bias": False,
+}
 
 
 def config_from_dict(values: dict[str, Any], where: str = "model") -> TransformerConfig:

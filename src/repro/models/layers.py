@@ -55,6 +55,8 @@ class MLP(nn.Module):
             return F.gelu(x)
         if kind == "swiglu":
             return F.silu(x)
+        if kind == "gelu_tanh":  # GPT-2's and Phi's "gelu_new"
+            return F.gelu(x, approximate="tanh")
         return F.leaky_relu(x, self.leaky_slope)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # [B,T,d] -> [B,T,d]
@@ -113,9 +115,9 @@ def alibi_bias(slopes: torch.Tensor, t_q: int, t_k: int, causal: bool) -> torch.
     return -slopes[:, None, None] * distance.to(slopes.dtype)
 
 
-def rope_tables(t: int, head_dim: int, device, dtype) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos and sin tables for rotary embeddings, each [t, head_dim/2]."""
-    inv_freq = 1.0 / (10000.0 ** (torch.arange(0, head_dim, 2, device=device, dtype=torch.float64) / head_dim))
+def rope_tables(t: int, head_dim: int, device, dtype, base: float = 10000.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin tables for rotary embeddings, each [t, head_dim/2] (frequencies base^(-2i/head_dim))."""
+    inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2, device=device, dtype=torch.float64) / head_dim))
     angles = torch.arange(t, device=device, dtype=torch.float64)[:, None] * inv_freq[None, :]
     return angles.cos().to(dtype), angles.sin().to(dtype)
 

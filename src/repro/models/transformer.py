@@ -36,12 +36,18 @@ class Transformer(HookedModule):
             self.pos_emb = nn.Embedding(cfg.max_seq_len, d)
         elif cfg.position == "sinusoidal":
             self.register_buffer("pos_table", sinusoidal_table(cfg.max_seq_len, d), persistent=False)
+        if cfg.n_token_types:
+            self.type_emb = nn.Embedding(cfg.n_token_types, d)
+        if cfg.embed_norm:
+            self.embed_norm = make_norm(cfg.norm if cfg.norm != "none" else "layernorm", d, cfg.norm_eps)
         self.emb_dropout = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg, layer) for layer in range(cfg.n_layers))
         final_kind = cfg.norm if cfg.norm != "none" else "layernorm"  # the code keeps ln_f
         self.final_norm = make_norm(final_kind, d, cfg.norm_eps) if cfg.final_norm else None
         if cfg.output == "lm" and not cfg.tie_embeddings:
-            self.lm_head = nn.Linear(d, cfg.vocab_size, bias=False)
+            self.lm_head = nn.Linear(d, cfg.vocab_size, bias=cfg.lm_head_bias)
+        elif cfg.output == "lm" and cfg.lm_head_bias:  # tied unembedding plus its own bias
+            self.lm_bias = nn.Parameter(torch.zeros(cfg.vocab_size))
         if cfg.output == "classifier":
             self.pooler = nn.Linear(d, d) if cfg.pooler else None
             self.cls_dropout = nn.Dropout(cfg.dropout)
@@ -61,14 +67,15 @@ class Transformer(HookedModule):
         std = self.cfg.init_std
         linears = [blk.mlp.fc_in for blk in self.blocks] + [blk.mlp.fc_out for blk in self.blocks]
         linears += [getattr(self, n) for n in ("lm_head", "pooler", "classifier") if getattr(self, n, None) is not None]
-        embeddings = [self.tok_emb] + ([self.pos_emb] if hasattr(self, "pos_emb") else [])
+        embeddings = [self.tok_emb] + [getattr(self, n) for n in ("pos_emb", "type_emb") if hasattr(self, n)]
         for module in linears + embeddings:
             nn.init.normal_(module.weight, std=std)
             if getattr(module, "bias", None) is not None:
                 nn.init.zeros_(module.bias)
 
     # -- forward --------------------------------------------------------------------
-    def embed(self, input_ids: torch.Tensor) -> torch.Tensor:  # [B,T] -> [B,T,d]
+    def embed(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
+        """[B,T] -> [B,T,d]. token_type_ids [B,T] (models with n_token_types) default to type 0."""
         T = input_ids.shape[1]
         if T > self.cfg.max_seq_len and self.cfg.position in ("learned", "sinusoidal"):
             raise ValueError(f"sequence length {T} exceeds max_seq_len={self.cfg.max_seq_len}")
@@ -77,6 +84,12 @@ class Transformer(HookedModule):
             x = x + self.pos_emb.weight[:T]
         elif self.cfg.position == "sinusoidal":
             x = x + self.pos_table[:T].to(x.dtype)
+        if self.cfg.n_token_types:
+            x = x + (self.type_emb.weight[0] if token_type_ids is None else self.type_emb(token_type_ids))
+        elif token_type_ids is not None:
+            raise ValueError("token_type_ids were given but the model has n_token_types=0")
+        if self.cfg.embed_norm:
+            x = self.embed_norm(x)
         return self.hook_embed(self.emb_dropout(x))
 
     def forward(
@@ -88,8 +101,9 @@ class Transformer(HookedModule):
         memory: torch.Tensor | None = None,  # [B,Ts,d] encoder output (decoder only)
         memory_padding_mask: torch.Tensor | None = None,
         cross_head_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,  # [B,T] segment ids (models with n_token_types)
     ) -> torch.Tensor:
-        x = self.embed(input_ids)
+        x = self.embed(input_ids, token_type_ids)
         for layer, block in enumerate(self.blocks):
             x = block(
                 x,
@@ -116,8 +130,9 @@ class Transformer(HookedModule):
         return self.classifier(self.cls_dropout(pooled))  # [B,C]
 
     def unembed(self, x: torch.Tensor) -> torch.Tensor:
-        weight = self.tok_emb.weight if self.cfg.tie_embeddings else self.lm_head.weight
-        return F.linear(x, weight)
+        if not self.cfg.tie_embeddings:
+            return self.lm_head(x)
+        return F.linear(x, self.tok_emb.weight, getattr(self, "lm_bias", None))
 
     def pool(self, x: torch.Tensor, padding_mask: torch.Tensor | None) -> torch.Tensor:
         kind = self.cfg.pool

@@ -27,6 +27,13 @@ class TrainConfigError(ValueError):
     """An invalid training setting; the message names the field and the allowed values."""
 
 
+def resolve_device(name: str) -> torch.device:
+    """A torch device from a config string; "auto" is cuda when a GPU is visible, else cpu."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
 def _fail(name: str, value: Any, allowed: str) -> None:
     raise TrainConfigError(f"TrainConfig.{name}={value!r}: {allowed}")
 
@@ -63,7 +70,8 @@ class TrainConfig:
     keep_checkpoints_at updates after which the weights are kept as snapshots/step-XXXXXX.safetensors
     time_budget_s       stop when this much training time has elapsed; the schedule then follows
                         the elapsed fraction of the budget instead of the step count
-    device              torch device of the model and batches
+    device              torch device of the model and batches; "auto" picks cuda when a GPU is
+                        visible and cpu otherwise (`resolve_device`)
     log_gains           also write the values of every trainable parameter whose name contains
                         "gain" into each metrics row (key "gains": {name: [values]}); logging only,
                         so it is an execution field and does not change what the run computes
@@ -122,7 +130,7 @@ class TrainConfig:
         if not isinstance(self.device, str):
             _fail("device", self.device, "must be a torch device string such as 'cpu' or 'cuda:0'")
         try:
-            torch.device(self.device)
+            resolve_device(self.device)
         except RuntimeError:
             _fail("device", self.device, "must be a torch device string such as 'cpu' or 'cuda:0'")
 

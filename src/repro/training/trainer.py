@@ -47,7 +47,7 @@ from repro.training.checkpoint import (
     save_weights,
     snapshot_path,
 )
-from repro.training.config import TrainConfig
+from repro.training.config import TrainConfig, resolve_device
 from repro.training.optim import build_optimizer
 from repro.training.seeding import derive_seed
 from repro.training.tasks import Task
@@ -108,7 +108,7 @@ def evaluate(model: nn.Module, task: Task, device: torch.device | str = "cpu") -
 
     The model's train/eval mode is restored afterwards.
     """
-    device = torch.device(device)
+    device = resolve_device(device)
     was_training = model.training
     model.eval()
     try:
@@ -251,7 +251,7 @@ class _Run:
 
     def __init__(self, model: nn.Module, task: Task, config: TrainConfig, run_dir: Path):
         self.model, self.task, self.config, self.run_dir = model, task, config, run_dir
-        self.device = torch.device(config.device)
+        self.device = resolve_device(config.device)
         model.to(self.device)
         model.train()
         self.optimizer = build_optimizer(

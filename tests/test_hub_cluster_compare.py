@@ -1,0 +1,64 @@
+"""The output comparison of the cluster test (tests/cluster/compare_results.py) on hand-made trees."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+SCRIPT = Path(__file__).parent / "cluster" / "compare_results.py"
+spec = importlib.util.spec_from_file_location("compare_results", SCRIPT)
+compare_results = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(compare_results)
+
+
+def write_weights(path: Path, value: float, metadata: dict) -> None:
+    import torch
+    from safetensors.torch import save_file
+
+    save_file({"w": torch.full((2,), value), "b": torch.zeros(1)}, str(path), metadata=metadata)
+
+
+def make_tree(root: Path, seconds: str = "1.5", loss: str = "0.25", weight: float = 1.0, extra: bool = False) -> Path:
+    (root / "p" / "runs").mkdir(parents=True)
+    (root / "benchmarks").mkdir()
+    (root / "p" / "curve.csv").write_text(f"step,loss,seconds\n1,{loss},{seconds}\n")
+    write_weights(root / "p" / "runs" / "model.safetensors", weight, {"step": "8", "config_hash": "abc"})
+    (root / "p" / "fig.png").write_bytes(seconds.encode())
+    (root / "benchmarks" / "job.tsv").write_text(seconds)
+    (root / "p" / "runs" / "metrics.jsonl").write_text(f'{{"step": 1, "loss": {loss}, "seconds": {seconds}}}\n')
+    if extra:
+        (root / "p" / "extra.csv").write_text("a\n1\n")
+    return root
+
+
+def test_timings_may_differ_but_values_and_weights_may_not(tmp_path, capsys):
+    local = make_tree(tmp_path / "local")
+    assert compare_results.main(str(local), str(make_tree(tmp_path / "same-values", seconds="9.0"))) == 0
+    out = capsys.readouterr().out
+    assert "metrics.jsonl: differs only in time fields" in out
+    assert "differs only in time columns or timing claims" in out and "p/fig.png: bytes differ" in out and "benchmarks" not in out
+    assert compare_results.main(str(local), str(make_tree(tmp_path / "other-loss", loss="0.5"))) == 1
+    out = capsys.readouterr().out
+    assert "values differ in columns ['loss']" in out and "metrics.jsonl: values differ outside time fields" in out
+    assert compare_results.main(str(local), str(make_tree(tmp_path / "other-weights", weight=2.0))) == 1
+    assert "tensor w differs" in capsys.readouterr().out
+    assert compare_results.main(str(local), str(make_tree(tmp_path / "more-files", extra=True))) == 1
+    assert "only in SLURM run: p/extra.csv" in capsys.readouterr().out
+
+
+def test_weights_compare_by_content_not_header_order(tmp_path):
+    write_weights(tmp_path / "a.safetensors", 1.0, {"step": "8", "config_hash": "abc"})
+    write_weights(tmp_path / "b.safetensors", 1.0, {"config_hash": "abc", "step": "8"})
+    assert compare_results.weights_difference(tmp_path / "a.safetensors", tmp_path / "b.safetensors") is None
+    write_weights(tmp_path / "c.safetensors", 1.0, {"step": "9", "config_hash": "abc"})
+    assert "metadata" in compare_results.weights_difference(tmp_path / "a.safetensors", tmp_path / "c.safetensors")
+
+
+def test_timing_claims_are_left_out_of_claims_csv_only(tmp_path):
+    for name, speed in (("a", "+1%"), ("b", "+9%")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "claims.csv").write_text(f"claim,measured\nspeedup_at_batch_64,{speed}\nloss_drop,0.5\n")
+        (tmp_path / name / "other.csv").write_text(f"claim,measured\nspeedup_at_batch_64,{speed}\n")
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert compare_results.csv_difference(a / "claims.csv", b / "claims.csv") is None
+    assert compare_results.csv_difference(a / "other.csv", b / "other.csv") is not None
