@@ -30,6 +30,8 @@ inputs = ["results/simplified_blocks/data/structure_params.csv", "results/simpli
           "results/simplified_blocks/data/throughput_timings.csv"]
 
 # %%
+from pathlib import Path
+
 import pandas as pd
 
 from repro.pipeline.plotting import label
@@ -65,10 +67,19 @@ table["train_tokens_per_s"] = [medians.loc[v, "train"] for v in order]
 table["inference_tokens_per_s"] = [medians.loc[v, "inference"] for v in order]
 table["train_tokens_per_s_min"] = [spread.loc[v, "min"] for v in order]
 table["train_tokens_per_s_max"] = [spread.loc[v, "max"] for v in order]
+# The masked-LM part may pass its GLUE stand-in averages as an extra input (glue_average.csv, one row
+# per variant): every numeric column joins the table as glue_<column>; without it there is no GLUE column.
+for extra in inputs[3:]:
+    if Path(extra).name == "glue_average.csv":
+        glue = pd.read_csv(extra).set_index("variant")
+        for column in glue.select_dtypes("number").columns:
+            name = column if column.startswith("glue") else f"glue_{column}"
+            table[name] = [glue[column].get(v) for v in order]
 settings = speeds.iloc[0]
 note = (f"Throughput: batch {int(settings['batch_size'])} × {int(settings['seq_len'])} tokens, {int(settings['threads'])} thread(s), "
         f"median of {int(settings['rounds'])} interleaved rounds of {int(settings['timed_steps'])} steps. "
         "paper_params and paper_speed are the paper's crammed-BERT values (Table 1); paper_params_codeparrot is from its text.")
 save_table(table, results_dir, paper, item, scale, note=note)
 print(to_markdown(table[["block", "params", "params_vs_pre_ln", "params_paper_size", "paper_params_codeparrot",
-                         "speed_train", "speed_inference", "paper_speed"]].round(4)))
+                         "speed_train", "speed_inference", "paper_speed"]
+                        + [c for c in table.columns if c.startswith("glue")]].round(4)))

@@ -24,6 +24,7 @@ COMMAND_MODULES = {
     "compare": "repro.commands.compare",
     # Paper-specific commands (a module that does not exist yet is skipped).
     "simplified_blocks": "repro.commands.simplified_blocks",
+    "simplified_blocks_mlm": "repro.commands.simplified_blocks_mlm",
     "sixteen_heads": "repro.commands.sixteen_heads",
     "param-allocation": "repro.commands.param_allocation",
     "layer-diversity": "repro.commands.layer_diversity",

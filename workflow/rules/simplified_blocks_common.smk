@@ -1,5 +1,6 @@
 # Helpers of the simplified_blocks rules (functions only; the rules are in simplified_blocks.smk).
 import json
+import os
 
 from repro.pipeline.configcheck import merged_run_config
 
@@ -14,9 +15,26 @@ def sb_run_spec(wildcards):
     return run_spec(SB, wildcards.variant, wildcards.seed)
 
 
+def sb_eval_chunks(wildcards):
+    """Held-out chunks of one run: `eval_chunks` at the base sequence length, scaled by
+    base length / run length so that every run is evaluated on the same number of tokens."""
+    seq_len = merged_run_config(config, SB, wildcards.variant, 0)["model"]["max_seq_len"]
+    return max(1, SB_CFG["eval_chunks"] * SB_CFG["model"]["max_seq_len"] // seq_len)
+
+
 def sb_figure_runs(wildcards):
     """Final weights of every (variant, seed) run that figure `item` trains."""
     return figure_runs(SB, wildcards.item)
+
+
+def sb_all_figure_runs(wildcards):
+    """Final weights of every run of every figure (each once)."""
+    return sorted({path for item in SB_CFG["figures"] for path in figure_runs(SB, item)})
+
+
+def sb_curves_json(wildcards):
+    """JSON {figure: [run directories]} of every figure, for the curves job."""
+    return json.dumps({item: [os.path.dirname(path) for path in figure_runs(SB, item)] for item in sorted(SB_CFG["figures"])})
 
 
 def sb_models_json(variants):

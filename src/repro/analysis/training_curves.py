@@ -50,3 +50,30 @@ def final_losses(curves: pd.DataFrame, split: str = "eval", last: int = 3) -> pd
     rows = curves[curves["split"] == split].sort_values("step")
     tail = rows.groupby(["variant", "seed"], sort=True).tail(last)
     return tail.groupby(["variant", "seed"], sort=True)["loss"].mean().rename("final_loss").reset_index()
+
+
+def mean_curve(curves: pd.DataFrame, variant: str, split: str = "eval") -> pd.DataFrame:
+    """One variant's curve averaged over seeds at each logged step.
+
+    Index: step. Columns: seconds (mean cumulative training seconds), loss (mean), low, high
+    (minimum and maximum over seeds). Raises ValueError naming the variant if it has no rows."""
+    rows = curves[(curves["variant"] == variant) & (curves["split"] == split)]
+    if rows.empty:
+        raise ValueError(f"variant {variant!r} has no {split} rows; present: {sorted(set(curves['variant']))}")
+    by_step = rows.groupby("step")
+    return pd.DataFrame({"seconds": by_step["seconds"].mean(), "loss": by_step["loss"].mean(),
+                         "low": by_step["loss"].min(), "high": by_step["loss"].max()})
+
+
+def curves_by_figure(runs_by_figure: dict[str, list[str | Path]]) -> dict[str, pd.DataFrame]:
+    """{figure: its runs' curves, as collect_curves}, reading every run once however many figures
+    share it (one process for all figures instead of one per figure)."""
+    cache: dict[str, pd.DataFrame] = {}
+    tables = {}
+    for figure, run_dirs in runs_by_figure.items():
+        if not run_dirs:
+            raise ValueError(f"figure {figure!r} has no runs")
+        frames = [cache.setdefault(str(d), run_curves(d)) for d in run_dirs]
+        df = pd.concat(frames, ignore_index=True)
+        tables[figure] = df.sort_values(["variant", "seed", "split", "step"], kind="stable").reset_index(drop=True)
+    return tables

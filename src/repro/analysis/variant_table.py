@@ -50,3 +50,13 @@ def variant_table(specs: dict[str, dict]) -> pd.DataFrame:
         row["value_proj_lr_ratio"] = value_proj_lr_ratio(multipliers)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def style_key(block: str, norm: str) -> str:
+    """The plotting style a run of `block` with `norm` is drawn in: both Value-SkipInit blocks share
+    V-SkipInit's, SAS-P without norms has its own, every other block its own name."""
+    if block.startswith("vskipinit"):
+        return "vskipinit"
+    if block == "sas_p" and norm == "none":
+        return "sas_p_nonorm"
+    return block

@@ -5,6 +5,7 @@
     variants    what each configured variant is (resolved block spec, LR settings), one row each
     throughput  training and inference tokens/s of several variants, timed interleaved (Fig 5,
                 Table 1)
+    curves      loss curves of every figure's runs, one tidy CSV per figure (each run read once)
     gains       trajectories of the trainable gains of runs trained with log_gains (Figs 4, 16-22)
 
 Model settings arrive as JSON: {variant: TransformerConfig fields}, exactly what the training
@@ -49,6 +50,11 @@ def register(subparsers) -> None:
     throughput.add_argument("--out-timings", required=True)
     throughput.add_argument("--out-models", required=True)
     throughput.set_defaults(func=throughput_cmd)
+
+    curves = actions.add_parser("curves", help="loss curves of every figure's runs, one CSV per figure")
+    curves.add_argument("--figures", required=True, help="JSON {figure: [run directories]}")
+    curves.add_argument("--out-dir", required=True, help="writes <out-dir>/<figure>_curves.csv")
+    curves.set_defaults(func=curves_cmd)
 
     gains = actions.add_parser("gains", help="gain trajectories of runs trained with log_gains")
     gains.add_argument("--runs", nargs="+", required=True, help="run directories (…/<variant>/seed<k>)")
@@ -121,6 +127,14 @@ def throughput_cmd(args: argparse.Namespace) -> int:
 
 
 # -- gains --------------------------------------------------------------------------------------
+
+
+def curves_cmd(args: argparse.Namespace) -> int:
+    from repro.analysis.training_curves import curves_by_figure
+
+    for figure, table in curves_by_figure(json.loads(args.figures)).items():
+        _write(table, str(Path(args.out_dir) / f"{figure}_curves.csv"))
+    return 0
 
 
 def gains_cmd(args: argparse.Namespace) -> int:

@@ -1,0 +1,71 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # Simplifying Transformer Blocks — Figure 6: shallow against deep models
+#
+# He & Hofmann (ICLR 2024), Fig. 6: eval loss against step at depth 18 (solid) and 72 (dashed,
+# with markers), width d_ff = 2d, β_FF 0.2 (L=18) / 0.1 (L=72), for Pre-LN, SAS, SAS-P, SAS-P
+# without norm and V-SkipInit. Every block improves with depth except V-SkipInit, which is worse
+# at 72 layers than at 18, so its gap to Pre-LN grows.
+#
+# Here: narrow decoders (d=64, d_ff=2d) at a shallow and a 4× deeper depth (read from the variants
+# table), on the code corpus; β_FF and the V-SkipInit learning rates follow the paper's two depths.
+# Lines are the mean over seeds.
+
+# %% tags=["parameters"]
+results_dir = "results"
+paper = "simplified_blocks"
+item = "fig06"
+scale = "smoke"
+inputs = ["results/simplified_blocks/data/fig06_curves.csv", "results/simplified_blocks/data/variants.csv"]
+
+# %%
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from repro.analysis.training_curves import final_losses, mean_curve
+from repro.analysis.variant_table import style_key
+from repro.pipeline.plotting import label, line_style, save_figure, use_style
+from repro.pipeline.tables import to_markdown
+
+use_style()
+curves = pd.read_csv(inputs[0])
+facts = pd.read_csv(inputs[1]).set_index("variant").loc[sorted(set(curves["variant"]))]
+facts["key"] = [style_key(b, n) for b, n in zip(facts["block"], facts["norm"])]
+depths = sorted(facts["n_layers"].unique())
+n_seeds = curves.groupby("variant")["seed"].nunique().min()
+
+# %%
+fig, ax = plt.subplots(figsize=(7, 4.3))
+for variant, row in facts.sort_values(["n_layers", "key"]).iterrows():
+    curve = mean_curve(curves, variant)
+    style = line_style(row["key"])
+    deep = row["n_layers"] == depths[-1] and len(depths) > 1
+    ax.plot(curve.index, curve["loss"], color=style["color"], linestyle="--" if deep else "-",
+            marker=style["marker"] if deep else None, markevery=3,
+            label=f"{label(row['key'])}, L={row['n_layers']}")
+evals = curves[curves["split"] == "eval"]
+late = evals[evals["step"] >= evals["step"].max() * 0.3]
+if len(late):
+    ax.set_ylim(late["loss"].min() - 0.05, late["loss"].quantile(0.98) + 0.15)
+ax.set_xlabel("training step")
+ax.set_ylabel("eval loss (nats/token)")
+ax.set_title(f"Depth {' vs '.join(str(d) for d in depths)} (solid shallow, dashed deep; mean of {n_seeds} seeds)")
+ax.legend(fontsize=7, ncol=2)
+save_figure(fig, results_dir, paper, item, scale)
+
+# %% [markdown]
+# Final eval loss (mean of the last three evaluations, then over seeds) per block and depth.
+
+# %%
+final = final_losses(curves).groupby("variant")["final_loss"].mean()
+table = facts.assign(final=final).pivot_table(index="key", columns="n_layers", values="final")
+table.index = [label(k) for k in table.index]
+table.columns = [f"L={c}" for c in table.columns]
+print(to_markdown(table.round(4)))

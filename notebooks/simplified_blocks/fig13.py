@@ -1,0 +1,70 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # Simplifying Transformer Blocks — Figure 13: shaped attention against Eq-4 attention
+#
+# He & Hofmann (ICLR 2024), Fig. 13: SAS and SAS-P with shaped attention αI + βA − γC (dashed)
+# against the Value-SkipInit attention of Eq. 4, αI + βA with β = 0 at init and no centring
+# (solid). Shaped attention gives a small, consistent gain.
+#
+# Here: the base SAS and SAS-P runs (shaped) and the same blocks with Eq-4 attention; the Pre-LN
+# base run is drawn in grey for reference. Mean over seeds.
+
+# %% tags=["parameters"]
+results_dir = "results"
+paper = "simplified_blocks"
+item = "fig13"
+scale = "smoke"
+inputs = ["results/simplified_blocks/data/fig13_curves.csv", "results/simplified_blocks/data/variants.csv"]
+
+# %%
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from repro.analysis.training_curves import final_losses, mean_curve
+from repro.analysis.variant_table import style_key
+from repro.pipeline.plotting import label, line_style, save_figure, use_style
+from repro.pipeline.tables import to_markdown
+
+use_style()
+curves = pd.read_csv(inputs[0])
+facts = pd.read_csv(inputs[1]).set_index("variant").loc[sorted(set(curves["variant"]))]
+facts["key"] = [style_key(b, n) for b, n in zip(facts["block"], facts["norm"])]
+names = {"shaped": "shaped attention", "eq4": "Eq-4 attention", "softmax": "softmax"}
+
+# %%
+fig, ax = plt.subplots(figsize=(7, 4.3))
+for variant, row in facts.sort_values(["key", "spec_attention"]).iterrows():
+    curve = mean_curve(curves, variant)
+    if row["key"] == "pre_ln":
+        ax.plot(curve.index, curve["loss"], color="#999999", linestyle=":", label="Pre-LN (reference)")
+        continue
+    style = line_style(row["key"])
+    shaped = row["spec_attention"] == "shaped"
+    ax.plot(curve.index, curve["loss"], color=style["color"], linestyle="--" if shaped else "-",
+            marker=style["marker"] if shaped else None, markevery=3,
+            label=f"{label(row['key'])}, {names[row['spec_attention']]}")
+evals = curves[curves["split"] == "eval"]
+late = evals[evals["step"] >= evals["step"].max() * 0.3]
+if len(late):
+    ax.set_ylim(late["loss"].min() - 0.05, late["loss"].quantile(0.98) + 0.15)
+ax.set_xlabel("training step")
+ax.set_ylabel("eval loss (nats/token)")
+ax.set_title("Shaped (dashed) vs Eq-4 (solid) attention")
+ax.legend(fontsize=8)
+save_figure(fig, results_dir, paper, item, scale)
+
+# %% [markdown]
+# Final eval loss (mean of the last three evaluations, then over seeds).
+
+# %%
+final = final_losses(curves).groupby("variant")["final_loss"].mean()
+table = facts.assign(final=final).pivot_table(index="key", columns="spec_attention", values="final")
+table.index = [label(k) for k in table.index]
+print(to_markdown(table.round(4)))

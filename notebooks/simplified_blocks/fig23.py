@@ -1,0 +1,61 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # Simplifying Transformer Blocks — Figure 23: Pre-LN with W^V = W^P = I
+#
+# He & Hofmann (ICLR 2024), Fig. 23: removing the value and projection matrices (W^V = W^P = I)
+# helps the skipless blocks but slightly *hurts* Pre-LN, whose attention skip already carries the
+# signal; down-weighting β_SA does not change this.
+#
+# Here: the base Pre-LN run against Pre-LN with W^V = W^P = I (both matrices removed, as in SAS);
+# the β_SA down-weighting is not run. Mean over seeds; the band spans the seeds.
+
+# %% tags=["parameters"]
+results_dir = "results"
+paper = "simplified_blocks"
+item = "fig23"
+scale = "smoke"
+inputs = ["results/simplified_blocks/data/fig23_curves.csv", "results/simplified_blocks/data/variants.csv"]
+
+# %%
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from repro.analysis.training_curves import final_losses, mean_curve
+from repro.pipeline.plotting import line_style, save_figure, use_style
+from repro.pipeline.tables import to_markdown
+
+use_style()
+curves = pd.read_csv(inputs[0])
+facts = pd.read_csv(inputs[1]).set_index("variant").loc[sorted(set(curves["variant"]))]
+facts["name"] = ["Pre-LN, W^V = W^P = I" if v == "identity" else "Pre-LN (trained W^V, W^P)" for v in facts["spec_value"]]
+
+# %%
+fig, ax = plt.subplots(figsize=(7, 4.3))
+colour = line_style("pre_ln")["color"]
+for variant, row in facts.sort_values("name").iterrows():
+    curve = mean_curve(curves, variant)
+    identity = row["spec_value"] == "identity"
+    ax.plot(curve.index, curve["loss"], color="#D55E00" if identity else colour, linestyle="--" if identity else "-",
+            label=row["name"])
+    ax.fill_between(curve.index, curve["low"], curve["high"], color="#D55E00" if identity else colour, alpha=0.15, lw=0)
+evals = curves[curves["split"] == "eval"]
+late = evals[evals["step"] >= evals["step"].max() * 0.3]
+if len(late):
+    ax.set_ylim(late["loss"].min() - 0.05, late["loss"].quantile(0.98) + 0.15)
+ax.set_xlabel("training step")
+ax.set_ylabel("eval loss (nats/token)")
+ax.set_title("Pre-LN with identity value and projection")
+ax.legend(fontsize=8)
+save_figure(fig, results_dir, paper, item, scale)
+
+# %%
+final = final_losses(curves).groupby("variant")["final_loss"].agg(["mean", "min", "max"])
+final.index = [facts.loc[v, "name"] for v in final.index]
+print(to_markdown(final.round(4)))

@@ -1,0 +1,81 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # Simplifying Transformer Blocks — Figure 27: masked-LM loss against micro-batch steps
+#
+# He & Hofmann (ICLR 2024), Fig. 27: the runs of Fig. 7 against micro-batch steps instead of time.
+# Because every block has the same 24-hour budget, faster blocks complete more steps (SAS-P about
+# 600K); the learning-rate schedule depends on each run's own total, so curves are not comparable
+# step by step at the end. Table 1's "speed" is steps in the budget relative to Pre-LN:
+# SAS-P no norm 1.20, SAS-P 1.16, SAS 1.09, Parallel 1.05, Pre-LN 1, V-SkipInit 0.95.
+#
+# Here: the runs of our Fig 7 (equal wall-clock budgets on this machine). Left: loss against step;
+# right: the steps each block completed in the budget, relative to Pre-LN, per seed.
+
+# %% tags=["parameters"]
+results_dir = "results"
+paper = "simplified_blocks"
+item = "fig27"
+scale = "smoke"
+inputs = ["results/simplified_blocks/data/mlm_curves.csv"]
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from repro.pipeline.plotting import label, line_style, save_figure, use_style
+from repro.pipeline.tables import to_markdown
+
+use_style()
+curves = pd.read_csv(inputs[0])
+order = [v for v in ["pre_ln", "parallel", "sas", "sas_p", "sas_p_nonorm", "vskipinit"] if v in set(curves["variant"])]
+evals = curves[curves["split"] == "eval"]
+PAPER_SPEED = {"pre_ln": 1.0, "parallel": 1.05, "vskipinit": 0.95, "sas": 1.09, "sas_p": 1.16, "sas_p_nonorm": 1.20}
+
+# %%
+steps = curves.groupby(["seed", "variant"])["step"].max().unstack("variant")
+speed = steps.div(steps["pre_ln"], axis=0)  # seed x variant
+fig, (ax, ax_speed) = plt.subplots(1, 2, figsize=(11, 4.3), gridspec_kw={"width_ratios": [1.6, 1]})
+for variant in order:
+    by_step = evals[evals["variant"] == variant].groupby("step")["loss"].mean()
+    ax.plot(by_step.index, by_step.values, label=label(variant), markevery=3, **line_style(variant))
+late = evals[evals["step"] >= evals["step"].max() * 0.3]
+if len(late):
+    ax.set_ylim(late["loss"].min() - 0.1, late["loss"].quantile(0.98) + 0.3)
+ax.set_xlabel("micro-batch steps")
+ax.set_ylabel("masked-LM eval loss (nats/masked token)")
+ax.set_title("Masked-LM loss vs steps (same time budget)")
+ax.legend(fontsize=8)
+
+x = np.arange(len(order))
+ax_speed.bar(x, [speed[v].mean() for v in order], color=[line_style(v)["color"] for v in order], alpha=0.8)
+for i, v in enumerate(order):
+    ax_speed.scatter([i] * len(speed), speed[v], color="#222222", s=12, zorder=3)
+ax_speed.scatter(x, [PAPER_SPEED[v] for v in order], marker="_", s=300, color="#D55E00", zorder=4, label="paper (Table 1)")
+ax_speed.axhline(1.0, color="#333333", lw=0.8)
+ax_speed.set_xticks(x)
+ax_speed.set_xticklabels([label(v) for v in order], rotation=30, ha="right", fontsize=8)
+ax_speed.set_ylabel("steps in budget ÷ Pre-LN's")
+ax_speed.set_title("Speed (dots: seeds)")
+ax_speed.set_ylim(max(0.0, min(speed.min().min(), 0.9) - 0.1), max(speed.max().max(), 1.25) + 0.05)
+ax_speed.legend(fontsize=8)
+save_figure(fig, results_dir, paper, item, scale,
+            note="Crammed-BERT stand-in: docstring/comment text, equal wall-clock budgets on a shared 2-core CPU.")
+
+# %%
+summary = pd.DataFrame({
+    "block": [label(v) for v in order],
+    "steps in budget (mean)": [steps[v].mean() for v in order],
+    "speed vs Pre-LN (mean)": [speed[v].mean() for v in order],
+    "speed min over seeds": [speed[v].min() for v in order],
+    "speed max over seeds": [speed[v].max() for v in order],
+    "paper speed (Table 1)": [PAPER_SPEED[v] for v in order],
+})
+print(to_markdown(summary.round(4)))

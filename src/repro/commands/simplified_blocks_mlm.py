@@ -1,0 +1,232 @@
+"""`python -m repro.commands.simplified_blocks_mlm <action>`: the masked-LM part of "Simplifying
+Transformer Blocks" (crammed-BERT stand-in, Figs 7, 27, Tables 1-2).
+
+    prose      docstrings and comments of the code corpus, as a text corpus (repro.data.mlm_text)
+    glue-data  the GLUE stand-in tasks from the code corpus' lines (repro.data.glue_standin)
+    pretrain   one masked-LM run of a block, under a wall-clock budget (SparseMaskedLMTask)
+    finetune   fine-tune one pre-trained encoder on every task, several seeds -> tidy CSV
+    glue       gather the fine-tuning CSVs -> glue_scores.csv (one row per run and column) and
+               glue_average.csv (per block: GLUE average, mean and sd over seeds)
+
+The module registers the command `simplified_blocks_mlm` (`register`) for repro.cli and also runs
+on its own (`python -m repro.commands.simplified_blocks_mlm ...`), so that it works before the
+command is listed in repro.cli.COMMAND_MODULES. `run_spec` turns the config section
+`simplified_blocks.mlm` into the JSON spec of one pre-training run (used by the Snakemake rules).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+COMMAND = "simplified_blocks_mlm"
+
+
+def run_spec(section: dict, variant: str, seed: int) -> dict[str, Any]:
+    """The spec of one pre-training run: the section's model/train settings with the variant's
+    overrides (shallow merge, as repro.pipeline.configcheck.merged_run_config), the seed, the
+    masking probability and the held-out size."""
+    if variant not in section["variants"]:
+        raise KeyError(f"simplified_blocks.mlm.variants has no {variant!r} (defined: {', '.join(section['variants'])})")
+    overrides = section["variants"][variant] or {}
+    model = copy.deepcopy(section["model"])
+    model.update(copy.deepcopy(overrides.get("model", {})))
+    train = copy.deepcopy(section["train"])
+    train.update(copy.deepcopy(overrides.get("train", {})))
+    train["seed"] = int(seed)
+    return {"variant": variant, "seed": int(seed), "model": model, "train": train,
+            "mask_prob": section["mask_prob"], "eval_chunks": section["eval_chunks"]}
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(COMMAND, help="masked-LM part of 'Simplifying Transformer Blocks'")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    prose = actions.add_parser("prose", help="docstrings and comments of the code corpus")
+    prose.add_argument("--corpus-dir", required=True)
+    prose.add_argument("--out-dir", required=True)
+    prose.add_argument("--max-bytes", type=int, required=True, help="UTF-8 bytes of train text (whole documents)")
+    prose.set_defaults(func=prose_cmd)
+
+    glue = actions.add_parser("glue-data", help="GLUE stand-in tasks from the code corpus")
+    glue.add_argument("--corpus-dir", required=True)
+    glue.add_argument("--tokenizer", required=True)
+    glue.add_argument("--settings", required=True, help="JSON keyword arguments of build_glue_standin")
+    glue.add_argument("--out", required=True)
+    glue.set_defaults(func=glue_data_cmd)
+
+    pretrain = actions.add_parser("pretrain", help="one masked-LM run under a wall-clock budget")
+    pretrain.add_argument("--spec", required=True, help="JSON from run_spec")
+    pretrain.add_argument("--train-tokens", required=True)
+    pretrain.add_argument("--valid-tokens", required=True)
+    pretrain.add_argument("--run-dir", required=True)
+    pretrain.add_argument("--threads", type=int, default=1)
+    pretrain.set_defaults(func=pretrain_cmd)
+
+    finetune = actions.add_parser("finetune", help="fine-tune one pre-trained encoder on every task")
+    finetune.add_argument("--run-dirs", nargs="+", required=True,
+                          help="pre-training run directories (…/<variant>/seed<k>), fine-tuned one after the other")
+    finetune.add_argument("--glue", required=True, help=".npz from glue-data")
+    finetune.add_argument("--settings", required=True, help="JSON FinetuneSettings fields")
+    finetune.add_argument("--seeds", type=int, nargs="+", required=True)
+    finetune.add_argument("--out", required=True)
+    finetune.add_argument("--threads", type=int, default=1)
+    finetune.set_defaults(func=finetune_cmd)
+
+    gather = actions.add_parser("glue", help="gather fine-tuning CSVs into glue_scores.csv and glue_average.csv")
+    gather.add_argument("--inputs", nargs="+", required=True)
+    gather.add_argument("--out-scores", required=True)
+    gather.add_argument("--out-average", required=True)
+    gather.set_defaults(func=glue_cmd)
+
+
+def _write(df, path: str) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(path, index=False, float_format="%.6g", lineterminator="\n")
+
+
+def _error(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+# -- data ----------------------------------------------------------------------------------------
+
+
+def prose_cmd(args: argparse.Namespace) -> int:
+    from repro.data.mlm_text import build_prose_corpus
+
+    card = build_prose_corpus(args.corpus_dir, args.out_dir, max_bytes=args.max_bytes)
+    print(json.dumps(card["sizes"]), file=sys.stderr)
+    return 0
+
+
+def glue_data_cmd(args: argparse.Namespace) -> int:
+    from repro.data.glue_standin import build_glue_standin
+
+    card = build_glue_standin(args.corpus_dir, args.tokenizer, args.out, **json.loads(args.settings))
+    print(json.dumps(card["sizes"]), file=sys.stderr)
+    return 0
+
+
+# -- pre-training --------------------------------------------------------------------------------
+
+
+def pretrain_cmd(args: argparse.Namespace) -> int:
+    import torch
+
+    from repro.data.lm_tokens import load_token_chunks, load_token_stream
+    from repro.data.tokenizer import EOS_ID, MASK_ID
+    from repro.models import ConfigError, Transformer, config_from_dict, count_parameters
+    from repro.runs import write_model_config
+    from repro.training import TrainConfig, train
+    from repro.training.seeding import derive_seed
+    from repro.training.sparse_mlm import SparseMaskedLMTask
+
+    spec = json.loads(args.spec)
+    _, _, meta = load_token_stream(args.train_tokens)
+    vocab = int(meta["vocab_size"])
+    try:
+        cfg = config_from_dict(dict(spec["model"], vocab_size=vocab), where=f"mlm {spec['variant']}.model")
+        train_cfg = TrainConfig(**dict(spec["train"], threads=args.threads))
+    except (ConfigError, ValueError, TypeError) as err:
+        return _error(str(err))
+    if cfg.causal or cfg.output != "none" or not cfg.tie_embeddings:
+        return _error("a masked-LM encoder needs causal: false, output: none and tie_embeddings: true")
+    if train_cfg.time_budget_s is None:
+        return _error("the masked-LM runs are compared at equal wall-clock time: set train.time_budget_s")
+    seq_len = cfg.max_seq_len
+    train_chunks = load_token_chunks(args.train_tokens, seq_len)
+    valid_chunks = load_token_chunks(args.valid_tokens, seq_len)
+    if len(valid_chunks) < spec["eval_chunks"]:
+        return _error(f"the prose valid split has {len(valid_chunks)} chunks of {seq_len} tokens, fewer than "
+                      f"eval_chunks={spec['eval_chunks']}; lower simplified_blocks.mlm.eval_chunks")
+    task = SparseMaskedLMTask(train_chunks, valid_chunks[: spec["eval_chunks"]], mask_token_id=MASK_ID,
+                              vocab_size=vocab, mask_prob=spec["mask_prob"], special_ids=(EOS_ID, MASK_ID))
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(derive_seed(train_cfg.seed, "init"))
+    model = Transformer(cfg)
+    write_model_config(args.run_dir, cfg)
+    print(f"mlm {spec['variant']} seed {train_cfg.seed}: {count_parameters(model):,} parameters, "
+          f"{len(train_chunks):,} train chunks of {seq_len} tokens, budget {train_cfg.time_budget_s} s", file=sys.stderr)
+    result = train(model, task, train_cfg, args.run_dir)
+    print(f"done: {result}", file=sys.stderr)
+    return 0
+
+
+# -- fine-tuning ---------------------------------------------------------------------------------
+
+
+def finetune_cmd(args: argparse.Namespace) -> int:
+    import pandas as pd
+    import torch
+
+    from repro.analysis.glue_standin import FinetuneSettings, finetune
+    from repro.data.glue_standin import TASKS, load_glue_standin
+    from repro.runs import load_model
+
+    torch.set_num_threads(args.threads)
+    try:
+        settings = FinetuneSettings(**json.loads(args.settings))
+    except (TypeError, ValueError) as err:
+        return _error(f"fine-tuning settings: {err}")
+    tasks, meta = load_glue_standin(args.glue)
+    rows = []
+    for run_dir in map(Path, args.run_dirs):
+        encoder = load_model(run_dir)
+        cfg, state = encoder.cfg, encoder.state_dict()
+        variant, pretrain_seed = run_dir.parent.name, int(run_dir.name.removeprefix("seed"))
+        if int(meta["vocab_size"]) != cfg.vocab_size:
+            return _error(f"{args.glue} was tokenised with {meta['vocab_size']} ids but {run_dir} has {cfg.vocab_size}")
+        for name, spec in TASKS.items():
+            for seed in args.seeds:
+                out = finetune(cfg, state, spec, tasks[name], settings, seed)
+                for column, split in spec.evals:
+                    rows.append(dict(variant=variant, pretrain_seed=pretrain_seed, seed=seed, task=name, column=column,
+                                     stands_for=spec.stands_for, metric=spec.metric, score=out["scores"][column],
+                                     diverged=out["diverged"], steps=out["steps"], seconds=round(out["seconds"], 3),
+                                     final_train_loss=out["final_train_loss"], n_train=len(tasks[name]["train"].labels),
+                                     n_eval=len(tasks[name][split].labels)))
+                print(f"{variant} {name} seed {seed}: {out['scores']} diverged={out['diverged']} "
+                      f"({out['steps']} steps, {out['seconds']:.1f} s)", file=sys.stderr)
+    _write(pd.DataFrame(rows), args.out)
+    return 0
+
+
+def glue_cmd(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from repro.analysis.glue_standin import glue_average
+
+    scores = pd.concat([pd.read_csv(path) for path in args.inputs], ignore_index=True)
+    scores = scores.sort_values(["variant", "pretrain_seed", "task", "column", "seed"], kind="stable")
+    _write(scores, args.out_scores)
+    columns = list(dict.fromkeys(scores["column"]))
+    rows = []
+    for variant, runs in scores.groupby("variant", sort=False):
+        per_seed = runs.pivot_table(index="seed", columns="column", values="score", dropna=False)
+        averages = [glue_average(per_seed.loc[s], columns) for s in per_seed.index]
+        finite = [a for a in averages if a == a]
+        rows.append(dict(variant=variant, glue_mean=float(pd.Series(finite).mean()) if finite else float("nan"),
+                         glue_sd=float(pd.Series(finite).std(ddof=1)) if len(finite) > 1 else float("nan"),
+                         seeds=len(averages), finite_seeds=len(finite),
+                         diverged_runs=int(runs.drop_duplicates(["task", "seed"])["diverged"].sum()),
+                         runs=int(len(runs.drop_duplicates(["task", "seed"])))))
+    _write(pd.DataFrame(rows), args.out_average)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog=f"python -m repro.commands.{COMMAND}")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    register(subparsers)
+    args = parser.parse_args([COMMAND, *(sys.argv[1:] if argv is None else argv)])
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,138 @@
+"""Masked-LM part of simplified_blocks: sparse MLM loss, GLUE metrics, fine-tuning, claims."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from repro.analysis.glue_standin import FinetuneSettings, finetune, glue_average, metric_score
+from repro.claims import _simplified_blocks_mlm as mlm_claims
+from repro.commands.simplified_blocks_mlm import run_spec
+from repro.data.glue_standin import TASKS, TaskSplit
+from repro.models import Transformer, TransformerConfig
+from repro.pipeline.claims import NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED
+from repro.training import MaskedLMTask
+from repro.training.sparse_mlm import SparseMaskedLMTask
+
+ENCODER = dict(vocab_size=50, n_layers=2, d_model=16, n_heads=2, d_ff=16, max_seq_len=12, norm="layernorm",
+               norm_eps=1e-12, activation="geglu", causal=False, tie_embeddings=True)
+
+
+@pytest.mark.parametrize("block", ["pre_ln", "sas_p"])
+def test_sparse_mlm_loss_equals_the_dense_loss_float64(block):
+    torch.manual_seed(0)
+    encoder = Transformer(TransformerConfig(**ENCODER, block=block, output="none")).double()
+    dense = Transformer(TransformerConfig(**ENCODER, block=block, output="lm")).double()
+    dense.load_state_dict(encoder.state_dict())
+    tokens = torch.randint(2, 50, (6, 12))
+    kwargs = dict(mask_token_id=1, vocab_size=50, mask_prob=0.25, special_ids=(0, 1))
+    sparse_task, dense_task = SparseMaskedLMTask(tokens, tokens, **kwargs), MaskedLMTask(tokens, tokens, **kwargs)
+    batch = sparse_task.train_batch(3, 4, seed=7)
+    assert torch.equal(batch["labels"], dense_task.train_batch(3, 4, seed=7)["labels"])
+    a, b = sparse_task.loss(encoder, batch), dense_task.loss(dense, batch)
+    assert abs(float(a.loss) - float(b.loss)) < 1e-12 and int(a.n_targets) == int(b.n_targets)
+    with pytest.raises(ValueError, match="output='none'"):
+        sparse_task.loss(dense, batch)
+
+
+def test_metrics_on_hand_computed_examples():
+    y = np.array([1, 1, 1, 0, 0, 0])
+    p = np.array([1, 1, 0, 1, 0, 0])
+    assert metric_score("accuracy", p, y) == pytest.approx(100 * 4 / 6)
+    assert metric_score("f1", p, y) == pytest.approx(100 * 2 * 2 / (2 * 2 + 1 + 1))
+    assert metric_score("mcc", p, y) == pytest.approx(100 * (2 * 2 - 1 * 1) / 9)  # sqrt(3·3·3·3) = 9
+    assert metric_score("mcc", np.ones(6, int), y) == 0.0
+    assert metric_score("spearman", np.array([0.1, 0.4, 0.2]), np.array([1.0, 3.0, 2.0])) == pytest.approx(100.0)
+    assert math.isnan(metric_score("spearman", np.zeros(3), np.array([1.0, 2.0, 3.0])))
+    with pytest.raises(ValueError, match="unknown metric"):
+        metric_score("bleu", p, y)
+    assert glue_average({"a": 50.0, "b": 70.0}, ["a", "b"]) == 60.0
+    assert math.isnan(glue_average({"a": 50.0, "b": float("nan")}, ["a", "b"]))
+
+
+def _toy_task(n: int, seed: int) -> TaskSplit:
+    gen = torch.Generator().manual_seed(seed)
+    labels = torch.randint(2, (n,), generator=gen)
+    ids = torch.randint(2, 26, (n, 8), generator=gen) + 24 * labels[:, None]  # class 1 uses the upper ids
+    mask = torch.ones_like(ids, dtype=torch.bool)
+    mask[: n // 2, 6:] = False
+    return TaskSplit(ids, mask, labels)
+
+
+def test_finetune_is_deterministic_learns_and_records_divergence():
+    torch.manual_seed(0)
+    cfg = TransformerConfig(**ENCODER, block="sas", output="none")
+    state = Transformer(cfg).state_dict()
+    spec = TASKS["sst2"]
+    splits = {"train": _toy_task(128, 0), "eval": _toy_task(128, 1)}
+    settings = FinetuneSettings(epochs=8, batch_size=32, lr=3e-3, dropout=0.0)
+    a = finetune(cfg, state, spec, splits, settings, seed=0)
+    b = finetune(cfg, state, spec, splits, settings, seed=0)
+    assert a["scores"] == b["scores"] and a["steps"] == 32 and not a["diverged"]
+    assert a["scores"]["sst2"] > 75.0  # well above the 50% of chance
+    broken = {k: v.clone() for k, v in state.items()}
+    broken["tok_emb.weight"][:] = float("nan")
+    c = finetune(cfg, broken, spec, splits, settings, seed=0)
+    assert c["diverged"] and math.isnan(c["scores"]["sst2"]) and c["steps"] == 0
+
+
+def test_run_spec_merges_variant_overrides():
+    section = {"model": {"block": "pre_ln", "d_model": 8}, "train": {"lr": 1e-3, "steps": 5},
+               "variants": {"sas": {"model": {"block": "sas"}, "train": {"lr": 3e-3}}, "pre_ln": None},
+               "mask_prob": 0.25, "eval_chunks": 4}
+    spec = run_spec(section, "sas", 1)
+    assert spec["model"] == {"block": "sas", "d_model": 8} and spec["train"] == {"lr": 3e-3, "steps": 5, "seed": 1}
+    assert run_spec(section, "pre_ln", 0)["model"]["block"] == "pre_ln"
+    with pytest.raises(KeyError, match="no 'vsi'"):
+        run_spec(section, "vsi", 0)
+
+
+def _curves(steps: dict[str, list[int]], losses: dict[str, list[float]]) -> pd.DataFrame:
+    rows = []
+    for variant, per_seed in steps.items():
+        for seed, (n, loss) in enumerate(zip(per_seed, losses[variant])):
+            for k, step in enumerate((n - 2, n - 1, n)):
+                rows.append(dict(variant=variant, seed=seed, step=step, seconds=10.0 + k, split="eval", loss=loss))
+    return pd.DataFrame(rows)
+
+
+def test_mlm_claims_on_hand_made_curves():
+    order = ["sas_p_nonorm", "sas_p", "sas", "parallel", "pre_ln", "vskipinit"]
+    steps = {v: [120 - 5 * i, 121 - 5 * i] for i, v in enumerate(order)}
+    losses = {v: [5.0, 5.0] for v in order} | {"vskipinit": [5.5, 5.6], "sas": [5.05, 5.06]}
+    data = {mlm_claims.MLM_CURVES: _curves(steps, losses)}
+    assert mlm_claims.mlm_steps_in_budget_order(data).verdict == REPRODUCED
+    assert mlm_claims.mlm_speed_order(data).verdict == REPRODUCED
+    assert mlm_claims.mlm_sas_matches_pre_ln_in_time(data).verdict == REPRODUCED  # 0.055 ≤ 0.1
+    assert mlm_claims.mlm_vskipinit_slower_in_time(data).verdict == REPRODUCED
+    steps["pre_ln"] = [200, 200]
+    assert mlm_claims.mlm_steps_in_budget_order({mlm_claims.MLM_CURVES: _curves(steps, losses)}).verdict == NOT_REPRODUCED
+    one_seed = {mlm_claims.MLM_CURVES: data[mlm_claims.MLM_CURVES].query("seed == 0")}
+    assert mlm_claims.mlm_sas_p_matches_pre_ln_in_time(one_seed).verdict == NOT_MEASURABLE
+
+
+def test_glue_claims_pool_seeds_and_count_divergence():
+    rows = []
+    values = {"pre_ln": [60.0, 62.0, 64.0], "sas": [61.0, 63.0, 65.0], "sas_p": [80.0, 81.0, 82.0]}
+    for variant, per_seed in values.items():
+        for seed, v in enumerate(per_seed):
+            for column in ("a", "b"):
+                rows.append(dict(variant=variant, seed=seed, task=column, column=column, metric="accuracy",
+                                 score=v, diverged=False))
+    for seed in range(3):
+        for column in ("a", "b"):
+            rows.append(dict(variant="sas_p_nonorm", seed=seed, task=column, column=column, metric="accuracy",
+                             score=float("nan") if seed == 1 else 50.0, diverged=seed == 1))
+    data = {mlm_claims.GLUE_SCORES: pd.DataFrame(rows)}
+    per_seed = mlm_claims.glue_per_seed(data[mlm_claims.GLUE_SCORES])
+    assert per_seed.query("variant == 'sas' and seed == 2")["glue"].item() == 65.0
+    assert mlm_claims.glue_sas_matches_pre_ln(data).verdict == REPRODUCED  # gap 1 ≤ 2 · 2
+    assert mlm_claims.glue_sas_p_matches_pre_ln(data).verdict == NOT_REPRODUCED  # gap 18
+    m = mlm_claims.glue_sas_p_nonorm_diverges(data)
+    assert m.verdict == REPRODUCED and m.measured.startswith("2 of 6")
+    assert mlm_claims.glue_tasks_match_pre_ln(data).verdict == NOT_REPRODUCED  # SAS-P outside on both columns
+    assert mlm_claims.chance_level(data[mlm_claims.GLUE_SCORES]) == 50.0

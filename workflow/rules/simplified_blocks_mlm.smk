@@ -1,0 +1,193 @@
+# "Simplifying Transformer Blocks", masked-LM part (crammed-BERT stand-in): Figs 7, 27, Table 2
+# and the GLUE column of Table 1.
+#   prose of the code corpus -> tokens -> one MLM run per (block, seed) under an equal wall-clock
+#   budget -> mlm_curves.csv (Figs 7, 27)
+#   code lines -> GLUE stand-in tasks -> fine-tuning of each block's seed-0 encoder, several seeds
+#   -> glue_scores.csv, glue_average.csv (Table 2, Table 1's GLUE column)
+
+
+include: "simplified_blocks_mlm_common.smk"
+
+
+rule simplified_blocks_mlm_prose:
+    input:
+        train=rules.code_corpus.output.train,
+        valid=rules.code_corpus.output.valid,
+    output:
+        train=f"{MLM_DATA}/prose/train.jsonl.gz",
+        valid=f"{MLM_DATA}/prose/valid.jsonl.gz",
+        card=f"{MLM_DATA}/prose/card.json",
+    params:
+        corpus_dir=lambda wildcards, input: os.path.dirname(input.train),
+        max_bytes=MLM_CFG["text_max_bytes"],
+        out_dir=parent_dir,
+    log:
+        f"{RESULTS}/logs/{SB}/mlm/prose.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SB}/mlm/prose.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        ENV
+    shell:
+        "python -m repro simplified_blocks_mlm prose --corpus-dir {params.corpus_dir} --out-dir {params.out_dir} "
+        "--max-bytes {params.max_bytes} > {log} 2>&1"
+
+
+rule simplified_blocks_mlm_tokens:
+    input:
+        corpus=rules.simplified_blocks_mlm_prose.output.train,
+        valid=rules.simplified_blocks_mlm_prose.output.valid,
+        tokenizer=rules.code_tokenizer.output,
+    output:
+        train=f"{MLM_DATA}/prose/tokens/train.npz",
+        valid=f"{MLM_DATA}/prose/tokens/valid.npz",
+        card=f"{MLM_DATA}/prose/tokens/card.json",
+    params:
+        corpus_dir=lambda wildcards, input: os.path.dirname(input.corpus),
+        out_dir=parent_dir,
+    log:
+        f"{RESULTS}/logs/{SB}/mlm/tokens.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SB}/mlm/tokens.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        ENV
+    shell:
+        "python -m repro data tokenize --corpus-dir {params.corpus_dir} --tokenizer {input.tokenizer} "
+        "--out-dir {params.out_dir} --threads {threads} > {log} 2>&1"
+
+
+rule simplified_blocks_mlm_glue_data:
+    input:
+        train=rules.code_corpus.output.train,
+        valid=rules.code_corpus.output.valid,
+        tokenizer=rules.code_tokenizer.output,
+    output:
+        f"{MLM_DATA}/glue_standin.npz",
+    params:
+        corpus_dir=lambda wildcards, input: os.path.dirname(input.train),
+        settings=mlm_glue_json,
+    log:
+        f"{RESULTS}/logs/{SB}/mlm/glue_data.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SB}/mlm/glue_data.tsv"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=10,
+    conda:
+        ENV
+    shell:
+        "python -m repro simplified_blocks_mlm glue-data --corpus-dir {params.corpus_dir} --tokenizer {input.tokenizer} "
+        "--settings {params.settings:q} --out {output} > {log} 2>&1"
+
+
+rule simplified_blocks_mlm_pretrain:
+    input:
+        train=rules.simplified_blocks_mlm_tokens.output.train,
+        valid=rules.simplified_blocks_mlm_tokens.output.valid,
+    output:
+        model=f"{MLM_RUNS}/{{variant}}/seed{{seed}}/model.safetensors",
+        run=f"{MLM_RUNS}/{{variant}}/seed{{seed}}/run.json",
+        metrics=f"{MLM_RUNS}/{{variant}}/seed{{seed}}/metrics.jsonl",
+    wildcard_constraints:
+        variant=mlm_variant_pattern(),
+    params:
+        spec=mlm_spec_json,
+        run_dir=parent_dir,
+    log:
+        f"{RESULTS}/logs/{SB}/mlm/pretrain/{{variant}}_seed{{seed}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SB}/mlm/pretrain/{{variant}}_seed{{seed}}.tsv"
+    threads: MLM_CFG["threads"]
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    conda:
+        ENV
+    shell:
+        "python -m repro simplified_blocks_mlm pretrain --spec {params.spec:q} --train-tokens {input.train} --valid-tokens {input.valid} "
+        "--run-dir {params.run_dir} --threads {threads} > {log} 2>&1"
+
+
+rule simplified_blocks_mlm_curves:
+    input:
+        mlm_all_runs,
+    output:
+        f"{SB_DATA}/mlm_curves.csv",
+    params:
+        runs=run_dirs,
+    log:
+        f"{RESULTS}/logs/{SB}/mlm/curves.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SB}/mlm/curves.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV
+    shell:
+        "python -m repro analyse training-curves --runs {params.runs} --out {output} > {log} 2>&1"
+
+
+rule simplified_blocks_mlm_finetune:
+    input:
+        runs=mlm_finetuned_runs,
+        glue=rules.simplified_blocks_mlm_glue_data.output,
+    output:
+        f"{SB_DATA}/mlm_finetune/part{{shard}}.csv",
+    wildcard_constraints:
+        shard=r"\d+",
+    params:
+        run_dirs=lambda wildcards, input: " ".join(os.path.dirname(path) for path in input.runs),
+        settings=mlm_finetune_json,
+        seeds=mlm_finetune_seeds,
+    log:
+        f"{RESULTS}/logs/{SB}/mlm/finetune/part{{shard}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SB}/mlm/finetune/part{{shard}}.tsv"
+    threads: MLM_CFG["threads"]
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        ENV
+    shell:
+        "python -m repro simplified_blocks_mlm finetune --run-dirs {params.run_dirs} --glue {input.glue} --settings {params.settings:q} "
+        "--seeds {params.seeds} --out {output} --threads {threads} > {log} 2>&1"
+
+
+rule simplified_blocks_mlm_glue:
+    input:
+        mlm_finetune_csvs,
+    output:
+        scores=f"{SB_DATA}/glue_scores.csv",
+        average=f"{SB_DATA}/glue_average.csv",
+    log:
+        f"{RESULTS}/logs/{SB}/mlm/glue.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SB}/mlm/glue.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV
+    shell:
+        "python -m repro simplified_blocks_mlm glue --inputs {input} --out-scores {output.scores} --out-average {output.average} > {log} 2>&1"
+
+
+register_notebook(SB, "fig07", [sb_data("mlm_curves.csv")])
+register_notebook(SB, "fig27", [sb_data("mlm_curves.csv")])
+register_notebook(SB, "table02", [sb_data("glue_scores.csv"), sb_data("glue_average.csv")])
+# Table 1's GLUE column: table01.py joins glue_average.csv when it is among its inputs (after the three
+# decoder tables); added here, once, so the decoder rules need not know about the masked-LM part.
+if sb_data("glue_average.csv") not in NOTEBOOKS[(SB, "table01")]["inputs"]:
+    NOTEBOOKS[(SB, "table01")]["inputs"].append(sb_data("glue_average.csv"))

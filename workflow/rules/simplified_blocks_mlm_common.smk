@@ -1,0 +1,50 @@
+# Helpers of the masked-LM rules of simplified_blocks (functions only; rules in simplified_blocks_mlm.smk).
+import json
+
+from repro.commands.simplified_blocks_mlm import run_spec as mlm_run_spec
+
+MLM_CFG = SB_CFG["mlm"]
+MLM_DATA = f"{RESULTS}/{SB}/mlm_data"
+MLM_RUNS = f"{RESULTS}/{SB}/mlm_runs"
+
+
+def mlm_spec_json(wildcards):
+    """The JSON spec of one masked-LM pre-training run."""
+    return json.dumps(mlm_run_spec(MLM_CFG, wildcards.variant, int(wildcards.seed)), sort_keys=True)
+
+
+def mlm_all_runs(wildcards):
+    """Final weights of every (block, seed) pre-training run (Figs 7, 27)."""
+    return [f"{MLM_RUNS}/{v}/seed{s}/model.safetensors" for v in MLM_CFG["variants"] for s in MLM_CFG["seeds"]]
+
+
+def mlm_shard_variants(shard):
+    """The blocks fine-tuned by job `shard` (round-robin over finetune_jobs jobs)."""
+    variants = list(MLM_CFG["variants"])
+    return variants[int(shard) :: MLM_CFG["finetune_jobs"]]
+
+
+def mlm_finetuned_runs(wildcards):
+    """The pre-training runs (seed finetune_pretrain_seed) that one fine-tuning job starts from."""
+    seed = MLM_CFG["finetune_pretrain_seed"]
+    return [f"{MLM_RUNS}/{v}/seed{seed}/model.safetensors" for v in mlm_shard_variants(wildcards.shard)]
+
+
+def mlm_finetune_csvs(wildcards):
+    return [f"{SB_DATA}/mlm_finetune/part{k}.csv" for k in range(MLM_CFG["finetune_jobs"])]
+
+
+def mlm_glue_json(wildcards):
+    return json.dumps(MLM_CFG["glue"], sort_keys=True)
+
+
+def mlm_finetune_json(wildcards):
+    return json.dumps(MLM_CFG["finetune"], sort_keys=True)
+
+
+def mlm_finetune_seeds(wildcards):
+    return " ".join(str(s) for s in MLM_CFG["finetune_seeds"])
+
+
+def mlm_variant_pattern():
+    return "|".join(MLM_CFG["variants"])
