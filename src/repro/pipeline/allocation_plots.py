@@ -63,3 +63,28 @@ def sweep_summary(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ = ["POSITION_STYLE", "plot_bound", "plot_sweep", "sweep_summary"]
+
+
+def sweep_figure(rows: pd.DataFrame, bound: pd.DataFrame, task: str, title: str):
+    """The three panels of an appendix heads sweep (Figs 7, 8): loss, task metric, Theorem 1's bound.
+
+    `rows` are the heads_sweep.csv rows of `task`; `bound` is allocation_bound.csv.
+    """
+    import matplotlib.pyplot as plt
+
+    budget = int(rows["budget"].iloc[0])
+    seeds = rows["seed"].nunique()
+    metric_name = rows["metric_name"].iloc[0]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.3))
+    plot_sweep(axes[0], rows, "eval_loss")
+    axes[0].set_yscale("log")
+    axes[0].set_ylabel("eval loss")
+    axes[0].set_title(f"{title}: loss, D = {budget}")
+    axes[0].legend(fontsize=7)
+    plot_sweep(axes[1], rows, "metric", best="max" if metric_name == "accuracy" else "min")
+    axes[1].set_ylabel(metric_name.replace("_", " "))
+    axes[1].set_title(metric_name.replace("_", " ").capitalize())
+    plot_bound(axes[2], bound, [task], {task: title})
+    axes[2].set_title("Theorem 1's bound on the same sweep")
+    fig.suptitle(f"Heads at fixed width: {title} (mean ± sd over {seeds} seeds; ★ = best)")
+    return fig
