@@ -28,7 +28,7 @@ symbol = "beta_FF"
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from repro.analysis.gain_trajectories import final
+from repro.analysis.gain_trajectories import start_and_final
 from repro.pipeline.plotting import save_figure, use_style
 from repro.pipeline.tables import to_markdown
 from repro.pipeline.trajectory_plots import SYMBOL_TEX, plot_gain_trajectories
@@ -45,9 +45,4 @@ ax.set_title(f"{SYMBOL_TEX.get(symbol, symbol)} per layer during training (mean 
 save_figure(fig, results_dir, paper, item, scale)
 
 # %%
-rows = gains[gains["symbol"] == symbol]
-start = rows[rows["step"] == 0].groupby("layer")["value"].mean()
-end = final(rows).groupby("layer")["value"].agg(["mean", "std"])
-table = pd.DataFrame({"layer": end.index + 1, "init": start.loc[end.index].values, "final (mean)": end["mean"].values,
-                      "final sd across heads and seeds": end["std"].fillna(0).values})
-print(to_markdown(table.round(4)))
+print(to_markdown(start_and_final(gains, symbol).round(4)))

@@ -101,3 +101,13 @@ def final(frame: pd.DataFrame) -> pd.DataFrame:
     """Rows of each (variant, seed) at its last logged step."""
     last = frame.groupby(["variant", "seed"])["step"].transform("max")
     return frame[frame["step"] == last]
+
+
+def start_and_final(gains: pd.DataFrame, symbol: str) -> pd.DataFrame:
+    """Per layer (1-based): the mean of gain ``symbol`` at step 0, and at each run's last step its mean
+    and sample sd over heads and seeds (sd 0 where there is one value)."""
+    rows = gains[gains["symbol"] == symbol]
+    start = rows[rows["step"] == 0].groupby("layer")["value"].mean()
+    end = final(rows).groupby("layer")["value"].agg(["mean", "std"])
+    return pd.DataFrame({"layer": end.index + 1, "init": start.reindex(end.index).values, "final (mean)": end["mean"].values,
+                         "final sd across heads and seeds": end["std"].fillna(0).values})

@@ -29,7 +29,15 @@ import numpy as np
 import pandas as pd
 
 from repro.analysis.training_curves import final_losses
-from repro.pipeline.claims import NOT_MEASURABLE, Measurement, claim, format_mean_spread, format_number, verdict
+from repro.pipeline.claims import (
+    NOT_MEASURABLE,
+    Measurement,
+    claim,
+    format_mean_spread,
+    format_number,
+    too_few,
+    verdict,
+)
 
 PAPER = "simplified_blocks"
 MLM_CURVES = "data/mlm_curves.csv"
@@ -44,13 +52,6 @@ NAMES = {"pre_ln": "Pre-LN", "parallel": "Parallel", "sas": "SAS", "sas_p": "SAS
          "sas_p_nonorm": "SAS-P no norm", "vskipinit": "V-SkipInit"}
 
 
-def _too_few(n: int, measured: str, what: str = "seeds") -> Measurement | None:
-    if n >= MIN_SEEDS:
-        return None
-    return Measurement(measured, NOT_MEASURABLE, seeds=n,
-                       detail=f"judged on at least {MIN_SEEDS} {what}; this scale has {n}")
-
-
 # ------------------------------------------------------------------------------------ Fig 7
 
 
@@ -63,7 +64,7 @@ def _equal_time_gap(data, variant: str, test, label: str) -> Measurement:
     table = _final_table(data)
     gaps = (table[variant] - table["pre_ln"]).dropna()
     measured = f"{label} = {format_mean_spread(gaps)} nats at equal training time"
-    short = _too_few(len(gaps), measured)
+    short = too_few(len(gaps), measured, MIN_SEEDS)
     if short:
         return short
     delta = RELATIVE_DELTA * float(table["pre_ln"].mean())
@@ -117,7 +118,7 @@ def mlm_steps_in_budget_order(data) -> Measurement:
     slack = STEP_SLACK * float(means["pre_ln"])
     broken = [f"{NAMES[a]} < {NAMES[b]}" for a, b in zip(STEP_ORDER, STEP_ORDER[1:]) if means[a] < means[b] - slack]
     measured = ", ".join(f"{NAMES[v]} {means[v]:.0f}" for v in STEP_ORDER)
-    short = _too_few(len(steps), measured)
+    short = too_few(len(steps), measured, MIN_SEEDS)
     if short:
         return short
     return Measurement(measured, verdict(not broken), seeds=len(steps),
@@ -134,7 +135,7 @@ def mlm_speed_order(data) -> Measurement:
     speed = means / means["pre_ln"]
     ok = speed["sas_p"] > speed["sas"] > 1.0 and speed["vskipinit"] <= 1.0
     measured = ", ".join(f"{NAMES[v]} {speed[v]:.3f}" for v in STEP_ORDER)
-    short = _too_few(int(data[MLM_CURVES]["seed"].nunique()), measured)
+    short = too_few(int(data[MLM_CURVES]["seed"].nunique()), measured, MIN_SEEDS)
     return short or Measurement(measured, verdict(bool(ok)), seeds=int(data[MLM_CURVES]["seed"].nunique()),
                                 detail="the paper's definition: micro-batch steps in the budget ÷ Pre-LN's (masked-LM runs)")
 
@@ -157,7 +158,7 @@ def _glue_matches(data, variant: str) -> Measurement:
     x = per_seed.loc[per_seed["variant"] == variant, "glue"].dropna()
     ref = per_seed.loc[per_seed["variant"] == "pre_ln", "glue"].dropna()
     measured = f"GLUE {NAMES[variant]} {format_mean_spread(x)} vs Pre-LN {format_mean_spread(ref)}"
-    short = _too_few(min(len(x), len(ref)), measured, "finite fine-tuning seeds")
+    short = too_few(min(len(x), len(ref)), measured, MIN_SEEDS, "finite fine-tuning seeds")
     if short:
         return short
     chance = chance_level(data[GLUE_SCORES])
@@ -253,7 +254,7 @@ def glue_tasks_match_pre_ln(data) -> Measurement:
         if outside:
             details.append(f"{NAMES[variant]} outside: {', '.join(outside)}")
     measured = "columns within 2 pooled sd of Pre-LN: " + ", ".join(parts)
-    short = _too_few(seeds, measured, "fine-tuning seeds")
+    short = too_few(seeds, measured, MIN_SEEDS, "fine-tuning seeds")
     per_seed = glue_per_seed(data[GLUE_SCORES])
     reference = float(per_seed.loc[per_seed["variant"] == "pre_ln", "glue"].mean())
     chance = chance_level(data[GLUE_SCORES])

@@ -22,7 +22,15 @@ from repro.analysis.equal_budget import loss_at, total
 from repro.analysis.gain_trajectories import final as final_step
 from repro.analysis.gain_trajectories import ratios
 from repro.analysis.training_curves import final_losses
-from repro.pipeline.claims import NOT_MEASURABLE, Measurement, claim, format_mean_spread, format_number, verdict
+from repro.pipeline.claims import (
+    NOT_MEASURABLE,
+    Measurement,
+    claim,
+    format_mean_spread,
+    format_number,
+    too_few,
+    verdict,
+)
 
 PAPER = "simplified_blocks"
 CURVES = "data/fig26_curves.csv"
@@ -51,13 +59,6 @@ def _final(data, *csvs: str) -> pd.DataFrame:
     return finals.pivot(index="seed", columns="variant", values="final_loss")
 
 
-def _too_few_seeds(n: int, measured: str) -> Measurement | None:
-    if n >= MIN_SEEDS:
-        return None
-    return Measurement(measured=measured, verdict=NOT_MEASURABLE, seeds=n,
-                       detail=f"loss comparisons are judged on at least {MIN_SEEDS} seeds; this scale has {n}")
-
-
 def _delta(table: pd.DataFrame, relative: float = RELATIVE_DELTA) -> float:
     return relative * float(table["pre_ln"].mean())
 
@@ -71,7 +72,7 @@ def _compare(data, csvs, variant, reference, test, label, delta_rel=RELATIVE_DEL
     table = _final(data, *csvs)
     gaps = _gaps(table, variant, reference)
     measured = f"{label} = {format_mean_spread(gaps)} nats"
-    short = _too_few_seeds(len(gaps), measured)
+    short = too_few(len(gaps), measured, MIN_SEEDS)
     if short:
         return short
     delta = _delta(table, delta_rel)
@@ -156,7 +157,7 @@ def train_equals_eval(data) -> Measurement:
             relative = float(((wide["train"] - wide["eval"]).abs() / wide["eval"]).max())
             worst = max(worst, relative)
     measured = f"max |train − eval| / eval = {worst:.2%}"
-    short = _too_few_seeds(len(seeds), measured)
+    short = too_few(len(seeds), measured, MIN_SEEDS)
     return short or Measurement(measured=measured, verdict=verdict(worst <= 0.05), seeds=len(seeds))
 
 
@@ -202,7 +203,7 @@ def loss_rises_with_value_proj_beta(data) -> Measurement:
         ok &= good and len(curve) >= 3
         parts.append(f"{init}: " + ", ".join(f"β={b:g}: {v:.3f}" for b, v in curve.items()))
     measured = "; ".join(parts)
-    short = _too_few_seeds(int(seeds), measured)
+    short = too_few(int(seeds), measured, MIN_SEEDS)
     if short:
         return short
     return Measurement(measured=measured, verdict=verdict(ok and len(parts) == 2), seeds=int(seeds),
@@ -225,7 +226,7 @@ def identity_init_beats_orthogonal(data) -> Measurement:
     epsilon = RELATIVE_EPSILON * float(_final(data, GRID)["pre_ln"].mean())
     measured = "L_id − L_orth: " + ", ".join(f"β={b:g}: {g:+.3f}" for b, g in gaps.items())
     seeds = int(wide.reset_index().groupby("beta")["seed"].nunique().min())
-    short = _too_few_seeds(seeds, measured)
+    short = too_few(seeds, measured, MIN_SEEDS)
     return short or Measurement(measured=measured, verdict=verdict(bool((gaps <= epsilon).all())), seeds=seeds,
                                 detail=f"ε = {format_number(epsilon)} nats")
 
@@ -262,7 +263,7 @@ def tied_orthogonal_order(data) -> Measurement:
     if len(present) < len(order):
         return Measurement(measured or "no β = 0 runs", NOT_MEASURABLE, detail=f"missing {sorted(set(order) - set(present))}")
     seeds = int(at0.groupby("variant")["seed"].nunique().min())
-    short = _too_few_seeds(seeds, measured)
+    short = too_few(seeds, measured, MIN_SEEDS)
     if short:
         return short
     epsilon = RELATIVE_EPSILON * float(_final(data, GRID)["pre_ln"].mean())
@@ -321,7 +322,7 @@ def smaller_value_proj_lr_helps(data) -> Measurement:
         parts.append(f"{init}: " + ", ".join(f"r={r:g}: {v:.3f}" for r, v in curve.items()))
     measured = "; ".join(parts)
     seeds = int(points.groupby("variant")["seed"].nunique().min()) if len(points) else 0
-    short = _too_few_seeds(seeds, measured)
+    short = too_few(seeds, measured, MIN_SEEDS)
     return short or Measurement(measured, verdict(ok and len(parts) == 2), seeds=seeds, detail=f"ε = {format_number(epsilon)} nats")
 
 
@@ -483,7 +484,7 @@ def _at_pre_ln_time(data, variant: str) -> Measurement:
     gaps = (at[variant] - at["pre_ln"]).dropna()
     measured = (f"L_{variant}(t*) − L_PreLN(t*) = {format_mean_spread(gaps)} nats, "
                 f"t* = {format_number(float(np.mean(list(budgets.values()))))} s")
-    short = _too_few_seeds(len(gaps), measured)
+    short = too_few(len(gaps), measured, MIN_SEEDS)
     if short:
         return short
     delta = RELATIVE_DELTA * float(at["pre_ln"].mean())
@@ -555,7 +556,7 @@ def value_proj_ratios_vanish(data) -> Measurement:
     r = _final_ratios(data, "fig04")
     fraction = float((r["abs_ratio"] < RATIO_VANISHED).mean())
     measured = f"{fraction:.0%} of {len(r)} final ratios below 0.05 (median |β/α| {r['abs_ratio'].median():.3f})"
-    short = _too_few_seeds(r["seed"].nunique(), measured)
+    short = too_few(r["seed"].nunique(), measured, MIN_SEEDS)
     return short or Measurement(measured, verdict(fraction >= 0.9), seeds=int(r["seed"].nunique()),
                                 detail=_reach(data, "fig04"))
 
@@ -570,7 +571,7 @@ def first_layer_value_ratio_largest(data) -> Measurement:
     tops = r.loc[r.groupby("seed")["abs_ratio"].idxmax()]
     found = [f"seed {s}: layer {l + 1} {m}" for s, l, m in zip(tops["seed"], tops["layer"], tops["matrix"])]
     ok = bool(((tops["layer"] == 0) & (tops["matrix"] == "V")).all())
-    short = _too_few_seeds(len(tops), "; ".join(found))
+    short = too_few(len(tops), "; ".join(found), MIN_SEEDS)
     return short or Measurement("; ".join(found), verdict(ok), seeds=len(tops))
 
 
@@ -599,7 +600,7 @@ def sas_p_only_first_value_ratio_survives(data) -> Measurement:
     big = r[r["abs_ratio"] >= RATIO_VANISHED]
     others = big[~((big["layer"] == 0) & (big["matrix"] == "V"))]
     measured = f"{len(big)} of {len(r)} final ratios ≥ 0.05, {len(others)} of them not layer-1 V"
-    short = _too_few_seeds(r["seed"].nunique(), measured)
+    short = too_few(r["seed"].nunique(), measured, MIN_SEEDS)
     return short or Measurement(measured, verdict(others.empty), seeds=int(r["seed"].nunique()),
                                 detail=_reach(data, "fig16"))
 
@@ -612,7 +613,7 @@ def orthogonal_ratios_vanish(data) -> Measurement:
     r = _final_ratios(data, "fig21")
     median = float(r["abs_ratio"].median())
     measured = f"median final |β/α| {median:.3f}; {int((r['abs_ratio'] >= RATIO_VANISHED).sum())} of {len(r)} ≥ 0.05"
-    short = _too_few_seeds(r["seed"].nunique(), measured)
+    short = too_few(r["seed"].nunique(), measured, MIN_SEEDS)
     return short or Measurement(measured, verdict(median < RATIO_VANISHED), seeds=int(r["seed"].nunique()),
                                 detail=_reach(data, "fig21"))
 
@@ -626,7 +627,7 @@ def pre_ln_keeps_value_proj(data) -> Measurement:
     pre, sas = _final_ratios(data, "fig22"), _final_ratios(data, "fig04")
     a, b = float(pre["abs_ratio"].median()), float(sas["abs_ratio"].median())
     measured = f"median final |β/α|: Pre-LN {a:.3f}, SAS {b:.3f}"
-    short = _too_few_seeds(min(pre["seed"].nunique(), sas["seed"].nunique()), measured)
+    short = too_few(min(pre["seed"].nunique(), sas["seed"].nunique()), measured, MIN_SEEDS)
     return short or Measurement(measured, verdict(a > b), seeds=int(pre["seed"].nunique()))
 
 
@@ -639,7 +640,7 @@ def _gain_survives(data, symbol: str, name: str) -> Measurement:
     worst = float(ratio.min())
     measured = f"min over layers and seeds of |final {name}| / |init| = {worst:.2f} (init {init.iloc[0]:g})"
     seeds = rows["seed"].nunique()
-    short = _too_few_seeds(seeds, measured)
+    short = too_few(seeds, measured, MIN_SEEDS)
     return short or Measurement(measured, verdict(worst > 0.1), seeds=int(seeds))
 
 
@@ -721,7 +722,7 @@ def _paired(table: pd.DataFrame, pairs: dict[str, tuple[str | None, str | None]]
         parts.append(f"{name}: {format_mean_spread(gaps)}")
         ok &= bool(test(float(gaps.mean()), tolerance))
     measured = f"{label}: " + "; ".join(parts) + f" {unit}"
-    short = _too_few_seeds(min(seeds), measured)
+    short = too_few(min(seeds), measured, MIN_SEEDS)
     return short or Measurement(measured, verdict(ok), seeds=min(seeds), detail=f"tolerance {format_number(tolerance)} {unit}")
 
 
@@ -762,7 +763,7 @@ def vskipinit_gap_grows_with_depth(data) -> Measurement:
     growth = (gap[deep] - gap[shallow]).dropna()
     measured = (f"gap at L={shallow}: {format_mean_spread(gap[shallow].dropna())}, at L={deep}: "
                 f"{format_mean_spread(gap[deep].dropna())}; growth {format_mean_spread(growth)} nats")
-    short = _too_few_seeds(len(growth), measured)
+    short = too_few(len(growth), measured, MIN_SEEDS)
     return short or Measurement(measured, verdict(float(growth.mean()) > 0), seeds=len(growth))
 
 
@@ -774,7 +775,7 @@ def _at_reference_time(data, csv: str, variant: str, reference: str) -> Measurem
     gaps = (at[variant] - at[reference]).dropna()
     measured = (f"L(t*) − L_PreLN(t*) = {format_mean_spread(gaps)} nats, "
                 f"t* = {format_number(float(np.mean(list(budgets.values()))))} s")
-    short = _too_few_seeds(len(gaps), measured)
+    short = too_few(len(gaps), measured, MIN_SEEDS)
     if short:
         return short
     delta = RELATIVE_DELTA * float(at[reference].mean())
@@ -847,7 +848,7 @@ def beta_ff_best_below_one(data) -> Measurement:
     if 1.0 not in curve.index or len(curve) < 3:
         return Measurement(measured or "no grid", NOT_MEASURABLE, detail="the grid needs β_FF = 1 and ≥3 values")
     seeds = int(table[sas.index].notna().sum().min())
-    short = _too_few_seeds(seeds, measured)
+    short = too_few(seeds, measured, MIN_SEEDS)
     best = float(curve.idxmin())
     return short or Measurement(f"argmin β_FF = {best:g} ({measured})", verdict(best < 1.0), seeds=seeds,
                                 detail="grid reconstructed (the paper does not give it)")
@@ -930,7 +931,7 @@ def sas_perplexity_matches_parallel(data) -> Measurement:
     ratios = np.exp(table[sas] - table[parallel]).dropna()
     measured = (f"ppl_SAS / ppl_Parallel = {format_mean_spread(ratios)} "
                 f"(ppl {np.exp(table[sas].mean()):.1f} vs {np.exp(table[parallel].mean()):.1f})")
-    short = _too_few_seeds(len(ratios), measured)
+    short = too_few(len(ratios), measured, MIN_SEEDS)
     return short or Measurement(measured, verdict(float(ratios.mean()) <= PPL_RATIO), seeds=len(ratios),
                                 detail="code corpus, not books")
 

@@ -1,4 +1,4 @@
-"""`python -m repro.commands.simplified_blocks_mlm <action>`: the masked-LM part of "Simplifying
+"""`python -m repro simplified_blocks_mlm <action>`: the masked-LM part of "Simplifying
 Transformer Blocks" (crammed-BERT stand-in, Figs 7, 27, Tables 1-2).
 
     prose      docstrings and comments of the code corpus, as a text corpus (repro.data.mlm_text)
@@ -8,9 +8,8 @@ Transformer Blocks" (crammed-BERT stand-in, Figs 7, 27, Tables 1-2).
     glue       gather the fine-tuning CSVs -> glue_scores.csv (one row per run and column) and
                glue_average.csv (per block: GLUE average, mean and sd over seeds)
 
-The module registers the command `simplified_blocks_mlm` (`register`) for repro.cli and also runs
-on its own (`python -m repro.commands.simplified_blocks_mlm ...`), so that it works before the
-command is listed in repro.cli.COMMAND_MODULES. `run_spec` turns the config section
+The module registers the command `simplified_blocks_mlm` (`register`) for repro.cli, which lists
+it in COMMAND_MODULES. `run_spec` turns the config section
 `simplified_blocks.mlm` into the JSON spec of one pre-training run (used by the Snakemake rules).
 """
 
@@ -219,14 +218,3 @@ def glue_cmd(args: argparse.Namespace) -> int:
     _write(pd.DataFrame(rows), args.out_average)
     return 0
 
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=f"python -m repro.commands.{COMMAND}")
-    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    register(subparsers)
-    args = parser.parse_args([COMMAND, *(sys.argv[1:] if argv is None else argv)])
-    return int(args.func(args) or 0)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

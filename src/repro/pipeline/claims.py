@@ -375,6 +375,17 @@ def format_mean_spread(values: Iterable[float], digits: int = 3) -> str:
     return f"{format_number(mean, digits)} ± {format_number(sd, 2)} (n={n})"
 
 
+def too_few(n: int, measured: str, minimum: int, what: str = "seeds") -> Measurement | None:
+    """A "not measurable" Measurement when a comparison rests on fewer than ``minimum`` seeds, else None.
+
+    Use as ``return too_few(len(gaps), measured, 2) or Measurement(...)``: the measured value is still
+    shown, and the detail says how many seeds the claim needs and how many this scale has.
+    """
+    if n >= minimum:
+        return None
+    return Measurement(measured, NOT_MEASURABLE, seeds=n, detail=f"judged on at least {minimum} {what}; this scale has {n}")
+
+
 def within(a: float, b: float, tol: float) -> bool:
     """|a − b| ≤ tol."""
     return abs(a - b) <= tol
@@ -411,6 +422,7 @@ __all__ = [
     "mean_spread",
     "natural_key",
     "papers",
+    "too_few",
     "unregister",
     "verdict",
     "within",
