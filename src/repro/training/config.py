@@ -23,6 +23,11 @@ from repro.training.schedules import SCHEDULES, Schedule
 EXECUTION_FIELDS = ("threads", "device", "checkpoint_every", "log_gains")
 
 
+#: Training precisions: "fp32", or "bf16" autocast (weights, optimizer state and gradients stay fp32).
+#: fp16 is not offered: it needs loss scaling, and bf16 has fp32's exponent range without it.
+PRECISIONS = {"fp32": None, "bf16": torch.bfloat16}
+
+
 class TrainConfigError(ValueError):
     """An invalid training setting; the message names the field and the allowed values."""
 
@@ -72,6 +77,9 @@ class TrainConfig:
                         the elapsed fraction of the budget instead of the step count
     device              torch device of the model and batches; "auto" picks cuda when a GPU is
                         visible and cpu otherwise (`resolve_device`)
+    precision           "fp32", or "bf16": the forward and backward passes of training run under
+                        torch.autocast in bfloat16 (mixed precision for GPUs; weights, optimizer
+                        state and evaluation stay fp32)
     log_gains           also write the values of every trainable parameter whose name contains
                         "gain" into each metrics row (key "gains": {name: [values]}); logging only,
                         so it is an execution field and does not change what the run computes
@@ -99,6 +107,7 @@ class TrainConfig:
     keep_checkpoints_at: tuple[int, ...] = ()
     time_budget_s: float | None = None
     device: str = "cpu"
+    precision: str = "fp32"
     log_gains: bool = False
 
     def __post_init__(self) -> None:
@@ -133,6 +142,8 @@ class TrainConfig:
             resolve_device(self.device)
         except RuntimeError:
             _fail("device", self.device, "must be a torch device string such as 'cpu' or 'cuda:0'")
+        if self.precision not in PRECISIONS:
+            _fail("precision", self.precision, f"choose one of: {', '.join(PRECISIONS)}")
 
     def _validate_optimizer(self) -> None:
         if not _is_real(self.lr) or self.lr <= 0:
@@ -217,8 +228,20 @@ class TrainConfig:
         return values
 
     def result_fields(self) -> dict[str, Any]:
-        """The settings that determine what the run computes (all but EXECUTION_FIELDS)."""
-        return {k: v for k, v in self.to_dict().items() if k not in EXECUTION_FIELDS}
+        """The settings that determine what the run computes (all but EXECUTION_FIELDS).
+
+        The default precision is left out, so that fp32 runs keep the hash they had before the
+        field existed and their checkpoints still resume.
+        """
+        fields = {k: v for k, v in self.to_dict().items() if k not in EXECUTION_FIELDS}
+        if fields["precision"] == "fp32":
+            del fields["precision"]
+        return fields
+
+    @property
+    def autocast_dtype(self) -> torch.dtype | None:
+        """The autocast dtype of training passes, None for fp32."""
+        return PRECISIONS[self.precision]
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> TrainConfig:

@@ -297,7 +297,9 @@ class _Run:
         for group in self.optimizer.param_groups:
             group["lr"] = lr * group["lr_multiplier"]
         batch = _to_device(self.task.train_batch(state.step, config.batch_size, config.seed), self.device)
-        out = self.task.loss(self.model, batch)
+        dtype = config.autocast_dtype
+        with torch.autocast(self.device.type, dtype=dtype, enabled=dtype is not None):
+            out = self.task.loss(self.model, batch)
         out.loss.backward()
         if config.grad_clip is not None:
             torch.nn.utils.clip_grad_norm_(self.params, config.grad_clip)

@@ -1,0 +1,80 @@
+"""Mixed precision in the trainer: bf16 autocast is opt-in, changes the run's identity, and leaves
+fp32 runs (and the checkpoints written before the option existed) exactly as they were."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from repro.models import TransformerConfig, build_model
+from repro.training import ConfigMismatchError, LanguageModelTask, TrainConfig, TrainingInterrupted, train
+from repro.training.config import TrainConfigError
+from repro.training.trainer import identity_hash
+
+VOCAB, LENGTH = 23, 10
+
+# identity_hash({"train": result_fields()}) of TrainConfig(steps=12, batch_size=8, lr=3e-2,
+# warmup_steps=2, seed=1), computed with the trainer of commit c6ea26a, before `precision` existed.
+HASH_BEFORE_PRECISION = "7b83c09b6f02206829d335acd5c58271f021ab641c41849e4465ea8725e2ee01"
+
+
+def tiny_lm() -> torch.nn.Module:
+    torch.manual_seed(3)
+    return build_model(TransformerConfig(vocab_size=VOCAB, n_layers=2, d_model=16, n_heads=2, d_ff=32, max_seq_len=LENGTH))
+
+
+def task() -> LanguageModelTask:
+    g = torch.Generator().manual_seed(5)
+    # a learnable stream: each sequence counts up modulo the vocabulary from a random start
+    starts = torch.randint(VOCAB, (64, 1), generator=g)
+    tokens = (starts + torch.arange(LENGTH)) % VOCAB
+    return LanguageModelTask(tokens[:48], tokens[48:], eval_batch_size=16)
+
+
+def config(**overrides) -> TrainConfig:
+    values = dict(steps=30, batch_size=8, lr=1e-2, warmup_steps=2, eval_every=0, log_every=5, seed=1)
+    values.update(overrides)
+    return TrainConfig(**values)
+
+
+def test_fp32_runs_keep_the_identity_they_had_before_the_option():
+    cfg = TrainConfig(steps=12, batch_size=8, lr=3e-2, warmup_steps=2, seed=1)
+    assert cfg.precision == "fp32" and cfg.autocast_dtype is None
+    assert identity_hash({"train": cfg.result_fields()}) == HASH_BEFORE_PRECISION
+    bf16 = TrainConfig(steps=12, batch_size=8, lr=3e-2, warmup_steps=2, seed=1, precision="bf16")
+    assert bf16.result_fields()["precision"] == "bf16"
+    assert identity_hash({"train": bf16.result_fields()}) != HASH_BEFORE_PRECISION
+
+
+def test_unknown_precision_is_rejected_by_name():
+    with pytest.raises(TrainConfigError, match=r"precision='fp16'.*fp32, bf16"):
+        config(precision="fp16")
+
+
+def test_bf16_autocast_trains_with_fp32_weights_and_differs_from_fp32(tmp_path):
+    losses = {}
+    for precision in ("fp32", "bf16"):
+        model = tiny_lm()
+        train(model, task(), config(precision=precision), tmp_path / precision, progress=False)
+        assert all(p.dtype == torch.float32 for p in model.parameters())  # master weights stay fp32
+        rows = [r for r in _metrics(tmp_path / precision) if "train_loss" in r]
+        first, last = rows[0]["train_loss"], rows[-1]["train_loss"]
+        assert torch.isfinite(torch.tensor(last)) and last < first - 0.5, (precision, first, last)
+        losses[precision] = [r["train_loss"] for r in rows]
+    # autocast really ran: bf16 rounding changes the losses, but only slightly at the start
+    assert losses["bf16"] != losses["fp32"]
+    assert losses["bf16"][0] == pytest.approx(losses["fp32"][0], abs=0.05)
+
+
+def test_a_bf16_checkpoint_is_not_resumed_as_fp32(tmp_path):
+    with pytest.raises(TrainingInterrupted):
+        train(tiny_lm(), task(), config(steps=4, checkpoint_every=2, precision="bf16"), tmp_path,
+              progress=False, interrupt_after=3)
+    with pytest.raises(ConfigMismatchError, match="precision"):
+        train(tiny_lm(), task(), config(steps=4, checkpoint_every=2), tmp_path, progress=False)
+
+
+def _metrics(run_dir):
+    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
