@@ -11,6 +11,7 @@ import yaml
 from safetensors.torch import load_file
 
 from repro.cli import main
+from repro.data.errors import DataError
 from repro.claims import layer_diversity as claims
 from repro.ensemble_runs import check_config_section, family_run_spec
 from repro.pipeline.claims import NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, judge_paper, load_claims
@@ -104,11 +105,14 @@ def test_changed_settings_restart_the_run_and_keep_the_old_one(collected):
     assert (run / "previous-1" / "model.safetensors").exists()
 
 
-def test_paper_scale_train_step_says_why_it_cannot_run(tmp_path, capsys):
+def test_paper_scale_train_step_names_the_missing_task_file(tmp_path):
+    """At paper scale "train" converts hub checkpoints (tests/test_layer_diversity_hub.py runs it); it
+    reads the family's task files first, so a missing one is named before any checkpoint is fetched."""
     spec = family_run_spec(yaml.safe_load((ROOT / "config" / "paper.yaml").read_text()), "layer_diversity", "llama", 0)
-    assert main(["layer-diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(tmp_path),
-                 "--runs-root", str(tmp_path)]) == 2
-    assert "Hugging Face" in capsys.readouterr().err
+    assert spec["hub"] == ["meta-llama/Meta-Llama-3-8B"]
+    with pytest.raises(DataError, match="sent.npz"):
+        main(["layer-diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(tmp_path),
+              "--runs-root", str(tmp_path)])
 
 
 # --------------------------------------------------------------------------- config checks

@@ -1,10 +1,11 @@
 """Run specs of the layer_diversity section: one training job per (model family, seed), every depth.
 
 `family_run_spec` merges the section's shared model and training settings with a family's model
-overrides; the Snakemake rule passes it to `python -m repro layer-diversity train`, and
-`check_config_section` builds every (family, depth) model and the training config from the same
-spec before any job starts, so a bad value is reported by key. Kept free of heavy imports: the
-Snakefile imports it.
+overrides (with data.source hub it also carries the family's checkpoints); the Snakemake rule
+passes it to `python -m repro layer-diversity train`. `hub_data_spec` gives the hub-data step a
+family's tokenizer and the dataset settings. `check_config_section` builds every (family, depth)
+model and the training config from the same spec before any job starts, so a bad value is reported
+by key. Kept free of heavy imports: the Snakefile imports it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def family_run_spec(config: dict, paper: str, family: str, seed: int) -> dict[st
     variant = section["variants"][family]
     model = copy.deepcopy(section["model"])
     model.update(copy.deepcopy(variant["model"]))
-    return {
+    spec = {
         "family": family,
         "seed": int(seed),
         "depths": list(section["depths"]),
@@ -33,6 +34,26 @@ def family_run_spec(config: dict, paper: str, family: str, seed: int) -> dict[st
         "train": copy.deepcopy(section["train"]),
         "label_weight": section["label_weight"],
         "eval_examples": section["eval_examples"],
+    }
+    if spec["source"] == "hub":  # frozen pretrained checkpoints, one per depth (synthetic specs stay as they were)
+        spec["hub"] = list(variant["hub"])
+    return spec
+
+
+def hub_data_spec(config: dict, paper: str, family: str) -> dict[str, Any]:
+    """What the hub-data step needs for one family: its tokenizer (the first checkpoint's) and the tasks."""
+    section = config[paper]
+    data = section["data"]
+    hub = section["variants"][family]["hub"]
+    if not hub:
+        raise ValueError(f"config key {paper}.variants.{family}.hub is empty; data.source hub needs a checkpoint")
+    return {
+        "tokenizer": hub[0],
+        "hub": {task: entry["hub"] for task, entry in data["tasks"].items()},
+        "train_sizes": {task: entry["train_size"] for task, entry in data["tasks"].items()},
+        "test_size": data["test_size"],
+        "max_tokens": data.get("max_tokens", 512),
+        "mirror": data.get("mirror"),
     }
 
 
@@ -69,6 +90,13 @@ def check_config_section(config: dict, paper: str) -> list[str]:
                 break
         if spec["model"].get("max_seq_len", 0) < 24 and section["data"]["source"] == "synthetic":
             problems.append(f"{paper}.variants.{family}.model.max_seq_len must be ≥ 24 (the longest prompt row of the default generators)")
+    if section["data"]["source"] == "hub":
+        for family in [f for f in section["families"] if f in section["variants"]]:
+            hub = section["variants"][family]["hub"]
+            if len(hub) != len(section["depths"]):
+                problems.append(f"{paper}.variants.{family}.hub lists {len(hub)} checkpoint(s) for depths "
+                                f"{section['depths']}: with data.source hub each depth is one pretrained model "
+                                f"(give one checkpoint per depth, in order)")
     try:
         TrainConfig(**dict(section["train"], seed=0))
     except (ValueError, TypeError) as err:
@@ -91,4 +119,4 @@ def check_config_section(config: dict, paper: str) -> list[str]:
     return problems
 
 
-__all__ = ["PROMPT_VOCAB_SIZE", "TASKS", "check_config_section", "family_run_spec"]
+__all__ = ["PROMPT_VOCAB_SIZE", "TASKS", "check_config_section", "family_run_spec", "hub_data_spec"]

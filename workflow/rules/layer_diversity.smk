@@ -1,5 +1,6 @@
 # "Diversity of Transformer Layers: One Aspect of Parameter Scaling Laws" (Kamigaito et al., 2025).
-# Four prompt tasks -> one training job per (family, seed) training every depth (multitask LM loss)
+# Four prompt tasks -> one training job per (family, seed) training every depth (multitask LM loss;
+# at paper scale, hub datasets and frozen pretrained checkpoints converted instead of trained)
 # -> float64 readouts of each run's residual stream (logit lens + frozen-norm module contributions,
 # bias-diversity and information tables) -> per-figure tidy CSVs -> one notebook per item -> claims.
 
@@ -37,9 +38,44 @@ rule layer_diversity_data:
         "> {log} 2>&1"
 
 
+# Paper scale (data.source hub): the same four tasks from SST-2, RTE, AG News and ARC, one directory
+# per family because each family's tokenizer cuts the text differently.
+rule layer_diversity_hub_data:
+    output:
+        data=expand(f"{LD_DATA}/{{{{family}}}}/{{task}}.npz", task=LD_TASKS),
+        cards=expand(f"{LD_DATA}/{{{{family}}}}/{{task}}.card.json", task=LD_TASKS),
+    wildcard_constraints:
+        family="|".join(LD_FAMILIES),
+    params:
+        tasks=LD_TASKS,
+        tokenizer=ld_hub_tokenizer,
+        hub=ld_hub_ids(),
+        train_sizes=ld_train_sizes(),
+        test_size=LD_CFG["data"]["test_size"],
+        max_tokens=LD_CFG["data"].get("max_tokens", 512),
+        mirror=ld_mirror_option(),
+        out_dir=parent_dir,
+    log:
+        f"{RESULTS}/logs/{LD}/hub_data/{{family}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{LD}/hub_data/{{family}}.tsv"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    conda:
+        ENV
+    shell:
+        "python -m repro layer-diversity hub-data --tasks {params.tasks} --tokenizer {params.tokenizer:q} "
+        "--out-dir {params.out_dir} --test-size {params.test_size} --train-sizes {params.train_sizes:q} "
+        "--hub {params.hub:q} --max-tokens {params.max_tokens} {params.mirror} > {log} 2>&1"
+
+
+# Trains every depth of one family; with data.source hub, converts the family's pretrained
+# checkpoints (one per depth) into the same run layout instead, with no training.
 rule layer_diversity_train:
     input:
-        data=rules.layer_diversity_data.output.data,
+        data=ld_task_files,
     output:
         models=expand(
             f"{LD_DIR}/runs/{{{{family}}}}/L{{depth}}/seed{{{{seed}}}}/model.safetensors", depth=LD_CFG["depths"]
@@ -57,7 +93,7 @@ rule layer_diversity_train:
         f"{RESULTS}/benchmarks/{LD}/train/{{family}}_seed{{seed}}.tsv"
     threads: LD_CFG["threads"]
     resources:
-        mem_mb=2000,
+        mem_mb=LD_TRAIN_MEM_MB,
         runtime=30,
     conda:
         ENV
@@ -68,7 +104,7 @@ rule layer_diversity_train:
 
 rule layer_diversity_readout:
     input:
-        data=rules.layer_diversity_data.output.data,
+        data=ld_task_files,
         models=ld_family_runs,
     output:
         expand(f"{LD_DIR}/data/readout/{{{{family}}}}_seed{{{{seed}}}}/{{table}}.csv", table=LD_READOUT_TABLES),
@@ -87,7 +123,7 @@ rule layer_diversity_readout:
         f"{RESULTS}/benchmarks/{LD}/readout/{{family}}_seed{{seed}}.tsv"
     threads: LD_CFG["threads"]
     resources:
-        mem_mb=3000,
+        mem_mb=LD_READOUT_MEM_MB,
         runtime=20,
     conda:
         ENV
@@ -100,7 +136,7 @@ rule layer_diversity_readout:
 
 rule layer_diversity_collect:
     input:
-        data=rules.layer_diversity_data.output.data,
+        data=ld_collect_task_files(),
         readouts=[f"{path}/units.csv" for path in ld_readout_dirs()],
     output:
         [ld_csv(name) for name in LD_COLLECTED],

@@ -1,5 +1,7 @@
 # Helpers of workflow/rules/layer_diversity.smk (Snakemake lint wants functions and rules apart).
-from repro.ensemble_runs import family_run_spec
+import shlex
+
+from repro.ensemble_runs import family_run_spec, hub_data_spec
 
 LD = "layer_diversity"
 LD_DIR = f"{RESULTS}/{LD}"
@@ -7,6 +9,13 @@ LD_CFG = config[LD]
 LD_TASKS = list(LD_CFG["data"]["tasks"])
 LD_FAMILIES = list(LD_CFG["families"])
 LD_DATA = f"{LD_DIR}/data/tasks"
+# data.source hub (paper scale): the tasks come from the hub datasets, tokenised per family into
+# LD_DATA/<family>/, and the "train" step converts the family's frozen pretrained checkpoints.
+LD_HUB = LD_CFG["data"]["source"] == "hub"
+# Memory (MB) of a convert / readout job: a 7-8B checkpoint is held in float32 (converted) and read
+# in float64 at paper scale; the synthetic models are tiny.
+LD_TRAIN_MEM_MB = 96000 if LD_HUB else 2000
+LD_READOUT_MEM_MB = 128000 if LD_HUB else 3000
 # Per-figure CSVs written by the collect step (every figure's plotted numbers, auditable alone).
 LD_COLLECTED = [
     "table01_tasks",
@@ -78,3 +87,32 @@ def ld_data_params():
 
 def ld_csv(name):
     return f"{LD_DIR}/data/{name}.csv"
+
+
+def ld_task_dir(family):
+    """Where one family's task files live: its own directory with hub data (its own tokenizer)."""
+    return f"{LD_DATA}/{family}" if LD_HUB else LD_DATA
+
+
+def ld_task_files(wildcards):
+    """The task files a (family, seed) job reads."""
+    return [f"{ld_task_dir(wildcards.family)}/{task}.npz" for task in LD_TASKS]
+
+
+def ld_collect_task_files():
+    """The task files behind Table 1: the shared files, or with hub data the first family's."""
+    return [f"{ld_task_dir(LD_FAMILIES[0])}/{task}.npz" for task in LD_TASKS]
+
+
+def ld_hub_tokenizer(wildcards):
+    return hub_data_spec(config, LD, wildcards.family)["tokenizer"]
+
+
+def ld_hub_ids():
+    return json.dumps({task: entry["hub"] for task, entry in LD_CFG["data"]["tasks"].items()}, sort_keys=True)
+
+
+def ld_mirror_option():
+    """`--mirror DIR` when data.mirror names a local copy of the hub's files, else nothing."""
+    mirror = LD_CFG["data"].get("mirror")
+    return f"--mirror {shlex.quote(str(mirror))}" if mirror else ""

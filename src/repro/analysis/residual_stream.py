@@ -15,6 +15,9 @@ The logits are z = W_U · Norm_f(x_L). Two ways to turn the stream into label-wo
   c_i = W_K · (γ ⊙ (u_i − mean(u_i)) / s(x_L)), s = sqrt(var(x_L) + eps), and the constant W_K · β
   goes into member 0; RMSNorm: c_i = W_K · (γ ⊙ u_i / rms(x_L)). Then Σ_i c_i = z exactly.
 
+An unembedding bias b_K (Phi's LM head) is a constant like LayerNorm's β: it is added to member 0 and
+to every logit-lens readout.
+
 W_K is the unembedding restricted to the K label words. Everything is computed in float64 on a
 float64 copy of the model, so the identities hold to rounding (≈1e-15 relative).
 """
@@ -91,6 +94,14 @@ def unembedding(model: Transformer) -> torch.Tensor:
     return model.tok_emb.weight if model.cfg.tie_embeddings else model.lm_head.weight
 
 
+def unembedding_bias(model: Transformer) -> torch.Tensor | None:
+    """b_U [V] of the unembedding (the LM head's bias, or the tied unembedding's own bias), None if none."""
+    head = getattr(model, "lm_head", None)
+    if head is not None:
+        return head.bias
+    return getattr(model, "lm_bias", None)
+
+
 def frozen_norm_contributions(members: torch.Tensor, stream: torch.Tensor, norm: nn.Module) -> torch.Tensor:
     """Normalised members [N, M, d] that sum to ``norm(stream)`` exactly, ``stream`` [N, d] = Σ members.
 
@@ -145,6 +156,8 @@ def read_residual_stream(
     model64 = copy.deepcopy(model).double().eval()
     norm = model64.final_norm
     w_k = unembedding(model64)[labels]  # [K, d]
+    b_u = unembedding_bias(model64)
+    b_k = torch.zeros(len(labels), dtype=w_k.dtype) if b_u is None else b_u[labels]  # [K]
     n_layers = model64.cfg.n_layers
     hooks, names, types, layers = _member_hooks(n_layers)
     states = ["hook_embed"] + [f"blocks.{layer}.hook_resid_post" for layer in range(n_layers)]
@@ -168,8 +181,9 @@ def read_residual_stream(
         members = torch.stack([at[h] for h in hooks], dim=1)  # [n, M, d]
         stream_error = max(stream_error, float((members.sum(dim=1) - stream).abs().max()))
         c = frozen_norm_contributions(members, stream, norm) @ w_k.T  # [n, M, K]
+        c[:, 0] += b_k  # the unembedding bias is a constant, carried by the embedding member
         logit_error = max(logit_error, float((c.sum(dim=1) - z).abs().max()))
-        lens.append(torch.stack([norm(at[s]) @ w_k.T for s in states], dim=1))  # [n, L+1, K]
+        lens.append(torch.stack([norm(at[s]) @ w_k.T + b_k for s in states], dim=1))  # [n, L+1, K]
         contributions.append(c)
         logits.append(z)
     restore = torch.argsort(order)  # back to the caller's example order
@@ -192,4 +206,5 @@ __all__ = [
     "frozen_norm_contributions",
     "read_residual_stream",
     "unembedding",
+    "unembedding_bias",
 ]

@@ -2,7 +2,10 @@
 
 Steps (each is one Snakemake rule of workflow/rules/layer_diversity.smk):
   data      generate the four prompt tasks (sent, entail, topic, mc) into one directory, with cards
-  train     train one model family at every depth for one seed, multitask LM loss on the four tasks
+  hub-data  paper scale: the four tasks from the hub datasets (SST-2, RTE, AG News, ARC), tokenised
+            with one family's own tokenizer, into that family's directory, with cards
+  train     train one model family at every depth for one seed, multitask LM loss on the four tasks;
+            with source hub, convert the family's frozen pretrained checkpoints instead (no training)
   readout   read every trained model's residual stream on each task's test split (float64) and
             write the bias–diversity and information tables of repro.analysis.layer_ensemble; for
             the depths asked, also the same tables of the model with its last block duplicated
@@ -65,6 +68,61 @@ def _data(args: argparse.Namespace) -> int:
     return 0
 
 
+#: How a hub prompt row reads (repro.hub.datasets: the label word follows the answer marker).
+HUB_TEMPLATE = "<bos> text [choices] Answer: label-word"
+
+
+def _hub_data(args: argparse.Namespace) -> int:
+    """The four tasks from the hub (or a local mirror of its files), tokenised by one family's tokenizer."""
+    from dataclasses import replace
+
+    from repro.data.errors import DataError
+    from repro.data.synthetic import write_task
+    from repro.hub.datasets import DATASETS, Encoder, build_task
+
+    hub_ids = json.loads(args.hub)
+    train_sizes = json.loads(args.train_sizes)
+    unknown = sorted((set(hub_ids) | set(train_sizes)) - set(args.tasks))
+    if unknown:
+        print(f"error: --hub/--train-sizes name task(s) {unknown} that are not among --tasks {args.tasks}", file=sys.stderr)
+        return 2
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        encoder = Encoder.from_pretrained(args.tokenizer)
+    except (OSError, ValueError) as err:
+        print(f"error: cannot load the tokenizer {args.tokenizer!r}: {err}", file=sys.stderr)
+        return 1
+    for name in args.tasks:
+        if name not in DATASETS or DATASETS[name].kind != "prompt":
+            print(f"error: {name!r} is not a hub prompt task", file=sys.stderr)
+            return 2
+        spec = DATASETS[name]
+        if name in hub_ids:  # "id" or "id:config", as the config names it
+            hub_id, _, hub_config = hub_ids[name].partition(":")
+            spec = replace(spec, hub_id=hub_id, config=hub_config or None)
+        train_size = int(train_sizes.get(name, 0))
+        splits = ["test"] + (["train"] if train_size else [])
+        source = Path(args.mirror) / name if args.mirror else None
+        try:
+            parts = {split: build_task(spec, encoder, source=source, splits=[split], max_len=args.max_tokens,
+                                       limit=args.test_size if split == "test" else train_size) for split in splits}
+        except DataError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+        task = parts["test"]
+        for split, part in parts.items():  # one limit per split: built apart, joined here
+            task.splits[split] = part.splits[split]
+            task.meta["sizes"][split] = part.meta["sizes"][split]
+            task.meta["arrays"][split] = part.meta["arrays"][split]
+        task.meta["params"].update(limit={s: args.test_size if s == "test" else train_size for s in splits},
+                                   tokenizer=args.tokenizer)
+        task.meta.update(label_words=list(spec.label_names), template=HUB_TEMPLATE, tokenizer=args.tokenizer)
+        write_task(out_dir / f"{name}.npz", task)
+        print(f"wrote {out_dir / name}.npz: {task.meta['sizes']}")
+    return 0
+
+
 def load_tasks(data_dir: str | Path, names: list[str]):
     """{task name: TaskData} of the prompt tasks written by the data step."""
     from repro.data.synthetic import load_task
@@ -102,10 +160,10 @@ def _train(args: argparse.Namespace) -> int:
     from repro.training.seeding import derive_seed
 
     spec = json.loads(args.spec)
+    if spec.get("source", "synthetic") == "hub":
+        return _convert_family(spec, args)
     if spec.get("source", "synthetic") != "synthetic":
-        print("error: this build trains small models on synthetic tasks only; the paper scale (pretrained "
-              "Llama, Mistral and Phi models prompted on SST-2, RTE, ARC and AG News) needs Hugging Face "
-              "loaders that are not part of it", file=sys.stderr)
+        print(f"error: unknown data source {spec['source']!r} (synthetic or hub)", file=sys.stderr)
         return 2
     tasks = load_tasks(args.data_dir, spec["tasks"])
     vocab_sizes = {t.meta["vocab_size"] for t in tasks.values()}
@@ -138,6 +196,52 @@ def _train(args: argparse.Namespace) -> int:
             model = Transformer(cfg)
             result = train(model, task, train_cfg, directory, restart=True)
         print(f"done: {result}", file=sys.stderr)
+    return 0
+
+
+def _convert_family(spec: dict, args: argparse.Namespace) -> int:
+    """Paper scale: the family's pretrained checkpoints (spec["hub"], one per depth, in order) as frozen
+    runs in the trained runs' layout (model.json, model.safetensors, run.json); nothing is trained."""
+    import torch
+
+    from repro.hub.converters import ConversionError, from_pretrained, save_converted
+
+    hub = list(spec.get("hub") or [])
+    if len(hub) != len(spec["depths"]):
+        print(f"error: family {spec['family']!r} lists {len(hub)} hub checkpoint(s) {hub} for depths {spec['depths']}; "
+              "with data.source hub each depth is one pretrained model: give one checkpoint per depth, in order",
+              file=sys.stderr)
+        return 2
+    torch.set_num_threads(args.threads)
+    tasks = load_tasks(args.data_dir, spec["tasks"])
+    for checkpoint, depth in zip(hub, spec["depths"]):
+        try:
+            result = from_pretrained(checkpoint, task="lm", dtype="auto")
+        except (ConversionError, OSError) as err:
+            print(f"error: {checkpoint}: {err}", file=sys.stderr)
+            return 1
+        cfg = result.config
+        if cfg.n_layers != depth:
+            print(f"error: {checkpoint} has {cfg.n_layers} layers but layer_diversity.depths gives {depth} for it "
+                  f"(family {spec['family']!r}); at paper scale the depth is the model's own layer count", file=sys.stderr)
+            return 2
+        for name, task in tasks.items():
+            largest = max(int(task.tensors(split)["input_ids"].max()) for split in task.splits)
+            largest = max(largest, *task.meta["label_token_ids"])
+            if largest >= cfg.vocab_size:
+                print(f"error: {args.data_dir}/{name}.npz has token id {largest}, outside {checkpoint}'s vocabulary of "
+                      f"{cfg.vocab_size}: the task was tokenised with another tokenizer", file=sys.stderr)
+                return 2
+        notes = list(result.notes)
+        directory = run_dir(args.runs_root, spec["family"], depth, spec["seed"])
+        save_converted(result, directory)
+        record = {"checkpoint": checkpoint, "converted_from": result.source, "notes": notes, "trained": False,
+                  "weights_numel": sum(int(w.numel()) for w in result.state_dict.values()), "n_layers": cfg.n_layers,
+                  "family": spec["family"], "seed": spec["seed"]}
+        (directory / "run.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+        print(f"{spec['family']} L={depth}: {checkpoint} ({result.source}) -> {directory}", file=sys.stderr)
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
     return 0
 
 
@@ -241,19 +345,24 @@ def task_table(tasks: dict, stands_for: dict[str, str]) -> pd.DataFrame:
     rows = []
     for name, task in tasks.items():
         meta = task.meta
-        vocab = meta["vocab"]["tokens"]
         test = task.splits["test"]
+        if "label_words" in meta:  # hub tasks (a pretrained tokenizer: no word list in the file)
+            label_words = " ".join(meta["label_words"])
+        else:
+            label_words = " ".join(meta["vocab"]["tokens"][i] for i in meta["label_token_ids"])
+        no_labels = np.zeros(0, dtype=np.int64)  # hub tasks prompted zero-shot have no train split
         rows.append({
             "task": name, "stands_for": stands_for.get(name, ""), "labels": len(meta["label_names"]),
-            "label_words": " ".join(vocab[i] for i in meta["label_token_ids"]),
+            "label_words": label_words,
             "label_names": " ".join(meta["label_names"]),
-            "train_examples": meta["sizes"]["train"], "test_examples": meta["sizes"]["test"],
+            "train_examples": meta["sizes"].get("train", 0), "test_examples": meta["sizes"]["test"],
             "max_tokens": int(test["input_ids"].shape[1]),
-            "template": "<bos> body <ans> label-word", "generator_seed": meta["seed"],
+            "template": meta.get("template", "<bos> body <ans> label-word"), "generator_seed": meta["seed"],
             "params": json.dumps(meta["params"], sort_keys=True),
-            **{f"{split}_{end}_class": int(getattr(np, end)(np.bincount(task.splits[split]["labels"],
+            **{f"{split}_{end}_class": int(getattr(np, end)(np.bincount(task.splits.get(split, {}).get("labels", no_labels),
                                                                          minlength=len(meta["label_names"]))))
                for split in ("train", "test") for end in ("min", "max")},
+            **({"tokenizer": meta["tokenizer"]} if "tokenizer" in meta else {}),
         })
     return pd.DataFrame(rows)
 
@@ -490,9 +599,22 @@ def register(subparsers) -> None:
     p.add_argument("--params", default="{}", help="JSON {task: {generator parameter: value}}")
     p.set_defaults(func=_data)
 
+    p = steps.add_parser("hub-data", help="paper scale: the four tasks from the hub, one family's tokenizer")
+    p.add_argument("--tasks", nargs="+", required=True, help="prompt task names (sent entail topic mc)")
+    p.add_argument("--tokenizer", required=True, help="hub id or local directory of the family's tokenizer")
+    p.add_argument("--out-dir", required=True)
+    p.add_argument("--test-size", type=int, required=True, help="first rows of each test split kept")
+    p.add_argument("--train-sizes", default="{}", help="JSON {task: train rows kept} (default 0: no train split)")
+    p.add_argument("--hub", default="{}", help='JSON {task: "hub id" or "hub id:config"} overriding the defaults')
+    p.add_argument("--max-tokens", type=int, required=True, help="longer prompts are cut (the answer marker kept)")
+    p.add_argument("--mirror", default=None,
+                   help="local directory with MIRROR/<task>/<hub split>.parquet|jsonl|csv instead of the hub")
+    p.set_defaults(func=_hub_data)
+
     p = steps.add_parser("train", help="train one family at every depth for one seed")
     p.add_argument("--spec", required=True,
-                   help="JSON: family, seed, depths, tasks, model, train, label_weight, eval_examples, source")
+                   help="JSON: family, seed, depths, tasks, model, train, label_weight, eval_examples, source "
+                        "(+ hub: one checkpoint per depth when source is hub)")
     p.add_argument("--data-dir", required=True)
     p.add_argument("--runs-root", required=True, help="runs go to RUNS_ROOT/<family>/L<depth>/seed<seed>")
     p.add_argument("--threads", type=int, default=1)

@@ -91,7 +91,9 @@ DATASETS: dict[str, HubDataset] = {d.name: d for d in (
                ("text",), "label", ("world", "sports", "business", "technology"), "layer_diversity", "~30 MB"),
     HubDataset("mc", "allenai/ai2_arc", "ARC-Challenge", "prompt", {"train": "train", "test": "test"},
                ("question",), "answerKey", ("A", "B", "C", "D"), "layer_diversity", "~1 MB",
-               options={"choices_field": "choices"}),
+               # a few ARC questions number their choices 1-4 (shown and read as A-D here); the few with
+               # 3 or 5 choices are dropped, since the readout compares exactly the four label words
+               options={"choices_field": "choices", "label_aliases": {"1": "A", "2": "B", "3": "C", "4": "D"}}),
 )}
 KINDS = ("classification", "pair_classification", "translation", "prompt", "lm")
 
@@ -224,9 +226,14 @@ def build_task(spec: HubDataset | str, encoder: Encoder, source: str | Path | No
 
 
 def _labelled(spec: HubDataset, rows: Iterable[dict]) -> list[tuple[dict, int]]:
+    aliases = spec.options.get("label_aliases", {})
     out = []
     for row in rows:
         raw = _field(row, spec.label, spec)
+        if isinstance(raw, str):
+            raw = aliases.get(raw, raw)
+            if raw not in spec.label_names:
+                raise DataError(f"dataset {spec.name}: label {raw!r} is not one of {list(spec.label_names)}")
         label = spec.label_names.index(raw) if isinstance(raw, str) else int(raw)
         if label >= 0:
             out.append((row, label))
@@ -276,23 +283,32 @@ def _translation(spec: HubDataset, rows, encoder: Encoder, max_len: int) -> dict
 def _prompt(spec: HubDataset, rows, encoder: Encoder, max_len: int) -> tuple[dict[str, np.ndarray], dict]:
     """`[BOS] text [ANS] label-word`: the label words and the answer marker are encoded by the tokenizer."""
     (bos_id,) = encoder.need("bos_id")
+    answer = encoder.encode(" Answer:")
+    choices = spec.options.get("choices_field")
+    aliases = spec.options.get("label_aliases", {})
+    rows = list(rows)
+    if choices:  # only questions with one choice per label word
+        kept = [row for row in rows if len(_field(row, choices, spec)["text"]) == len(spec.label_names)]
+        dropped, rows = len(rows) - len(kept), kept
     label_ids = []
     for name in spec.label_names:
         ids = encoder.encode(" " + name)
         label_ids.append(ids[0])  # the first token of " name" stands for the class
     if len(set(label_ids)) != len(label_ids):
+        # SentencePiece tokenizers (Llama 2, Mistral) encode a lone " name" as a bare "▁" piece first;
+        # tokenised after the answer marker, as the model reads it, the word's own first piece comes out.
+        label_ids = [_label_in_context(encoder, answer, name) for name in spec.label_names]
+    if len(set(label_ids)) != len(label_ids):
         raise DataError(f"dataset {spec.name}: label words {spec.label_names} share a first token in {encoder.name}")
-    answer = encoder.encode(" Answer:")
     rows_out, answer_pos, labels = [], [], []
     for row, label in _labelled(spec, rows):
         body: list[int] = []
         for f in spec.fields:
             body += encoder.encode(str(_field(row, f, spec)))
-        choices = spec.options.get("choices_field")
         if choices:
             c = _field(row, choices, spec)
             for letter, text in zip(c["label"], c["text"]):
-                body += encoder.encode(f" {letter}. {text}")
+                body += encoder.encode(f" {aliases.get(letter, letter)}. {text}")
         body = body[: max_len - 2 - len(answer)]
         ids = [bos_id, *body, *answer, label_ids[label]]
         rows_out.append(ids)
@@ -300,7 +316,19 @@ def _prompt(spec: HubDataset, rows, encoder: Encoder, max_len: int) -> tuple[dic
         labels.append(label)
     arrays = {"input_ids": pad(rows_out), "answer_pos": np.asarray(answer_pos, dtype=np.int64),
               "labels": np.asarray(labels, dtype=np.int64)}
-    return arrays, {"label_token_ids": label_ids}
+    extra = {"label_token_ids": label_ids}
+    if choices:
+        extra["dropped_rows"] = dropped  # questions without exactly one choice per label word
+    return arrays, extra
+
+
+def _label_in_context(encoder: Encoder, answer: list[int], name: str) -> int:
+    """First token of ``name`` tokenised after " Answer:"; the lone word's first token where the marker
+    itself tokenises differently in that context."""
+    ids = encoder.encode(" Answer: " + name)
+    if ids[: len(answer)] != answer or len(ids) == len(answer):
+        return encoder.encode(" " + name)[0]
+    return ids[len(answer)]
 
 
 # -- language-model corpora ------------------------------------------------------------------
