@@ -157,6 +157,22 @@ def test_kernel_runs_this_interpreter(tmp_path, monkeypatch):
     assert notebook.kernel_command()[0] == "/usr/bin/false"
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="Unix sockets only on POSIX")
+def test_kernel_talks_over_private_unix_sockets(tmp_path, monkeypatch):
+    # TCP ports are picked then released before the kernel binds them: two kernels started at once
+    # could take the same port. The kernel must use sockets in a directory of its own, removed after.
+    monkeypatch.chdir(tmp_path)
+    script = "# %% tags=[\"parameters\"]\nx = 1\n# %%\nfrom ipykernel.kernelapp import IPKernelApp\n" \
+             "app = IPKernelApp.instance()\nprint(app.transport, app.ip)\n"
+    src = _write(tmp_path / "t.py", script)
+    out = notebook.run_notebook(src, results_dir=tmp_path / "results", paper="demo", item="fig1", scale="smoke")
+    printed = nbformat.read(out.notebook, as_version=4).cells[-1].outputs[0].text.split()
+    assert printed[0] == "ipc"
+    socket_dir = Path(printed[1]).parent
+    assert socket_dir.name.startswith("repro-kernel-") and not socket_dir.exists()
+    assert not list(tmp_path.glob("kernel-*"))
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

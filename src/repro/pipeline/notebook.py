@@ -44,6 +44,8 @@ KERNELSPEC = {"name": KERNEL_NAME, "display_name": "Python 3 (ipykernel)", "lang
 DEFAULT_TIMEOUT_S = 600
 # Kernels may be slow to start when Snakemake launches several at once (papermill #776).
 START_TIMEOUT_S = 120
+# Unix socket paths longer than this (sun_path, 108 bytes on Linux, 104 on macOS) cannot be bound.
+_MAX_SOCKET_PATH = 100
 
 #: Environment of the kernel. SOURCE_DATE_EPOCH keeps a value set by the caller; the rest are fixed:
 #: a headless backend, a fixed hash seed (set iteration order), and one thread per numeric library,
@@ -319,6 +321,38 @@ def _papermill_log_filter(names: set[str]) -> Iterator[None]:
         logger.removeFilter(quiet)
 
 
+@contextlib.contextmanager
+def _kernel_manager_class() -> Iterator[type]:
+    """The kernel manager nbclient should use: one talking over Unix sockets where possible.
+
+    Over TCP, jupyter_client picks five free ports by binding and releasing them, and the kernel
+    binds them again a moment later; when Snakemake starts kernels side by side, another kernel can
+    take a port in between ("Address already in use") and the run dies after the start timeout.
+    Here the sockets live in a fresh private directory, so two kernels never collide. TCP stays
+    where Unix sockets cannot be used (Windows) or their path would be too long to bind.
+    """
+    import tempfile
+
+    from jupyter_client.manager import AsyncKernelManager
+
+    if os.name == "nt":
+        yield AsyncKernelManager
+        return
+    with tempfile.TemporaryDirectory(prefix="repro-kernel-") as tmp:
+        prefix = os.path.join(tmp, "ipc")  # sockets are <prefix>-1 ... <prefix>-5
+        if len(prefix.encode()) + 3 > _MAX_SOCKET_PATH:
+            yield AsyncKernelManager
+            return
+
+        class UnixSocketKernelManager(AsyncKernelManager):
+            def __init__(self, **kwargs: Any):
+                kwargs.setdefault("transport", "ipc")
+                kwargs.setdefault("ip", prefix)
+                super().__init__(**kwargs)
+
+        yield UnixSocketKernelManager
+
+
 def run_notebook(
     src: str | Path,
     *,
@@ -345,7 +379,12 @@ def run_notebook(
     nb = load_script(src)
     cwd = Path(cwd) if cwd is not None else Path.cwd()
 
-    with _environ(kernel_environment()), _pinned_kernelspec(), _papermill_log_filter(set(RUNNER_PARAMETERS)):
+    with (
+        _environ(kernel_environment()),
+        _pinned_kernelspec(),
+        _papermill_log_filter(set(RUNNER_PARAMETERS)),
+        _kernel_manager_class() as manager_class,
+    ):
         try:
             papermill.execute_notebook(
                 nb,
@@ -358,6 +397,7 @@ def run_notebook(
                 progress_bar=False,
                 log_output=log_output,
                 cwd=str(cwd),
+                kernel_manager_class=manager_class,
             )
         except Exception as err:  # papermill, nbclient (timeout, dead kernel) and kernel start errors
             raise _failure(src, outputs, err) from err
