@@ -118,3 +118,78 @@ def test_weight_decay_only_shrinks_decayed_parameters():
             continue
         expected = before[name] if name in exempt else before[name] * (1 - 0.1 * 0.5)
         torch.testing.assert_close(param.detach(), expected, rtol=0, atol=1e-7)
+
+
+def _train_steps(model, optimizer, steps=6):
+    """A few updates with changing LR (as the trainer sets it) and a gradient-free parameter."""
+    torch.manual_seed(1)
+    for step in range(steps):
+        for group in optimizer.param_groups:
+            group["lr"] = 0.05 / (step + 1) * group["lr_multiplier"]
+        x = torch.randint(0, 6, (3, 5))
+        loss = model.blocks[0].qk(model.embed(x) + model.pos(x)).square().mean() + model.head(model.embed(x)).mean()
+        loss = loss + sum(b.attn_mat_resid_gain.sum() * b.delta_w.square().sum() for b in model.blocks)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+
+def test_fused_adamw_is_torch_fused_adamw_bit_for_bit():
+    """Our optimizer calls torch's fused kernel outside torch.optim: the updates must be identical."""
+    torch.manual_seed(0)
+    ours_model = Model()
+    torch_model = Model()
+    torch_model.load_state_dict(ours_model.state_dict())
+    ours = build_optimizer(ours_model, lr=0.05, weight_decay=0.1, lr_multipliers={"delta_w": 3.0})
+    assert type(ours).__name__ == "FusedAdamW"
+    groups = parameter_groups(torch_model, 0.1, {"delta_w": 3.0})
+    for group in groups:
+        group["lr"] = 0.05 * group["lr_multiplier"]
+    reference = torch.optim.AdamW(groups, lr=0.05, fused=True)
+
+    _train_steps(ours_model, ours)
+    _train_steps(torch_model, reference)
+    for (name, a), b in zip(ours_model.named_parameters(), torch_model.parameters()):
+        assert torch.equal(a, b), name
+    ours_state, torch_state = ours.state_dict()["state"], reference.state_dict()["state"]
+    assert ours_state.keys() == torch_state.keys() and ours_state  # parameters without gradients have none
+    for index, entry in torch_state.items():
+        for key, value in entry.items():
+            assert torch.equal(ours_state[index][key], value), (index, key)
+            assert ours_state[index][key].dtype == value.dtype
+
+
+def test_fused_adamw_state_round_trips_through_state_dict():
+    torch.manual_seed(0)
+    model = Model()
+    optimizer = build_optimizer(model, lr=0.05, weight_decay=0.1)
+    _train_steps(model, optimizer, steps=2)
+    copy = Model()
+    copy.load_state_dict(model.state_dict())
+    restored = build_optimizer(copy, lr=0.05, weight_decay=0.1)
+    restored.load_state_dict(optimizer.state_dict())
+    _train_steps(model, optimizer, steps=3)
+    _train_steps(copy, restored, steps=3)
+    for a, b in zip(model.parameters(), copy.parameters()):
+        assert torch.equal(a, b)
+
+
+def test_training_imports_no_dynamo():
+    """torch.optim's optimizers import torch._dynamo (1.6 s per process); a training step must not."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, torch\n"
+        "from repro.models import TransformerConfig, build_model\n"
+        "from repro.training import build_optimizer\n"
+        "model = build_model(TransformerConfig(vocab_size=11, d_model=8, n_layers=1, n_heads=2, max_seq_len=4))\n"
+        "opt = build_optimizer(model, lr=1e-3, weight_decay=0.1)\n"
+        "loss = model(torch.randint(0, 11, (2, 4))).float().square().mean()\n"
+        "loss.backward()\n"
+        "torch.nn.utils.clip_grad_norm_(list(model.parameters()), 1.0)\n"
+        "opt.step(); opt.zero_grad(set_to_none=True)\n"
+        "print('torch._dynamo' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
