@@ -262,6 +262,21 @@ def test_other_config_is_refused_until_restart(checkpointed, tmp_path):
     assert (run_dir / "previous-1" / "metrics.jsonl").exists()
 
 
+def test_move_stale_replaces_only_a_run_of_other_settings(checkpointed, tmp_path):
+    """What a pipeline step does when Snakemake reruns it after a settings change."""
+    run_dir, _ = copy_of(checkpointed, tmp_path)
+    # Same settings: resumed, nothing moved.
+    _, result = run(run_dir, move_stale=True)
+    assert result.resumed_from is not None and not (run_dir / "previous-1").exists()
+    # Other settings: the old run is kept in previous-1/, and the new one equals a fresh run bit for bit.
+    other = make_config(lr=1e-2)
+    model, result = run(run_dir, other, move_stale=True)
+    assert result.resumed_from is None and (run_dir / "previous-1" / STATE_FILE).exists()
+    fresh_model_, _ = run(tmp_path / "fresh", other)
+    assert_same_tensors(model.state_dict(), fresh_model_.state_dict())
+    assert metrics_rows(run_dir) == metrics_rows(tmp_path / "fresh")
+
+
 def test_execution_settings_do_not_block_resume(checkpointed, tmp_path):
     run_dir, _ = copy_of(checkpointed, tmp_path)
     _, result = run(run_dir, make_config(checkpoint_every=5, threads=2))

@@ -152,7 +152,7 @@ def pretrain_cmd(args: argparse.Namespace) -> int:
     write_model_config(args.run_dir, cfg)
     print(f"mlm {spec['variant']} seed {train_cfg.seed}: {count_parameters(model):,} parameters, "
           f"{len(train_chunks):,} train chunks of {seq_len} tokens, budget {train_cfg.time_budget_s} s", file=sys.stderr)
-    result = train(model, task, train_cfg, args.run_dir)
+    result = train(model, task, train_cfg, args.run_dir, move_stale=True)  # settings changed: old run moved aside
     print(f"done: {result}", file=sys.stderr)
     return 0
 

@@ -109,7 +109,7 @@ def _train(args: argparse.Namespace) -> int:
     runs.write_run_model(args.run_dir, family, configs, sep_id)
     print(f"{task.name} ({family}) seed {train_cfg.seed}: {count_parameters(model):,} parameters, "
           f"{task.meta['sizes']['train']:,} training examples, eval on {eval_split}", file=sys.stderr)
-    result = train(model, train_task, train_cfg, args.run_dir)
+    result = train(model, train_task, train_cfg, args.run_dir, move_stale=True)  # settings changed: old run moved aside
     print(f"done: {result}", file=sys.stderr)
     return 0
 

@@ -54,6 +54,8 @@ def train_lm(args: argparse.Namespace) -> int:
     write_model_config(args.run_dir, cfg)
     print(f"{spec.get('variant')} seed {train_cfg.seed}: {count_parameters(model):,} parameters, "
           f"{len(train_chunks):,} train chunks of {seq_len} tokens", file=sys.stderr)
-    result = train(model, task, train_cfg, args.run_dir, restart=args.restart)
+    # Snakemake reruns this step when its settings change: a run of other settings there is moved
+    # aside (previous-<k>/), never resumed or deleted.
+    result = train(model, task, train_cfg, args.run_dir, restart=args.restart, move_stale=True)
     print(f"done: {result}", file=sys.stderr)
     return 0

@@ -15,8 +15,8 @@ Calling `train` again on the same directory resumes from the checkpoint and ends
 the same weights, optimizer state and metrics (except `seconds`) as an uninterrupted run:
 data order and masking are functions of (seed, step), and the dropout RNG is restored.
 A checkpoint of a different configuration is refused (ConfigMismatchError) unless
-`restart=True`, which moves the old files into previous-<k>/; a checkpoint that does not
-verify raises CheckpointError.
+`restart=True` (always) or `move_stale=True` (only when the settings differ) moves the old
+files into previous-<k>/; a checkpoint that does not verify raises CheckpointError.
 """
 
 from __future__ import annotations
@@ -267,11 +267,16 @@ class _Run:
         self.identity = run_identity(model, task, config)
         self.digest = identity_hash(self.identity)
 
-    def open(self, restart: bool) -> None:
+    def open(self, restart: bool, move_stale: bool = False) -> None:
         """Resume from the run directory's checkpoint, or start fresh where there is none."""
         if restart:
             _move_aside(self.run_dir)
         pointer = read_pointer(self.run_dir)
+        if pointer is not None and move_stale and pointer["config_hash"] != self.digest:
+            moved = _move_aside(self.run_dir)
+            print(f"{self.run_dir}: the checkpoint there is of other settings; moved it to {moved.name}/ "
+                  "and starting afresh", file=sys.stderr)
+            pointer = None
         if pointer is None:
             _clear_uncheckpointed(self.run_dir)
             torch.manual_seed(derive_seed(self.config.seed, "dropout"))  # the dropout stream, distinct from init
@@ -379,6 +384,7 @@ def train(
     run_dir: str | Path,
     *,
     restart: bool = False,
+    move_stale: bool = False,
     progress: bool = True,
     interrupt_after: int | None = None,
 ) -> TrainResult:
@@ -387,6 +393,8 @@ def train(
     The caller seeds and builds the model; on a fresh start the trainer reseeds torch's
     global RNG for dropout (from `config.seed`), on a resume it restores the saved state.
     `restart=True` moves an existing run's files aside first instead of resuming.
+    `move_stale=True` does so only when the checkpoint there is of other settings (instead of
+    raising ConfigMismatchError): what a pipeline step wants when its settings changed.
     `progress=False` hides the progress bar. `interrupt_after=k` raises TrainingInterrupted
     right after update k has been logged and checkpointed as usual (a simulated crash).
     """
@@ -394,7 +402,7 @@ def train(
     run_dir.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(config.threads)
     run = _Run(model, task, config, run_dir)
-    run.open(restart)
+    run.open(restart, move_stale)
     keep = set(config.keep_checkpoints_at)
     bar = tqdm(
         total=config.steps,
