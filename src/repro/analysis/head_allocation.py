@@ -23,7 +23,7 @@ import torch
 from repro.analysis.u_shape import interior_optimum  # re-exported: lives where claims can import it without torch
 from repro.data.streams import SequenceStream, TeacherAttention
 from repro.models.shallow import LowRankHead, ShallowAttentionModel, ShallowConfig, attention_parameters
-from repro.training import ConfigMismatchError, TrainConfig, evaluate, train
+from repro.training import TrainConfig, evaluate, train
 from repro.training.seeding import derive_seed
 from repro.training.stream_tasks import SequenceStreamTask, TeacherAttentionTask
 
@@ -31,11 +31,7 @@ from repro.training.stream_tasks import SequenceStreamTask, TeacherAttentionTask
 def _train(model: torch.nn.Module, task, config: TrainConfig, run_dir: Path):
     """Train (resuming a finished or interrupted run of the same configuration); a run directory
     left by a different configuration is moved aside into previous-<k>/ and trained afresh."""
-    try:
-        return train(model, task, config, run_dir, progress=False)
-    except ConfigMismatchError as err:
-        print(f"{run_dir}: {err}; starting afresh", flush=True)
-        return train(model, task, config, run_dir, restart=True, progress=False)
+    return train(model, task, config, run_dir, move_stale=True, progress=False)
 
 
 def _causal_logit_std(model: ShallowAttentionModel, inputs: torch.Tensor) -> float:

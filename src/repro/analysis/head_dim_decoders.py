@@ -20,7 +20,7 @@ import torch
 from repro.data.lm_tokens import load_token_chunks
 from repro.models import Transformer, config_from_dict, count_parameters
 from repro.runs import read_metrics, write_model_config
-from repro.training import ConfigMismatchError, LanguageModelTask, TrainConfig, train
+from repro.training import LanguageModelTask, TrainConfig, train
 from repro.training.seeding import derive_seed
 
 
@@ -77,11 +77,7 @@ def train_head_dim_grid(
             net = Transformer(cfg)
             run_dir = Path(runs_dir) / run_name(length, head_dim)
             write_model_config(run_dir, cfg)
-            try:
-                result = train(net, task, config, run_dir, progress=False)
-            except ConfigMismatchError as err:
-                print(f"{run_dir}: {err}; starting afresh", flush=True)
-                result = train(net, task, config, run_dir, restart=True, progress=False)
+            result = train(net, task, config, run_dir, move_stale=True, progress=False)
             attention = sum(p.numel() for block in net.blocks for p in block.attn.parameters())
             keys = {"seed": int(seed), "length": length, "head_dim": int(head_dim)}
             runs.append(dict(keys, heads=cfg.n_heads[0], d_model=cfg.d_model, n_layers=cfg.n_layers,

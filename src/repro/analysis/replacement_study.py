@@ -35,18 +35,14 @@ from repro.analysis.head_replacement import (
     svd_student,
 )
 from repro.models.transformer import Transformer
-from repro.training import ConfigMismatchError, TrainConfig, evaluate, train
+from repro.training import TrainConfig, evaluate, train
 
 INITS = ("svd", "random")
 
 
 def _train(model, task, config: TrainConfig, run_dir: Path):
     """Train or resume; a run directory left by another configuration is moved aside and retrained."""
-    try:
-        return train(model, task, config, run_dir, progress=False)
-    except ConfigMismatchError as err:
-        print(f"{run_dir}: {err}; starting afresh", flush=True)
-        return train(model, task, config, run_dir, restart=True, progress=False)
+    return train(model, task, config, run_dir, move_stale=True, progress=False)
 
 
 def student_jobs(n_heads: int, layers, head: int, ranks, heatmap_rank: int) -> list[tuple[int, int, int, str]]:

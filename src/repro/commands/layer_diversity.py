@@ -156,7 +156,7 @@ def _train(args: argparse.Namespace) -> int:
 
     from repro.models import ConfigError, Transformer, config_from_dict, count_parameters
     from repro.runs import write_model_config
-    from repro.training import ConfigMismatchError, TrainConfig, train
+    from repro.training import TrainConfig, train
     from repro.training.seeding import derive_seed
 
     spec = json.loads(args.spec)
@@ -187,14 +187,8 @@ def _train(args: argparse.Namespace) -> int:
         model = Transformer(cfg)
         write_model_config(directory, cfg)
         print(f"{spec['family']} L={depth} seed {spec['seed']}: {count_parameters(model):,} parameters", file=sys.stderr)
-        try:
-            result = train(model, task, train_cfg, directory)
-        except ConfigMismatchError:
-            # Snakemake reruns a job whose settings changed: keep the old run in previous-<k>/, start afresh.
-            print(f"{directory} holds a run of other settings; moving it aside and restarting", file=sys.stderr)
-            torch.manual_seed(derive_seed(spec["seed"], "init", spec["family"], depth))
-            model = Transformer(cfg)
-            result = train(model, task, train_cfg, directory, restart=True)
+        # Snakemake reruns a job whose settings changed: the old run is kept in previous-<k>/.
+        result = train(model, task, train_cfg, directory, move_stale=True)
         print(f"done: {result}", file=sys.stderr)
     return 0
 
