@@ -25,7 +25,7 @@ import torch
 
 from repro.data.synthetic import TaskData
 from repro.models import EncoderDecoder, Transformer, TransformerConfig, config_from_dict
-from repro.models.segments import SegmentTransformer
+from repro.models.segments import SegmentTransformer, segment_ids
 from repro.training import ClassificationTask, Seq2SeqTask, load_weights
 
 FAMILIES = ("cls", "s2s")
@@ -54,20 +54,59 @@ def model_configs(family: str, model: dict[str, Any], task: TaskData) -> dict[st
     return {"encoder": encoder, "decoder": decoder}
 
 
-def separator_id(task: TaskData) -> int | None:
-    """The id of the task vocabulary's "<sep>" token, None if it has none."""
+def special_id(task: TaskData, name: str) -> int | None:
+    """The id of a special token ("sep", "bos" or "eos") of a task file, None if it has none.
+
+    Task files built from the hub with a pretrained tokenizer name theirs in meta["special_ids"]
+    (BERT's [SEP] is not called "<sep>"); the synthetic ones have "<name>" in their vocabulary.
+    """
+    special = task.meta.get("special_ids")
+    if special is not None:
+        return special.get(name)
     tokens = task.meta["vocab"]["tokens"]
-    return tokens.index("<sep>") if "<sep>" in tokens else None
+    return tokens.index(f"<{name}>") if f"<{name}>" in tokens else None
+
+
+def separator_id(task: TaskData) -> int | None:
+    """The id of the task vocabulary's separator ("<sep>", or the tokenizer's [SEP]), None if it has none."""
+    return special_id(task, "sep")
+
+
+class TypedSegmentTransformer(Transformer):
+    """A `Transformer` with BERT's own token-type embeddings (``n_token_types`` > 0, e.g. a converted
+    bert-base-uncased) whose token types come from the separators when none are given, as in
+    `SegmentTransformer`: in ``[CLS] A [SEP] B`` CLS, A and SEP are type 0 and B is type 1. So the
+    pretrained model reads sentence pairs as it was trained to while every task, evaluator and
+    analysis keeps passing input ids alone."""
+
+    def __init__(self, cfg: TransformerConfig, sep_id: int) -> None:
+        if not cfg.n_token_types:
+            raise ValueError("TypedSegmentTransformer needs a config with n_token_types > 0")
+        if not 0 <= sep_id < cfg.vocab_size:
+            raise ValueError(f"sep_id={sep_id} is not a token id of the vocabulary (size {cfg.vocab_size})")
+        super().__init__(cfg)
+        self.sep_id = sep_id
+
+    def embed(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
+        """[B,T] -> [B,T,d]; token types from the separators unless ``token_type_ids`` [B,T] are given."""
+        if token_type_ids is None:
+            token_type_ids = segment_ids(input_ids, self.sep_id, self.cfg.n_token_types)
+        return super().embed(input_ids, token_type_ids)
 
 
 def build_model(family: str, configs: dict[str, TransformerConfig], sep_id: int | None = None
                 ) -> Transformer | EncoderDecoder:
     """A fresh model (seed torch's RNG first for a fixed init); cls models with a ``sep_id`` get
-    segment embeddings."""
+    segment embeddings: their own (`SegmentTransformer`), or the config's token-type embeddings
+    where it has them (`TypedSegmentTransformer`, a pretrained BERT)."""
     _check_family(family)
     if family == "cls":
         cfg = configs["model"]
-        return Transformer(cfg) if sep_id is None else SegmentTransformer(cfg, sep_id=sep_id)
+        if sep_id is None:
+            return Transformer(cfg)
+        if cfg.n_token_types:
+            return TypedSegmentTransformer(cfg, sep_id=sep_id)
+        return SegmentTransformer(cfg, sep_id=sep_id)
     return EncoderDecoder(configs["encoder"], configs["decoder"], share_embeddings=True)
 
 
@@ -206,7 +245,20 @@ def check_config_section(config: dict, paper: str) -> list[str]:
             TrainConfig(**dict(settings["train"], steps=task["steps"]))
         except (ConfigError, ValueError, TypeError) as err:
             problems.append(f"{paper}.families.{task['family']} with {where}.steps: {str(err).removeprefix(': ')}")
-    problems += _check_during_training(section, paper) + _check_speed(section, paper)
+    problems += _check_during_training(section, paper) + _check_speed(section, paper) + _check_hub(section, paper)
+    return problems
+
+
+def _check_hub(section: dict, paper: str) -> list[str]:
+    """With data_source hub, the classifiers' tokenizer must be the fine-tuned checkpoint's own. (The hub
+    task files have the generators' split names, which the checks above already hold the sizes to.)"""
+    if section.get("data_source") != "hub":
+        return []
+    problems = []
+    hub = section["hub"]
+    if hub["pretrained"]["cls"] and hub["tokenizers"]["cls"] != hub["pretrained"]["cls"]:
+        problems.append(f"config key {paper}.hub.tokenizers.cls is {hub['tokenizers']['cls']!r} but the classifiers are "
+                        f"fine-tuned from {hub['pretrained']['cls']!r}: tokenise with the checkpoint's own tokenizer")
     return problems
 
 

@@ -130,8 +130,8 @@ rule layer_diversity_readout:
     shell:
         "python -m repro layer-diversity readout --runs {params.runs} --family {wildcards.family} "
         "--seed {wildcards.seed} --data-dir {params.data_dir} --tasks {params.tasks} --out-dir {params.out_dir} "
-        "--batch-size {params.batch_size} --duplicate-depths {params.duplicate_depths} --threads {threads} "
-        "> {log} 2>&1"
+        "--batch-size {params.batch_size} --duplicate-depths {params.duplicate_depths} --threads {threads}"
+        f"{LD_DEVICE_ARG}" " > {log} 2>&1"
 
 
 rule layer_diversity_collect:

@@ -1,6 +1,7 @@
 # "Simplifying Transformer Blocks" (He & Hofmann, ICLR 2024).
-# Decoder language models on the code corpus; one run per (variant, seed), shared between
-# figures; each figure's data is a tidy CSV read by its notebook and claims.
+# Decoder language models on the code corpus (at paper scale, the hub CodeParrot data); one run
+# per (variant, seed), shared between figures; each figure's data is a tidy CSV read by its
+# notebook and claims.
 #   runs      -> {item}_curves.csv (loss vs step and time), {item}_gains.csv (gain trajectories)
 #   no runs   -> structure_*.csv (inventories, exact identities, parameter counts),
 #                throughput_*.csv (interleaved tokens/s), variants.csv (what each variant is)
@@ -12,10 +13,41 @@ include: "simplified_blocks_common.smk"
 PAPERS.append(SB)
 
 
+# Paper scale (data.source hub): CodeParrot from the hub, encoded by the paper's tokenizer into
+# token files of the offline corpus's format, so the training step reads either unchanged.
+rule simplified_blocks_hub_tokens:
+    output:
+        train=f"{SB_HUB_TOKENS}/train.npz",
+        valid=f"{SB_HUB_TOKENS}/valid.npz",
+        card=f"{SB_HUB_TOKENS}/card.json",
+    params:
+        tokenizer=SB_DATA_CFG.get("tokenizer", ""),
+        train_files=SB_DATA_CFG.get("train_files", 1),
+        valid_files=SB_DATA_CFG.get("valid_files", 1),
+        shuffle_seed=SB_DATA_CFG.get("shuffle_seed", 0),
+        vocab_size=sb_hub_vocab_size(),
+        mirror=sb_mirror_option(),
+        out_dir=parent_dir,
+    log:
+        f"{RESULTS}/logs/{SB}/hub_tokens.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SB}/hub_tokens.tsv"
+    threads: 1
+    resources:
+        mem_mb=16000,
+        runtime=240,
+    conda:
+        ENV
+    shell:
+        "python -m repro simplified_blocks hub-tokens --tokenizer {params.tokenizer:q} --out-dir {params.out_dir} "
+        "--train-files {params.train_files} --valid-files {params.valid_files} --shuffle-seed {params.shuffle_seed} "
+        "--vocab-size {params.vocab_size} {params.mirror} > {log} 2>&1"
+
+
 rule simplified_blocks_train:
     input:
-        train=rules.code_tokens.output.train,
-        valid=rules.code_tokens.output.valid,
+        train=sb_token_file("train"),
+        valid=sb_token_file("valid"),
     output:
         model=f"{SB_RUNS}/{{variant}}/seed{{seed}}/model.safetensors",
         run=f"{SB_RUNS}/{{variant}}/seed{{seed}}/run.json",
@@ -30,7 +62,7 @@ rule simplified_blocks_train:
         f"{RESULTS}/benchmarks/{SB}/train/{{variant}}_seed{{seed}}.tsv"
     threads: SB_CFG["threads"]
     resources:
-        mem_mb=3000,
+        mem_mb=SB_TRAIN_MEM_MB,
         runtime=60,
     conda:
         ENV

@@ -1,6 +1,7 @@
 # Helpers of the simplified_blocks rules (functions only; the rules are in simplified_blocks.smk).
 import json
 import os
+import shlex
 
 from repro.pipeline.configcheck import merged_run_config
 
@@ -8,6 +9,14 @@ SB = "simplified_blocks"
 SB_CFG = config[SB]
 SB_RUNS = f"{RESULTS}/{SB}/runs"
 SB_DATA = f"{RESULTS}/{SB}/data"
+# data.source hub (paper scale): the decoder LMs read the hub CodeParrot token files written by
+# simplified_blocks_hub_tokens instead of the shared offline corpus's (rule code_tokens, which other
+# papers read too and so stays as it is).
+SB_DATA_CFG = SB_CFG.get("data", {"source": "offline"})
+SB_HUB = SB_DATA_CFG["source"] == "hub"
+SB_HUB_TOKENS = f"{SB_DATA}/hub_tokens"
+# Memory (MB) of a training job: at paper scale ~700M tokens are cut into int64 chunks in memory.
+SB_TRAIN_MEM_MB = 32000 if SB_HUB else 3000
 
 
 def sb_run_spec(wildcards):
@@ -66,3 +75,19 @@ def sb_throughput_json(wildcards):
 
 def sb_data(name):
     return f"{SB_DATA}/{name}"
+
+
+def sb_token_file(split):
+    """The token file of one split (train, valid) that the decoder LMs read."""
+    return f"{SB_HUB_TOKENS}/{split}.npz" if SB_HUB else getattr(rules.code_tokens.output, split)
+
+
+def sb_hub_vocab_size():
+    """The vocabulary size the config gives the models (the hub tokenizer must match it)."""
+    return SB_CFG["model"].get("vocab_size", config["tokenizer"]["vocab_size"])
+
+
+def sb_mirror_option():
+    """`--mirror DIR` when data.mirror names a local copy of the hub's files, else nothing."""
+    mirror = SB_DATA_CFG.get("mirror")
+    return f"--mirror {shlex.quote(str(mirror))}" if mirror else ""

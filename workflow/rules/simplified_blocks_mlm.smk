@@ -4,6 +4,7 @@
 #   budget -> mlm_curves.csv (Figs 7, 27)
 #   code lines -> GLUE stand-in tasks -> fine-tuning of each block's seed-0 encoder, several seeds
 #   -> glue_scores.csv, glue_average.csv (Table 2, Table 1's GLUE column)
+#   at paper scale (mlm.data.source hub): the Pile and the real GLUE tasks from the hub instead
 
 
 include: "simplified_blocks_mlm_common.smk"
@@ -88,10 +89,63 @@ rule simplified_blocks_mlm_glue_data:
         "--settings {params.settings:q} --out {output} > {log} 2>&1"
 
 
+# Paper scale (mlm.data.source hub): the pre-training text (the Pile) and the GLUE tasks from the hub,
+# encoded by a WordPiece tokenizer, in the formats the pre-training and fine-tuning steps read.
+rule simplified_blocks_mlm_hub_text:
+    output:
+        train=f"{MLM_HUB_DIR}/text/train.npz",
+        valid=f"{MLM_HUB_DIR}/text/valid.npz",
+        card=f"{MLM_HUB_DIR}/text/card.json",
+    params:
+        dataset=MLM_DATA_CFG.get("text", "pile"),
+        tokenizer=MLM_DATA_CFG.get("tokenizer", ""),
+        train_documents=MLM_DATA_CFG.get("train_documents", 1),
+        valid_documents=MLM_DATA_CFG.get("valid_documents", 1),
+        mirror=mlm_mirror_option(),
+        out_dir=parent_dir,
+    log:
+        f"{RESULTS}/logs/{SB}/mlm/hub_text.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SB}/mlm/hub_text.tsv"
+    threads: 1
+    resources:
+        mem_mb=32000,
+        runtime=600,
+    conda:
+        ENV
+    shell:
+        "python -m repro simplified_blocks_mlm hub-text --dataset {params.dataset} --tokenizer {params.tokenizer:q} "
+        "--out-dir {params.out_dir} --train-documents {params.train_documents} "
+        "--valid-documents {params.valid_documents} {params.mirror} > {log} 2>&1"
+
+
+rule simplified_blocks_mlm_hub_glue:
+    output:
+        f"{MLM_HUB_DIR}/glue.npz",
+    params:
+        tokenizer=MLM_DATA_CFG.get("tokenizer", ""),
+        max_tokens=MLM_CFG["model"]["max_seq_len"],
+        limit=mlm_glue_limit_option(),
+        mirror=mlm_mirror_option(),
+    log:
+        f"{RESULTS}/logs/{SB}/mlm/hub_glue.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SB}/mlm/hub_glue.tsv"
+    threads: 1
+    resources:
+        mem_mb=8000,
+        runtime=120,
+    conda:
+        ENV
+    shell:
+        "python -m repro simplified_blocks_mlm hub-glue --tokenizer {params.tokenizer:q} --out {output} "
+        "--max-tokens {params.max_tokens} {params.limit} {params.mirror} > {log} 2>&1"
+
+
 rule simplified_blocks_mlm_pretrain:
     input:
-        train=rules.simplified_blocks_mlm_tokens.output.train,
-        valid=rules.simplified_blocks_mlm_tokens.output.valid,
+        train=mlm_token_file("train"),
+        valid=mlm_token_file("valid"),
     output:
         model=f"{MLM_RUNS}/{{variant}}/seed{{seed}}/model.safetensors",
         run=f"{MLM_RUNS}/{{variant}}/seed{{seed}}/run.json",
@@ -107,7 +161,7 @@ rule simplified_blocks_mlm_pretrain:
         f"{RESULTS}/benchmarks/{SB}/mlm/pretrain/{{variant}}_seed{{seed}}.tsv"
     threads: MLM_CFG["threads"]
     resources:
-        mem_mb=3000,
+        mem_mb=MLM_PRETRAIN_MEM_MB,
         runtime=30,
     conda:
         ENV
@@ -140,7 +194,7 @@ rule simplified_blocks_mlm_curves:
 rule simplified_blocks_mlm_finetune:
     input:
         runs=mlm_finetuned_runs,
-        glue=rules.simplified_blocks_mlm_glue_data.output,
+        glue=MLM_GLUE_FILE,
     output:
         f"{SB_DATA}/mlm_finetune/part{{shard}}.csv",
     wildcard_constraints:

@@ -1,11 +1,20 @@
 # Helpers of the masked-LM rules of simplified_blocks (functions only; rules in simplified_blocks_mlm.smk).
 import json
+import shlex
 
 from repro.commands.simplified_blocks_mlm import run_spec as mlm_run_spec
 
 MLM_CFG = SB_CFG["mlm"]
 MLM_DATA = f"{RESULTS}/{SB}/mlm_data"
 MLM_RUNS = f"{RESULTS}/{SB}/mlm_runs"
+# mlm.data.source hub (paper scale): pre-training text and GLUE from the hub, encoded by a hub
+# WordPiece tokenizer (MLM_HUB_DIR), instead of the code corpus's prose and the GLUE stand-in.
+MLM_DATA_CFG = MLM_CFG.get("data", {"source": "offline"})
+MLM_HUB = MLM_DATA_CFG["source"] == "hub"
+MLM_HUB_DIR = f"{MLM_DATA}/hub"
+MLM_GLUE_FILE = f"{MLM_HUB_DIR}/glue.npz" if MLM_HUB else f"{MLM_DATA}/glue_standin.npz"
+# Memory (MB) of a pre-training job: at paper scale ~1B tokens are cut into int64 chunks in memory.
+MLM_PRETRAIN_MEM_MB = 48000 if MLM_HUB else 3000
 
 
 def mlm_spec_json(wildcards):
@@ -48,3 +57,19 @@ def mlm_finetune_seeds(wildcards):
 
 def mlm_variant_pattern():
     return "|".join(MLM_CFG["variants"])
+
+
+def mlm_token_file(split):
+    """The pre-training token file of one split (train, valid)."""
+    return f"{MLM_HUB_DIR}/text/{split}.npz" if MLM_HUB else f"{MLM_DATA}/prose/tokens/{split}.npz"
+
+
+def mlm_mirror_option():
+    """`--mirror DIR` when mlm.data.mirror names a local copy of the hub's files, else nothing."""
+    mirror = MLM_DATA_CFG.get("mirror")
+    return f"--mirror {shlex.quote(str(mirror))}" if mirror else ""
+
+
+def mlm_glue_limit_option():
+    limit = MLM_DATA_CFG.get("glue_train_limit")
+    return f"--train-limit {int(limit)}" if limit else ""

@@ -3,6 +3,8 @@
 # (tidy CSVs) -> gathered tables -> one notebook per figure/table -> claims.
 #   cls models (BERT analogue) on nli, sst2, cola, mrpc; s2s models (WMT/IWSLT analogue) on mt, iwslt.
 #   Table 4 times one nli run before and after physical pruning; Fig. 5 reads the iwslt snapshots.
+#   Paper scale (data_source hub): the task files come from the paper's datasets (sixteen_heads_hub_data)
+#   and the cls runs are fine-tuned from the converted bert-base-uncased (sixteen_heads_convert).
 
 
 include: "sixteen_heads_common.smk"
@@ -38,9 +40,63 @@ rule sixteen_heads_data:
         "--out {output.data} > {log} 2>&1"
 
 
+# Paper scale (data_source hub): the same task file from the paper's dataset (GLUE, WMT14 En-Fr + MTNT,
+# IWSLT), tokenised with the family's pretrained tokenizer; sizes cap each split's rows.
+rule sixteen_heads_hub_data:
+    output:
+        data=f"{SH_DIR}/data/hub_tasks/{{task}}.npz",
+        card=f"{SH_DIR}/data/hub_tasks/{{task}}.card.json",
+    params:
+        sizes=sh_size_args,
+        tokenizer=sh_hub_tokenizer,
+        max_len=sh_hub_max_len,
+        options=sh_hub_options,
+        seed=SH_CFG["data_seed"],
+    log:
+        f"{RESULTS}/logs/{SH}/hub_data/{{task}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SH}/hub_data/{{task}}.tsv"
+    threads: 1
+    resources:
+        mem_mb=32000,
+        runtime=240,
+    conda:
+        ENV
+    shell:
+        "python -m repro sixteen_heads hub-data --task {wildcards.task} --tokenizer {params.tokenizer:q} "
+        "{params.sizes} --max-len {params.max_len} --seed {params.seed} {params.options} "
+        "--out {output.data} > {log} 2>&1"
+
+
+# Paper scale: the pretrained checkpoint a family is fine-tuned from (hub.pretrained), as our model.
+rule sixteen_heads_convert:
+    output:
+        model=f"{SH_PRETRAINED_DIR}/{{family}}/model.safetensors",
+        config=f"{SH_PRETRAINED_DIR}/{{family}}/model.json",
+    wildcard_constraints:
+        family="cls",
+    params:
+        checkpoint=sh_pretrained_checkpoint,
+        out_dir=parent_dir,
+    log:
+        f"{RESULTS}/logs/{SH}/convert/{{family}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SH}/convert/{{family}}.tsv"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=20,
+    conda:
+        ENV
+    shell:
+        "python -m repro sixteen_heads convert --checkpoint {params.checkpoint:q} --out-dir {params.out_dir} "
+        "> {log} 2>&1"
+
+
 rule sixteen_heads_train:
     input:
-        data=rules.sixteen_heads_data.output.data,
+        data=sh_task_file,
+        init=sh_init_input,
     output:
         model=f"{SH_DIR}/runs/{{task}}/seed{{seed}}/model.safetensors",
         run=f"{SH_DIR}/runs/{{task}}/seed{{seed}}/run.json",
@@ -48,6 +104,7 @@ rule sixteen_heads_train:
     params:
         spec=sh_train_spec,
         run_dir=parent_dir,
+        init=sh_init_arg,
     log:
         f"{RESULTS}/logs/{SH}/train/{{task}}_seed{{seed}}.log",
     benchmark:
@@ -59,13 +116,12 @@ rule sixteen_heads_train:
     conda:
         ENV
     shell:
-        "python -m repro sixteen_heads train --task-file {input.data} --spec {params.spec:q} "
-        "--run-dir {params.run_dir} --threads {threads} > {log} 2>&1"
+        SH_TRAIN_SHELL
 
 
 rule sixteen_heads_ablate:
     input:
-        data=rules.sixteen_heads_data.output.data,
+        data=sh_task_file,
         model=rules.sixteen_heads_train.output.model,
     output:
         f"{SH_DIR}/data/runs/{{task}}_seed{{seed}}_ablation.csv",
@@ -84,12 +140,12 @@ rule sixteen_heads_ablate:
         ENV
     shell:
         "python -m repro sixteen_heads ablate --run-dir {params.run_dir} --task-file {input.data} "
-        "--spec {params.spec:q} --threads {threads} --out {output} > {log} 2>&1"
+        "--spec {params.spec:q} --threads {threads}" f"{SH_DEVICE_ARG}" " --out {output} > {log} 2>&1"
 
 
 rule sixteen_heads_prune:
     input:
-        data=rules.sixteen_heads_data.output.data,
+        data=sh_task_file,
         model=rules.sixteen_heads_train.output.model,
         ablation=sh_ablation_input,
     output:
@@ -111,13 +167,13 @@ rule sixteen_heads_prune:
         ENV
     shell:
         "python -m repro sixteen_heads prune --run-dir {params.run_dir} --task-file {input.data} "
-        "--spec {params.spec:q} --threads {threads} {params.ablation} "
+        "--spec {params.spec:q} --threads {threads}" f"{SH_DEVICE_ARG}" " {params.ablation} "
         "--importance-out {output.importance} --out {output.pruning} > {log} 2>&1"
 
 
 rule sixteen_heads_epochs:
     input:
-        data=rules.sixteen_heads_data.output.data,
+        data=sh_task_file,
         model=rules.sixteen_heads_train.output.model,
     output:
         f"{SH_DIR}/data/runs/{{task}}_seed{{seed}}_epochs.csv",
@@ -136,12 +192,12 @@ rule sixteen_heads_epochs:
         ENV
     shell:
         "python -m repro sixteen_heads epochs --run-dir {params.run_dir} --task-file {input.data} "
-        "--spec {params.spec:q} --threads {threads} --out {output} > {log} 2>&1"
+        "--spec {params.spec:q} --threads {threads}" f"{SH_DEVICE_ARG}" " --out {output} > {log} 2>&1"
 
 
 rule sixteen_heads_speed:
     input:
-        data=f"{SH_DIR}/data/tasks/{SH_SPEED['task']}.npz",
+        data=f"{SH_TASK_DIR}/{SH_SPEED['task']}.npz",
         model=f"{SH_DIR}/runs/{SH_SPEED['task']}/seed{SH_SPEED['seed']}/model.safetensors",
         importance=f"{SH_DIR}/data/runs/{SH_SPEED['task']}_seed{SH_SPEED['seed']}_importance.csv",
     output:
@@ -163,7 +219,7 @@ rule sixteen_heads_speed:
         ENV
     shell:
         "python -m repro sixteen_heads speed --run-dir {params.run_dir} --task-file {input.data} "
-        "--importance {input.importance} --spec {params.spec:q} --threads {threads} "
+        "--importance {input.importance} --spec {params.spec:q} --threads {threads}" f"{SH_DEVICE_ARG}" " "
         "--out {output.timings} --facts-out {output.facts} > {log} 2>&1"
 
 

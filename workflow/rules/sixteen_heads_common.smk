@@ -10,6 +10,65 @@ SH_MAIN_TASKS = [task for task in ("nli", "mt") if task in SH_CFG["tasks"]]
 SH_EXTRA_TASKS = [task for task in SH_CFG["tasks"] if task not in SH_MAIN_TASKS]
 SH_EPOCH_TASK = SH_CFG["during_training"]["task"]
 SH_SPEED = SH_CFG["speed"]
+# data_source hub (paper scale): the task files come from the paper's own datasets, tokenised by each
+# family's pretrained tokenizer, into their own directory; the classifiers are fine-tuned from the
+# converted pretrained checkpoint of hub.pretrained.cls. synthetic (the default): the generators.
+SH_HUB = SH_CFG["data_source"] == "hub"
+SH_TASK_DIR = f"{SH_DIR}/data/{'hub_tasks' if SH_HUB else 'tasks'}"
+SH_PRETRAINED_DIR = f"{SH_DIR}/pretrained"
+# The train command; only hub runs name the converted checkpoint, so the synthetic command line (which
+# Snakemake compares to decide reruns) stays as it was.
+# --device of ablate, prune, epochs and speed (analysis_device); cpu (the default) adds nothing, so the
+# command lines of CPU runs stay those Snakemake recorded (a changed command line reruns a job).
+SH_DEVICE_ARG = "" if SH_CFG["analysis_device"] == "cpu" else f" --device {SH_CFG['analysis_device']}"
+SH_TRAIN_SHELL = (
+    "python -m repro sixteen_heads train --task-file {input.data} --spec {params.spec:q} "
+    "--run-dir {params.run_dir} --threads {threads}" + (" {params.init}" if SH_HUB else "") + " > {log} 2>&1"
+)
+
+
+def sh_task_file(wildcards):
+    return f"{SH_TASK_DIR}/{wildcards.task}.npz"
+
+
+def sh_family(task):
+    return SH_CFG["tasks"][task]["family"]
+
+
+def sh_pretrained(task):
+    """The pretrained checkpoint the task's runs start from (hub data only), None: from scratch."""
+    return SH_CFG["hub"]["pretrained"].get(sh_family(task)) if SH_HUB else None
+
+
+def sh_init_input(wildcards):
+    """The converted checkpoint a run is fine-tuned from, or nothing (trained from scratch)."""
+    pretrained = sh_pretrained(wildcards.task)
+    return f"{SH_PRETRAINED_DIR}/{sh_family(wildcards.task)}/model.safetensors" if pretrained else []
+
+
+def sh_init_arg(wildcards, input):
+    return f"--init-from {os.path.dirname(input.init)}" if input.init else ""
+
+
+def sh_hub_tokenizer(wildcards):
+    return SH_CFG["hub"]["tokenizers"][sh_family(wildcards.task)]
+
+
+def sh_hub_max_len(wildcards):
+    return SH_CFG["hub"]["max_len"][sh_family(wildcards.task)]
+
+
+def sh_hub_options(wildcards):
+    """`--final-sep` for the classifiers (BERT's inputs end in [SEP]) and `--mirror DIR` when set."""
+    options = ["--final-sep"] if sh_family(wildcards.task) == "cls" else []
+    mirror = SH_CFG["hub"]["mirror"]
+    if mirror:
+        options.append(f"--mirror {shlex.quote(str(mirror))}")
+    return " ".join(options)
+
+
+def sh_pretrained_checkpoint(wildcards):
+    return SH_CFG["hub"]["pretrained"][wildcards.family]
 
 
 def sh_seeds(task):
@@ -46,6 +105,8 @@ def sh_train_spec(wildcards):
     }
     if wildcards.task == SH_EPOCH_TASK:  # Fig. 5 reads the snapshots of these updates
         spec["train"]["keep_checkpoints_at"] = sorted(set(sh_epoch_steps(wildcards.task).values()))
+    if sh_pretrained(wildcards.task):  # only then: synthetic runs keep their spec (and identity)
+        spec["init_from"] = sh_pretrained(wildcards.task)
     return json.dumps(spec, sort_keys=True)
 
 

@@ -31,7 +31,9 @@ from repro.training.stream_tasks import SequenceStreamTask, TeacherAttentionTask
 def _train(model: torch.nn.Module, task, config: TrainConfig, run_dir: Path):
     """Train (resuming a finished or interrupted run of the same configuration); a run directory
     left by a different configuration is moved aside into previous-<k>/ and trained afresh."""
-    return train(model, task, config, run_dir, move_stale=True, progress=False)
+    result = train(model, task, config, run_dir, move_stale=True, progress=False)
+    model.cpu()  # trained on config.device; the measurements that follow run on the CPU
+    return result
 
 
 def _causal_logit_std(model: ShallowAttentionModel, inputs: torch.Tensor) -> float:

@@ -14,6 +14,9 @@ need no second pass. Both evaluators share everything the unmasked model compute
   mask is whole; decoding caches keys and values (repro.analysis.decoding).
 
 Masks are ``{type: [layers, heads]}`` as in repro.analysis.heads (None = the full model).
+Both run on the device of the model they are given (repro.analysis.device): the sets stay on the
+CPU and each batch is moved there; the classifier's residual cache and every result come back to
+the CPU (the cache of a paper-scale set would not fit beside the model on a GPU).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import torch
 from repro.analysis import heads as H
 from repro.analysis.bleu import bleu_from_stats, ids_to_text, sentence_stats
 from repro.analysis.decoding import cached_greedy_decode
+from repro.analysis.device import model_device
 from repro.analysis.significance import bootstrap_indices, mcnemar_p, paired_bootstrap_p, paired_bleu_p
 from repro.models import EncoderDecoder, Transformer
 
@@ -90,6 +94,7 @@ class ClassifierEvaluator:
         if metric not in CLASSIFICATION_METRICS:
             raise ValueError(f"unknown metric {metric!r}; choose one of: {', '.join(CLASSIFICATION_METRICS)}")
         self.model = model.eval()
+        self.device = model_device(model)
         self.metric = metric
         self.n_classes = int(model.cfg.n_classes)
         self.pad_id = pad_id
@@ -109,9 +114,10 @@ class ClassifierEvaluator:
             chunks: dict[str, list[torch.Tensor]] = {w: [] for w in wanted}
             with torch.no_grad():
                 for rows in _batches(len(ids), self.batch_size):
-                    _, cache = self.model.run_with_cache(ids[rows], names=wanted, padding_mask=ids[rows] != self.pad_id)
+                    batch = ids[rows].to(self.device)
+                    _, cache = self.model.run_with_cache(batch, names=wanted, padding_mask=batch != self.pad_id)
                     for w in wanted:
-                        chunks[w].append(cache[w])
+                        chunks[w].append(cache[w].cpu())
             self._resid[name] = [torch.cat(chunks[w]) for w in wanted]
         return self._resid[name]
 
@@ -130,20 +136,22 @@ class ClassifierEvaluator:
         n_layers = model.cfg.n_layers
         start = n_layers if start is None else start
         resid = self._residuals(name)[start] if start < n_layers else None
+        mask = None if mask is None else mask.to(self.device)
         out = []
         for rows in _batches(len(ids), self.batch_size):
-            padding = ids[rows] != self.pad_id
+            batch = ids[rows].to(self.device)
+            padding = batch != self.pad_id
             if start == n_layers:  # nothing masked: the last cached residual is one layer short
-                out.append(model(ids[rows], padding_mask=padding))
+                out.append(model(batch, padding_mask=padding).cpu())
                 continue
-            x = resid[rows]
+            x = resid[rows].to(self.device)
             for layer in range(start, n_layers):
                 x = model.blocks[layer](x, head_mask=mask[layer], padding_mask=padding)
             # The tail of Transformer.forward (tests check the two agree).
             x = model.hook_resid_final(x)
             if model.final_norm is not None:
                 x = model.final_norm(x)
-            out.append(model.head(x, padding))
+            out.append(model.head(x, padding).cpu())
         return torch.cat(out)
 
     def evaluate(self, masks: Mapping[str, torch.Tensor] | None, name: str) -> Evaluation:
@@ -174,6 +182,7 @@ class TranslationEvaluator:
         if not isinstance(model, EncoderDecoder):
             raise TypeError("TranslationEvaluator needs an EncoderDecoder")
         self.model = model.eval()
+        self.device = model_device(model)
         self.bos_id, self.eos_id, self.pad_id = bos_id, eos_id, pad_id
         self.batch_size = batch_size
         self.extra_tokens = extra_tokens
@@ -203,14 +212,17 @@ class TranslationEvaluator:
         """Greedy hypotheses of a set under ``masks``, as token-id strings."""
         src, _, _ = self._set(name)
         head_mask = H.model_mask(self.model, masks)
+        if head_mask is not None:
+            head_mask = {kind: mask.to(self.device) for kind, mask in head_mask.items()}
         reuse_memory = masks is None or H.first_changed_layer(masks, "enc_self") is None
-        if reuse_memory and name not in self._memory:
+        if reuse_memory and name not in self._memory:  # encoder outputs stay on the model's device
             self._memory[name] = [
-                self.model.encode(src[rows], src[rows] != self.pad_id) for rows in _batches(len(src), self.batch_size)
+                self.model.encode(batch, batch != self.pad_id)
+                for batch in (src[rows].to(self.device) for rows in _batches(len(src), self.batch_size))
             ]
         hypotheses = []
         for index, rows in enumerate(_batches(len(src), self.batch_size)):
-            batch = src[rows]
+            batch = src[rows].to(self.device)
             out = cached_greedy_decode(
                 self.model, batch, self.bos_id, self.eos_id, self.max_len(name),
                 src_padding_mask=batch != self.pad_id, head_mask=head_mask,

@@ -11,6 +11,7 @@ with the model in eval mode (no dropout) and L the *training* loss on gold targe
 examples (and over target tokens for translation), so the result does not depend on batching.
 `normalize_by_layer` divides each (type, layer) row by its L2 norm; global pruning ranks heads by
 the normalised scores. Raw sums are also returned with the number of real tokens per type.
+The passes run on the device of the model (each batch is moved there); the sums come back to the CPU.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from repro.analysis import heads as H
+from repro.analysis.device import model_device
 from repro.models import EncoderDecoder
 from repro.training.tasks import label_smoothed_nll
 
@@ -65,16 +67,18 @@ def head_importance(model, batches: Iterable[dict], loss_fn: LossFn, dtype: torc
     Seq2SeqTask; ``loss_fn(model, batch, head_mask)`` returns the summed training loss."""
     was_training = model.training
     model.eval()
+    device = model_device(model)
     full = H.full_masks(model)
     raw = {kind: torch.zeros(mask.shape, dtype=torch.float64) for kind, mask in full.items()}
     tokens = {kind: 0 for kind in full}
     try:
         for batch in batches:
+            batch = {key: value.to(device) if torch.is_tensor(value) else value for key, value in batch.items()}
             real = _real_tokens(model, batch)
             # Per-token masks of ones [layers, B, heads, T] that the gradient flows into.
             per_token = {
                 kind: torch.ones(mask.shape[0], *real[kind].shape[:1], mask.shape[1], real[kind].shape[1],
-                                 dtype=dtype, requires_grad=True)
+                                 dtype=dtype, device=device, requires_grad=True)
                 for kind, mask in full.items()
             }
             loss = loss_fn(model, batch, H.model_mask(model, per_token))
@@ -84,7 +88,7 @@ def head_importance(model, batches: Iterable[dict], loss_fn: LossFn, dtype: torc
                 if grad is None:
                     continue
                 weight = real[kind][None, :, None, :].to(grad.dtype)  # [1,B,1,T]
-                raw[kind] += (grad.abs() * weight).sum(dim=(1, 3)).double()
+                raw[kind] += (grad.abs() * weight).sum(dim=(1, 3)).double().cpu()
                 tokens[kind] += int(real[kind].sum())
     finally:
         model.train(was_training)

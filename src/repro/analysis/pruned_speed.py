@@ -6,7 +6,9 @@ what the masked model computes, which `compare_masked_and_pruned` measures on re
 Speed is examples per second of one forward pass under ``torch.no_grad()`` in eval mode over a
 fixed set of inputs cut into batches of a given size; the models are timed in interleaved rounds
 (`repro.analysis.throughput.time_interleaved`) so that both see the same machine.
-Works on any classifier `Transformer` of the family (including `SegmentTransformer`).
+Works on any classifier `Transformer` of the family (including `SegmentTransformer`), on the
+device of its parameters (inputs are moved there; on a GPU each timed pass ends with a synchronize,
+so the clock stops when the kernels are done).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pandas as pd
 import torch
 
 from repro.analysis import heads as H
+from repro.analysis.device import model_device
 from repro.analysis.throughput import time_interleaved
 from repro.models import Transformer, count_parameters, prune_heads
 
@@ -49,15 +52,17 @@ def compare_masked_and_pruned(model: Transformer, pruned: Transformer, masks: Ma
     and the largest absolute difference of their logits."""
     model.eval()
     pruned.eval()
+    device = model_device(model)
+    mask = masks[H.SELF].to(device)
     correct = {"masked": 0, "pruned": 0}
     max_diff = 0.0
     for start in range(0, len(input_ids), batch_size):
-        ids = input_ids[start:start + batch_size]
+        ids = input_ids[start:start + batch_size].to(device)
         padding = ids != pad_id
-        masked_logits = model(ids, padding_mask=padding, head_mask=masks[H.SELF])
+        masked_logits = model(ids, padding_mask=padding, head_mask=mask)
         pruned_logits = pruned(ids, padding_mask=padding)
         max_diff = max(max_diff, float((masked_logits - pruned_logits).abs().max()))
-        gold = labels[start:start + batch_size]
+        gold = labels[start:start + batch_size].to(device)
         correct["masked"] += int((masked_logits.argmax(-1) == gold).sum())
         correct["pruned"] += int((pruned_logits.argmax(-1) == gold).sum())
     n = len(input_ids)
@@ -101,10 +106,16 @@ def time_inference(models: Mapping[str, Transformer], input_ids: torch.Tensor, b
 
 
 def _forward_all(model: Transformer, chunks):
+    device = model_device(model)
+    chunks = [(ids.to(device), padding.to(device)) for ids, padding in chunks]  # moved once, outside the clock
+    cuda = device.type == "cuda"
+
     @torch.no_grad()
     def run():
         for ids, padding in chunks:
             model(ids, padding_mask=padding)
+        if cuda:  # kernels run asynchronously: wait for them before the clock stops
+            torch.cuda.synchronize()
     return run
 
 

@@ -42,7 +42,9 @@ INITS = ("svd", "random")
 
 def _train(model, task, config: TrainConfig, run_dir: Path):
     """Train or resume; a run directory left by another configuration is moved aside and retrained."""
-    return train(model, task, config, run_dir, move_stale=True, progress=False)
+    result = train(model, task, config, run_dir, move_stale=True, progress=False)
+    model.cpu()  # trained on config.device; the measurements that follow run on the CPU
+    return result
 
 
 def student_jobs(n_heads: int, layers, head: int, ranks, heatmap_rank: int) -> list[tuple[int, int, int, str]]:

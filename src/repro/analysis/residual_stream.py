@@ -19,7 +19,9 @@ An unembedding bias b_K (Phi's LM head) is a constant like LayerNorm's β: it is
 to every logit-lens readout.
 
 W_K is the unembedding restricted to the K label words. Everything is computed in float64 on a
-float64 copy of the model, so the identities hold to rounding (≈1e-15 relative).
+float64 copy of the model, so the identities hold to rounding (≈1e-15 relative). The copy is made on
+the ``device`` asked for (default: the model's own), so a large model can stay on the CPU while its
+float64 copy runs on a GPU (float64 there too); batches go to that device, results come back as numpy.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from repro.analysis.device import model_device
 from repro.models import Transformer
 from repro.models.layers import RMSNorm
 
@@ -143,8 +146,10 @@ def read_residual_stream(
     *,
     padding_mask: torch.Tensor | None = None,
     batch_size: int = 512,
+    device: torch.device | str | None = None,
 ) -> ResidualReadout:
-    """Logit-lens readouts and module contributions of ``model`` at ``positions`` (see module docstring)."""
+    """Logit-lens readouts and module contributions of ``model`` at ``positions`` (see module docstring),
+    computed on a float64 copy of ``model`` on ``device`` (None: the model's own device)."""
     check_additive(model)
     if input_ids.dim() != 2 or positions.shape != input_ids.shape[:1]:
         raise ValueError(f"need input_ids [N, T] and positions [N]; got {tuple(input_ids.shape)}, {tuple(positions.shape)}")
@@ -153,11 +158,13 @@ def read_residual_stream(
     labels = torch.as_tensor(np.asarray(label_token_ids), dtype=torch.long)
     if labels.dim() != 1 or len(labels) < 1 or int(labels.min()) < 0 or int(labels.max()) >= model.cfg.vocab_size:
         raise ValueError(f"label_token_ids must be token ids in [0, {model.cfg.vocab_size})")
-    model64 = copy.deepcopy(model).double().eval()
+    device = model_device(model) if device is None else torch.device(device)
+    model64 = copy.deepcopy(model).to(device=device, dtype=torch.float64).eval()  # exact widening, as .double()
+    labels = labels.to(device)
     norm = model64.final_norm
     w_k = unembedding(model64)[labels]  # [K, d]
     b_u = unembedding_bias(model64)
-    b_k = torch.zeros(len(labels), dtype=w_k.dtype) if b_u is None else b_u[labels]  # [K]
+    b_k = torch.zeros(len(labels), dtype=w_k.dtype, device=device) if b_u is None else b_u[labels]  # [K]
     n_layers = model64.cfg.n_layers
     hooks, names, types, layers = _member_hooks(n_layers)
     states = ["hook_embed"] + [f"blocks.{layer}.hook_resid_post" for layer in range(n_layers)]
@@ -172,9 +179,10 @@ def read_residual_stream(
         rows = order[start : start + batch_size]
         pos = positions[rows]
         width = int(pos.max()) + 1 if model64.cfg.causal else input_ids.shape[1]
-        mask = None if padding_mask is None else padding_mask[rows, :width]
-        out, cache = model64.run_with_cache(input_ids[rows, :width], names=wanted, padding_mask=mask)
-        index = torch.arange(len(rows))
+        mask = None if padding_mask is None else padding_mask[rows, :width].to(device)
+        out, cache = model64.run_with_cache(input_ids[rows, :width].to(device), names=wanted, padding_mask=mask)
+        pos = pos.to(device)
+        index = torch.arange(len(rows), device=device)
         at = {name: cache[name][index, pos] for name in wanted}  # each [n, d]
         z = out[index, pos][:, labels]  # [n, K]
         stream = at["hook_resid_final"]
@@ -183,9 +191,9 @@ def read_residual_stream(
         c = frozen_norm_contributions(members, stream, norm) @ w_k.T  # [n, M, K]
         c[:, 0] += b_k  # the unembedding bias is a constant, carried by the embedding member
         logit_error = max(logit_error, float((c.sum(dim=1) - z).abs().max()))
-        lens.append(torch.stack([norm(at[s]) @ w_k.T + b_k for s in states], dim=1))  # [n, L+1, K]
-        contributions.append(c)
-        logits.append(z)
+        lens.append(torch.stack([norm(at[s]) @ w_k.T + b_k for s in states], dim=1).cpu())  # [n, L+1, K]
+        contributions.append(c.cpu())
+        logits.append(z.cpu())
     restore = torch.argsort(order)  # back to the caller's example order
     return ResidualReadout(
         lens=torch.cat(lens)[restore].numpy(),

@@ -8,7 +8,9 @@ Steps (each is one Snakemake rule of workflow/rules/layer_diversity.smk):
             with source hub, convert the family's frozen pretrained checkpoints instead (no training)
   readout   read every trained model's residual stream on each task's test split (float64) and
             write the bias–diversity and information tables of repro.analysis.layer_ensemble; for
-            the depths asked, also the same tables of the model with its last block duplicated
+            the depths asked, also the same tables of the model with its last block duplicated;
+            --device (config key layer_diversity.analysis_device: auto, cpu, cuda; default cpu)
+            is where the float64 copy of each model computes
   collect   stack the readouts of all runs into the tidy CSVs behind each figure and table
   toy       Fig. 1's toy ensembles: MSE against the number of independent or identical members
   submodularity
@@ -26,6 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+#: The config key behind the readout's --device (named in its errors).
+DEVICE_KEY = "layer_diversity.analysis_device"
 #: Every readout table, and the per-figure CSV files `collect` writes from them.
 READOUT_TABLES = ("units", "members", "groups", "info", "examples", "checks", "models", "duplicates")
 ID_COLUMNS = ["family", "depth", "seed", "task"]
@@ -273,13 +277,15 @@ def _readout(args: argparse.Namespace) -> int:
             test = task.tensors("test")
             labels = test["labels"].numpy()
             readout = read_residual_stream(model, test["input_ids"], test["answer_pos"],
-                                           task.meta["label_token_ids"], batch_size=args.batch_size)
+                                           task.meta["label_token_ids"], batch_size=args.batch_size,
+                                           device=args.device)
             seed = derive_seed(args.seed, "independent-member", args.family, cfg.n_layers, name) % 2**32
             for table, frame in analyse_readout(readout, labels, seed=seed).items():
                 tables[table].append(_with_ids(frame, ids, name))
             if duplicated is not None:
                 copy_readout = read_residual_stream(duplicated, test["input_ids"], test["answer_pos"],
-                                                    task.meta["label_token_ids"], batch_size=args.batch_size)
+                                                    task.meta["label_token_ids"], batch_size=args.batch_size,
+                                                    device=args.device)
                 units = unit_table(copy_readout, labels, logit_margin(copy_readout.logits, labels))
                 units = units[units["target"] == "onehot"].assign(duplicated_layer=cfg.n_layers - 1)
                 tables["duplicates"].append(_with_ids(units.reset_index(drop=True), ids, name))
@@ -579,6 +585,8 @@ def _submodularity(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
+    from repro.analysis.device import DEVICES, device_argument
+
     parser = subparsers.add_parser("layer-diversity", help="the 'Diversity of Transformer Layers' analogue",
                                    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     steps = parser.add_subparsers(dest="step", required=True, metavar="STEP")
@@ -623,6 +631,10 @@ def register(subparsers) -> None:
     p.add_argument("--out-dir", required=True)
     p.add_argument("--batch-size", type=int, default=512)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--device", type=device_argument(DEVICE_KEY), default="cpu",
+                   help=f"where the float64 copy of each model computes: {', '.join(DEVICES)} (auto: cuda when a "
+                        "GPU is visible; the model itself stays on the CPU); refused before any work if unknown, "
+                        "or cuda without a GPU")
     p.add_argument("--duplicate-depths", type=int, nargs="*", default=[],
                    help="for runs of these depths, also read the model with its last block duplicated")
     p.set_defaults(func=_readout)

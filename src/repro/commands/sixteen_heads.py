@@ -10,7 +10,12 @@ Steps (each writes one run directory or one tidy CSV; see workflow/rules/sixteen
   speed    inference speed (Table 4): the unpruned classifier and a copy with the least important
            heads removed physically, timed interleaved at several batch sizes
   gather   concatenate per-run CSVs into one table per kind (ablation, importance, pruning, epochs)
-Specs are JSON objects written by the rules from config[sixteen_heads].
+Paper scale (sixteen_heads.data_source: hub):
+  hub-data build a task file from the paper's own dataset (GLUE, WMT14 En-Fr + MTNT, IWSLT) with a
+           pretrained tokenizer, with the synthetic task's split and array names (HUB_SPLITS)
+  convert  a pretrained HF BERT checkpoint as our model (repro.hub.converters), for `train --init-from`
+Specs are JSON objects written by the rules from config[sixteen_heads]. ablate, prune, epochs and
+speed take --device (config key sixteen_heads.analysis_device: auto, cpu or cuda; default cpu).
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ import json
 import sys
 from pathlib import Path
 
+#: The config key behind the analysis steps' --device (named in their errors).
+DEVICE_KEY = "sixteen_heads.analysis_device"
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("sixteen_heads", help="runs and analyses of Michel et al. (2019)",
@@ -28,10 +36,33 @@ def register(subparsers) -> None:
 
     p = steps.add_parser("train", help="train one model on a synthetic task")
     p.add_argument("--task-file", required=True, help=".npz from `repro data synthetic`")
-    p.add_argument("--spec", required=True, help="JSON: {family, model, train, label_smoothing?}")
+    p.add_argument("--spec", required=True, help="JSON: {family, model, train, label_smoothing?, init_from?}")
     p.add_argument("--run-dir", required=True)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--init-from", default=None,
+                   help="a `convert` directory (family cls): fine-tune the pretrained model, with a new "
+                        "classifier layer initialised from the seed, instead of training from scratch")
     p.set_defaults(func=_train)
+
+    p = steps.add_parser("hub-data", help="one task file from the paper's own dataset (paper scale)")
+    p.add_argument("--task", required=True, choices=sorted(HUB_SPLITS))
+    p.add_argument("--tokenizer", required=True, help="hub id or local directory of a pretrained tokenizer")
+    p.add_argument("--size", action="append", default=[], metavar="SPLIT=N",
+                   help="a split to build and its largest row count (repeat; the splits built are those named)")
+    p.add_argument("--max-len", type=int, required=True, help="longest sequence in tokens (longer texts are cut)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random sample of the train split")
+    p.add_argument("--final-sep", action="store_true",
+                   help="end classification inputs with the separator, as BERT reads them")
+    p.add_argument("--mirror", default=None,
+                   help="a local copy of the hub's files: MIRROR/<dataset>/<hub split>.parquet|jsonl|csv")
+    p.add_argument("--out", required=True, help="task .npz (its card is written beside it)")
+    p.set_defaults(func=_hub_data)
+
+    p = steps.add_parser("convert", help="a pretrained HF BERT as a classifier of our family (paper scale)")
+    p.add_argument("--checkpoint", required=True, help="hub id or local directory, e.g. bert-base-uncased")
+    p.add_argument("--revision", default=None, help="a hub revision (commit) to pin")
+    p.add_argument("--out-dir", required=True, help="writes model.json, model.safetensors and convert.json")
+    p.set_defaults(func=_convert)
 
     for name, func, text in (("ablate", _ablate, "single-head and keep-one-head sweeps"),
                              ("prune", _prune, "head importance and pruning curves")):
@@ -40,6 +71,7 @@ def register(subparsers) -> None:
         p.add_argument("--task-file", required=True)
         p.add_argument("--spec", required=True, help="JSON: {task, seed, data_seed, selection, analysis, label_smoothing}")
         p.add_argument("--threads", type=int, default=1)
+        _add_device(p)
         if name == "ablate":
             p.add_argument("--out", required=True, help="ablation CSV")
         else:
@@ -53,6 +85,7 @@ def register(subparsers) -> None:
     p.add_argument("--task-file", required=True)
     p.add_argument("--spec", required=True, help="JSON: the analysis spec plus {epochs: {epoch: step}}")
     p.add_argument("--threads", type=int, default=1)
+    _add_device(p)
     p.add_argument("--out", required=True, help="CSV: one row per (epoch, pruning level)")
     p.set_defaults(func=_epochs)
 
@@ -63,6 +96,7 @@ def register(subparsers) -> None:
     p.add_argument("--spec", required=True,
                    help="JSON: {seed, prune_percent, batch_sizes, examples, rounds, warmup}")
     p.add_argument("--threads", type=int, default=1)
+    _add_device(p)
     p.add_argument("--out", required=True, help="timings CSV (one row per batch size, model and round)")
     p.add_argument("--facts-out", required=True, help="CSV: parameters, attention weights and accuracies per model")
     p.set_defaults(func=_speed)
@@ -71,6 +105,14 @@ def register(subparsers) -> None:
     p.add_argument("--inputs", nargs="+", required=True, help="per-run CSVs named <run>_<kind>.csv")
     p.add_argument("--out-dir", required=True, help="writes <kind>.csv here for every kind among the inputs")
     p.set_defaults(func=_gather)
+
+
+def _add_device(parser: argparse.ArgumentParser) -> None:
+    from repro.analysis.device import DEVICES, device_argument
+
+    parser.add_argument("--device", type=device_argument(DEVICE_KEY), default="cpu",
+                        help=f"where the model runs: {', '.join(DEVICES)} (auto: cuda when a GPU is visible); "
+                             "an unknown value or cuda without a GPU is refused before any work")
 
 
 def _fail(message: str) -> int:
@@ -92,10 +134,13 @@ def _train(args: argparse.Namespace) -> int:
     try:
         task = load_task(args.task_file)
         family = spec["family"]
-        configs = runs.model_configs(family, spec["model"], task)
+        if args.init_from:
+            configs, init_label = pretrained_configs(args.init_from, family, spec, task)
+        else:
+            configs, init_label = runs.model_configs(family, spec["model"], task), None
         runs.check_lengths(family, configs, task)
-        train_cfg = TrainConfig(**dict(spec["train"], threads=args.threads))
-    except (DataError, ConfigError, ValueError, TypeError, KeyError) as err:
+        train_cfg = TrainConfig(**dict(spec["train"], threads=args.threads, init_from=init_label))
+    except (DataError, ConfigError, ValueError, TypeError, KeyError, FileNotFoundError) as err:
         return _fail(str(err))
     eval_split = next((s for s in ("selection", "valid", "test") if s in task.splits), None)
     if eval_split is None:
@@ -106,11 +151,193 @@ def _train(args: argparse.Namespace) -> int:
     torch.manual_seed(derive_seed(train_cfg.seed, "init"))
     sep_id = runs.separator_id(task) if family == "cls" else None
     model = runs.build_model(family, configs, sep_id)
+    if args.init_from:  # the pretrained body; the classifier keeps the seeded initialisation above
+        from repro.training.checkpoint import CheckpointError, load_initial_weights
+
+        try:
+            fresh = load_initial_weights(model, Path(args.init_from) / runs.WEIGHTS_FILE, keep_init=NEW_HEAD)
+        except CheckpointError as err:
+            return _fail(str(err))
+        print(f"initialised from {init_label}; new: {', '.join(fresh)}", file=sys.stderr)
     runs.write_run_model(args.run_dir, family, configs, sep_id)
     print(f"{task.name} ({family}) seed {train_cfg.seed}: {count_parameters(model):,} parameters, "
           f"{task.meta['sizes']['train']:,} training examples, eval on {eval_split}", file=sys.stderr)
     result = train(model, train_task, train_cfg, args.run_dir, move_stale=True)  # settings changed: old run moved aside
     print(f"done: {result}", file=sys.stderr)
+    return 0
+
+
+# -- paper scale: the paper's datasets and pretrained BERT ---------------------------------
+
+# The tensors a fine-tuned classifier does not take from the pretrained checkpoint: BERT's
+# classifier layer is new for every task (initialised N(0, init_std²), zero bias, from the run's
+# seed); the pooler is pretrained and kept, as in the paper's run_classifier.py.
+NEW_HEAD = ("classifier.",)
+# Model settings the pretrained checkpoint fixes; the family's config must agree with it.
+PRETRAINED_SHAPE = ("n_layers", "d_model", "n_heads", "d_ff")
+
+
+def pretrained_configs(init_dir: str, family: str, spec: dict, task) -> tuple[dict, str]:
+    """({"model": cfg}, identity label) of a classifier fine-tuned from a `convert` directory.
+
+    The configuration is the checkpoint's own (positions, norms, token types, dropout) with the
+    task's number of classes; the spec's model must name the same shape, and the task must have
+    been tokenised with the checkpoint's vocabulary. The label (checkpoint and the hash of its
+    converted weights) enters the run's identity through TrainConfig.init_from.
+    """
+    from repro.models import config_from_dict
+    from repro.runs import read_model_config
+    from repro.training.checkpoint import sha256_file
+
+    if family != "cls":
+        raise ValueError(f"--init-from starts a classifier (family cls) from a pretrained BERT; family {family!r} "
+                         "has no converted checkpoint here (train it from scratch)")
+    pretrained = read_model_config(init_dir)
+
+
+    def single(value):  # per-layer head counts (n_heads is stored per layer) -> one number where uniform
+        return value[0] if isinstance(value, (tuple, list)) and len(set(value)) == 1 else value
+
+    different = {k: (single(spec["model"][k]), single(getattr(pretrained, k))) for k in PRETRAINED_SHAPE
+                 if k in spec["model"] and single(spec["model"][k]) != single(getattr(pretrained, k))}
+    if different:
+        raise ValueError(f"the family's model and the checkpoint in {init_dir} differ in "
+                         + ", ".join(f"{k} ({ours} vs {theirs})" for k, (ours, theirs) in different.items()))
+    if int(task.meta["vocab_size"]) != pretrained.vocab_size:
+        raise ValueError(f"task {task.name} has a vocabulary of {task.meta['vocab_size']} ids but the checkpoint in "
+                         f"{init_dir} has {pretrained.vocab_size}: tokenise the task with the checkpoint's tokenizer")
+    n_classes = len(task.meta.get("label_names") or [])
+    if n_classes < 2:
+        raise ValueError(f"task {task.name} has no class labels; family 'cls' needs a classification task")
+    cfg = config_from_dict(dict(pretrained.to_dict(), output="classifier", n_classes=n_classes), where=init_dir)
+    record = Path(init_dir) / CONVERT_RECORD
+    name = json.loads(record.read_text())["checkpoint"] if record.exists() else Path(init_dir).name
+    digest = sha256_file(Path(init_dir) / "model.safetensors")
+    return {"model": cfg}, f"{spec.get('init_from') or name}@sha256:{digest[:16]}"
+
+
+CONVERT_RECORD = "convert.json"
+
+# Our split -> (dataset of repro.hub.datasets.DATASETS, the hub's split): the synthetic analogues'
+# split names on the paper's own data. GLUE's test labels are hidden, so the paper reports on the
+# dev sets: the classification "test" (and the held-out split evaluated during training) is the dev
+# set. WMT: the paper's BLEU is on newstest2013 (the hub's validation split) and Table 5 pairs it
+# with newstest2014 (the hub's test split), here the selection split; MTNT (test_ood) is read from
+# a local copy only (it has no canonical copy on the hub).
+HUB_SPLITS = {
+    "nli": {"train": ("mnli", "train"), "selection": ("mnli", "validation_matched"),
+            "test": ("mnli", "validation_matched"), "test_mismatched": ("mnli", "validation_mismatched")},
+    "sst2": {"train": ("sst2", "train"), "selection": ("sst2", "validation"), "test": ("sst2", "validation")},
+    "cola": {"train": ("cola", "train"), "selection": ("cola", "validation"), "test": ("cola", "validation")},
+    "mrpc": {"train": ("mrpc", "train"), "selection": ("mrpc", "validation"), "test": ("mrpc", "validation")},
+    "mt": {"train": ("mt", "train"), "selection": ("mt", "test"), "test": ("mt", "validation"),
+           "test_ood": ("mtnt", "test")},
+    "iwslt": {"train": ("iwslt", "train"), "valid": ("iwslt", "validation"), "test": ("iwslt", "test")},
+}
+# The metric of each task's analogue (the paper's metric), and the distribution-shifted test splits.
+HUB_METRICS = {"nli": "accuracy", "sst2": "accuracy", "cola": "mcc", "mrpc": "f1", "mt": "bleu", "iwslt": "bleu"}
+SHIFTED_SPLITS = ("test_mismatched", "test_ood")
+SHIFTED_KEY_TASKS = ("nli", "mt", "iwslt")  # the generators that write meta["shifted_splits"]
+
+
+def build_hub_task(task_name: str, encoder, sizes: dict, max_len: int, seed: int = 0,
+                   mirror: str | Path | None = None, final_sep: bool = False):
+    """The TaskData of one of our tasks from the paper's dataset, in the synthetic task's layout.
+
+    ``sizes`` {split: largest row count or None} names the splits to build; the train split is a
+    seeded random sample (the hub's row order is not random), the others are the first rows.
+    The metadata carries what the analyses read: metric, label names, shifted splits and the
+    tokenizer's special ids (meta["special_ids"]: sep, bos, eos, cls).
+    """
+    from dataclasses import replace
+
+    from repro.data.errors import DataError
+    from repro.data.synthetic import TaskData
+    from repro.hub.datasets import DATASETS, build_task
+
+    table = HUB_SPLITS[task_name]
+    unknown = sorted(set(sizes) - set(table))
+    if unknown:
+        raise DataError(f"task {task_name} has no hub split(s) {unknown}; it has {sorted(table)}")
+    if encoder.pad_id != 0:
+        raise DataError(f"tokenizer {encoder.name} pads with id {encoder.pad_id}; task files pad with 0: choose a "
+                        "tokenizer whose padding id is 0 (BERT's WordPiece tokenizers)")
+    splits, meta_splits, sources, label_names = {}, {}, {}, None
+    for split, limit in sizes.items():
+        dataset, hub_split = table[split]
+        spec = replace(DATASETS[dataset], splits={split: hub_split})
+        source = Path(mirror) / dataset if mirror else None
+        if source is None and spec.options.get("local_only"):
+            raise DataError(f"task {task_name} split {split!r} comes from {dataset}, which has no copy on the hub: "
+                            f"set a mirror with {dataset}/{hub_split}.jsonl, or leave {split!r} out of the sizes")
+        part = build_task(spec, encoder, source=source, splits=[split], max_len=max_len,
+                          limit=None if limit is None else int(limit), final_sep=final_sep,
+                          shuffle_seed=seed if split == "train" else None)
+        splits[split] = part.splits[split]
+        meta_splits[split] = [spec.hub_id or f"{dataset} (local)", spec.config, hub_split]
+        sources[split] = part.meta["params"]["source"]
+        label_names = label_names or part.meta["label_names"]
+    special = {name: getattr(encoder, f"{name}_id") for name in ("sep", "bos", "eos", "cls")}
+    meta = {
+        "task": task_name, "generator": __name__ + ".build_hub_task", "family": f"hub:{encoder.name}",
+        "vocab_size": encoder.vocab_size, "vocab": {"name": encoder.name, "size": encoder.vocab_size},
+        "special_ids": special, "pad_id": 0, "seed": int(seed),
+        "params": {"tokenizer": encoder.name, "max_len": max_len, "limits": dict(sizes), "final_sep": final_sep,
+                   "hub_splits": meta_splits, "source": sources, "train_sample_seed": int(seed)},
+        "sizes": {s: int(len(next(iter(a.values())))) for s, a in splits.items()},
+        "arrays": {s: sorted(a) for s, a in splits.items()},
+        "metric": HUB_METRICS[task_name],
+        "label_names": label_names,
+    }
+    if task_name in SHIFTED_KEY_TASKS:  # as their generators write it (possibly empty)
+        meta["shifted_splits"] = sorted(set(SHIFTED_SPLITS) & set(splits))
+    return TaskData(task_name, meta, splits)
+
+
+def _hub_data(args: argparse.Namespace) -> int:
+    from repro.data.errors import DataError
+    from repro.data.synthetic import write_task
+    from repro.hub.datasets import Encoder
+
+    try:
+        sizes = {}
+        for item in args.size:
+            split, _, n = item.partition("=")
+            sizes[split] = int(n)
+    except ValueError:
+        return _fail(f"--size takes SPLIT=N with an integer N, got {args.size}")
+    if not sizes:
+        return _fail("name the splits to build with --size SPLIT=N")
+    try:
+        encoder = Encoder.from_pretrained(args.tokenizer)
+    except (OSError, ValueError, ImportError) as err:
+        return _fail(f"cannot load the tokenizer {args.tokenizer!r}: {err}")
+    try:
+        task = build_hub_task(args.task, encoder, sizes, args.max_len, args.seed, args.mirror, args.final_sep)
+    except DataError as err:
+        return _fail(str(err))
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    write_task(args.out, task)
+    print(f"wrote {args.out}: {task.meta['sizes']} ({encoder.name}, vocabulary {encoder.vocab_size})", file=sys.stderr)
+    return 0
+
+
+def _convert(args: argparse.Namespace) -> int:
+    from repro.hub.converters import ConversionError, from_pretrained, save_converted
+    from repro.training.checkpoint import sha256_file
+
+    try:
+        result = from_pretrained(args.checkpoint, task="classifier", revision=args.revision)
+    except (ConversionError, OSError, ValueError, ImportError) as err:
+        return _fail(f"{args.checkpoint}: {err}")
+    out_dir = save_converted(result, args.out_dir)
+    record = {"checkpoint": args.checkpoint, "revision": args.revision, "converted_from": result.source,
+              "notes": result.notes, "sha256": sha256_file(out_dir / "model.safetensors"),
+              "new_head": list(NEW_HEAD)}
+    (out_dir / CONVERT_RECORD).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    print(f"{args.checkpoint} ({result.source}) -> {out_dir}", file=sys.stderr)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
     return 0
 
 
@@ -134,6 +361,7 @@ def _setup(args: argparse.Namespace):
     spec = json.loads(args.spec)
     task = load_task(args.task_file, spec["task"])
     family, model = runs.load_run_model(args.run_dir)
+    model = model.to(args.device)  # the evaluators and importance move each batch to the model's device
     analysis = spec["analysis"]
     sets, sources = evaluation_sets(task, family, spec["selection"], analysis["selection_examples"], spec["data_seed"])
     kwargs = _evaluator_kwargs(task, family, analysis, spec)
@@ -144,8 +372,9 @@ def _evaluator_kwargs(task, family: str, analysis: dict, spec: dict) -> dict:
     kwargs = dict(batch_size=analysis["eval_batch_size"], bootstrap_resamples=analysis["bootstrap_resamples"],
                   bootstrap_seed=spec["data_seed"], pad_id=int(task.meta["pad_id"]))
     if family == "s2s":
-        tokens = task.meta["vocab"]["tokens"]
-        kwargs.update(bos_id=tokens.index("<bos>"), eos_id=tokens.index("<eos>"),
+        from repro import synthetic_runs as runs
+
+        kwargs.update(bos_id=runs.special_id(task, "bos"), eos_id=runs.special_id(task, "eos"),
                       extra_tokens=analysis["decode_extra_tokens"])
     else:
         kwargs.update(metric=task.meta["metric"])
@@ -372,6 +601,7 @@ def _speed(args: argparse.Namespace) -> int:
     family, model = runs.load_run_model(args.run_dir)
     if family != "cls":
         return _fail(f"{args.run_dir} is a {family} run; the speed measurement needs a classifier (family cls)")
+    model = model.to(args.device)  # the pruned copy below is made on the same device
     importance = pd.read_csv(args.importance)
     importance = importance[importance["seed"] == int(spec["seed"])]
     scores = {(r.type, int(r.layer), int(r.head)): float(r.importance) for r in importance.itertuples()}
@@ -414,7 +644,9 @@ def _accuracy(model, test: dict, pad_id: int) -> float:
 
     with torch.no_grad():
         ids = test["input_ids"]
-        logits = torch.cat([model(chunk, padding_mask=chunk != pad_id) for chunk in torch.split(ids, 500)])
+        device = next(model.parameters()).device
+        logits = torch.cat([model(chunk, padding_mask=chunk != pad_id).cpu()
+                            for chunk in (c.to(device) for c in torch.split(ids, 500))])
     return float((logits.argmax(-1) == test["labels"]).float().mean())
 
 

@@ -83,6 +83,20 @@ DATASETS: dict[str, HubDataset] = {d.name: d for d in (
                approx_size="~300 MB"),
     HubDataset("codeparrot", "codeparrot/codeparrot-clean-train", None, "lm",
                {"train": "train"}, ("content",), paper="simplified_blocks", approx_size="~50 GB"),
+    # What the simplified-blocks code trains on (HF course's CodeParrot subset of data-science files;
+    # catalog simplified_blocks.md §1): its train and validation splits are two hub datasets, so two
+    # entries; a local mirror holds train.<ext> and validation.<ext> side by side.
+    HubDataset("codeparrot_ds", "huggingface-course/codeparrot-ds-train", None, "lm", {"train": "train"},
+               ("content",), paper="simplified_blocks", approx_size="606,720 files (size not checked offline)"),
+    HubDataset("codeparrot_ds_valid", "huggingface-course/codeparrot-ds-valid", None, "lm",
+               {"valid": "validation"}, ("content",), paper="simplified_blocks",
+               approx_size="3,322 files (size not checked offline)"),
+    # The paper's masked-LM text is the Pile as cramming prepared it. The Pile itself is no longer
+    # distributed on the hub; this copy is the Pile without its copyrighted subsets (see its card).
+    # ~800 GB in all, so it is streamed: the first `limit` documents of each split.
+    HubDataset("pile", "monology/pile-uncopyrighted", None, "lm", {"train": "train", "valid": "validation"},
+               ("text",), paper="simplified_blocks", approx_size="streamed: ~5 GB per 1M documents (estimate)",
+               options={"streaming": True}),
     HubDataset("sent", "nyu-mll/glue", "sst2", "prompt", {"train": "train", "test": "validation"},
                ("sentence",), "label", ("negative", "positive"), "layer_diversity", "~5 MB"),
     HubDataset("entail", "nyu-mll/glue", "rte", "prompt", {"train": "train", "test": "validation"},
@@ -136,13 +150,23 @@ class Encoder:
 # -- reading rows ----------------------------------------------------------------------------
 
 
-def read_rows(spec: HubDataset, split: str, source: str | Path | None = None, limit: int | None = None) -> list[dict]:
-    """Rows of one of our splits: from local files in `source`, else from the hub via `datasets`."""
+def read_rows(spec: HubDataset, split: str, source: str | Path | None = None, limit: int | None = None,
+              shuffle_seed: int | None = None) -> list[dict]:
+    """Rows of one of our splits: from local files in `source`, else from the hub via `datasets`.
+
+    `limit` keeps the first rows; with `shuffle_seed` it keeps a seeded random sample of that many
+    rows instead (in the sampled order), for corpora whose file order is not random (WMT14's train
+    split is a concatenation of corpora). The hub path samples on the memory-mapped table, so a
+    2M-row sample of a 40M-row corpus never holds the whole corpus as Python rows.
+    """
     if split not in spec.splits:
         raise DataError(f"dataset {spec.name} has no split {split!r}; it has {sorted(spec.splits)}")
     hub_split = spec.splits[split]
     if source is not None:
         rows = _read_local(Path(source), hub_split)
+        if shuffle_seed is not None:
+            order = np.random.default_rng(shuffle_seed).permutation(len(rows))
+            rows = [rows[i] for i in order[:limit]]
     elif spec.options.get("local_only"):
         raise DataError(f"dataset {spec.name} has no canonical copy on the hub; pass a local directory as source")
     else:
@@ -153,7 +177,18 @@ def read_rows(spec: HubDataset, split: str, source: str | Path | None = None, li
                 f"dataset {spec.name}: reading {spec.hub_id} from the hub needs the `datasets` package "
                 "(pip install -e '.[paper]'), or pass a local directory with the split's files"
             ) from None
-        rows = list(datasets.load_dataset(spec.hub_id, spec.config, split=hub_split))
+        if spec.options.get("streaming"):  # a corpus too large to download whole: its first `limit` rows
+            if limit is None or shuffle_seed is not None:
+                raise DataError(f"dataset {spec.name} is read as a stream: give a limit and no shuffle_seed")
+            from itertools import islice
+
+            stream = datasets.load_dataset(spec.hub_id, spec.config, split=hub_split, streaming=True)
+            return list(islice(stream, limit))
+        table = datasets.load_dataset(spec.hub_id, spec.config, split=hub_split)
+        if shuffle_seed is not None:
+            order = np.random.default_rng(shuffle_seed).permutation(len(table))
+            table = table.select(order[:limit])
+        rows = list(table)
     return rows[:limit] if limit is not None else rows
 
 
@@ -190,11 +225,16 @@ def _field(row: dict, name: str, spec: HubDataset) -> Any:
 
 
 def build_task(spec: HubDataset | str, encoder: Encoder, source: str | Path | None = None,
-               splits: Sequence[str] | None = None, max_len: int = 128, limit: int | None = None) -> TaskData:
+               splits: Sequence[str] | None = None, max_len: int = 128, limit: int | None = None,
+               shuffle_seed: int | None = None, final_sep: bool = False) -> TaskData:
     """A task in the synthetic generators' layout (write it with `repro.data.synthetic.write_task`).
 
     Sequences longer than `max_len` tokens are truncated (the end of the text is cut, the special
     tokens are kept); rows whose label is missing (-1, GLUE's unlabeled test sets) are dropped.
+    `limit` and `shuffle_seed` choose the rows of each split as in `read_rows`. `final_sep` ends
+    classification inputs with the separator as BERT was pretrained to read them (``[CLS] A [SEP]``,
+    ``[CLS] A [SEP] B [SEP]``); by default they end where the synthetic analogues end (``[CLS] A``,
+    ``[CLS] A [SEP] B``).
     """
     spec = DATASETS[spec] if isinstance(spec, str) else spec
     if spec.kind == "lm":
@@ -202,9 +242,9 @@ def build_task(spec: HubDataset | str, encoder: Encoder, source: str | Path | No
     arrays: dict[str, dict[str, np.ndarray]] = {}
     extra: dict[str, Any] = {}
     for split in splits or list(spec.splits):
-        rows = read_rows(spec, split, source, limit)
+        rows = read_rows(spec, split, source, limit, shuffle_seed)
         if spec.kind in ("classification", "pair_classification"):
-            arrays[split] = _classification(spec, rows, encoder, max_len)
+            arrays[split] = _classification(spec, rows, encoder, max_len, final_sep)
         elif spec.kind == "translation":
             arrays[split] = _translation(spec, rows, encoder, max_len)
         else:
@@ -240,18 +280,20 @@ def _labelled(spec: HubDataset, rows: Iterable[dict]) -> list[tuple[dict, int]]:
     return out
 
 
-def _classification(spec: HubDataset, rows, encoder: Encoder, max_len: int) -> dict[str, np.ndarray]:
+def _classification(spec: HubDataset, rows, encoder: Encoder, max_len: int,
+                    final_sep: bool = False) -> dict[str, np.ndarray]:
     cls_id, sep_id = encoder.need("cls_id", "sep_id")
+    end = [sep_id] if final_sep else []
     sequences, segments, labels = [], [], []
     for row, label in _labelled(spec, rows):
         texts = [encoder.encode(str(_field(row, f, spec))) for f in spec.fields]
         if spec.kind == "classification":
-            ids = [cls_id, *texts[0]][:max_len]
+            ids = [cls_id, *texts[0][: max_len - 1 - len(end)], *end]
             seg = None
         else:  # [CLS] A [SEP] B, cutting the longer text first (BERT's truncation)
-            first, second = _truncate_pair(texts[0], texts[1], max_len - 2)
-            ids = [cls_id, *first, sep_id, *second]
-            seg = [0] * (len(first) + 2) + [1] * len(second)
+            first, second = _truncate_pair(texts[0], texts[1], max_len - 2 - len(end))
+            ids = [cls_id, *first, sep_id, *second, *end]
+            seg = [0] * (len(first) + 2) + [1] * (len(second) + len(end))
         sequences.append(ids)
         segments.append(seg)
         labels.append(label)
@@ -336,9 +378,12 @@ def _label_in_context(encoder: Encoder, answer: list[int], name: str) -> int:
 
 def build_token_stream(spec: HubDataset | str, encoder: Encoder, out_dir: str | Path,
                        source: str | Path | None = None, splits: Sequence[str] | None = None,
-                       limit: int | None = None) -> dict[str, Path]:
+                       limit: int | None = None, shuffle_seed: int | None = None,
+                       extra_meta: dict[str, Any] | None = None) -> dict[str, Path]:
     """Write ``{split}.npz`` token streams in `repro.data.lm_tokens`'s format (one document per row,
-    each followed by EOS); returns the written paths."""
+    each followed by EOS); returns the written paths. `limit` and `shuffle_seed` choose the rows of
+    each split as in `read_rows` (with a seed: ``datasets``' ``shuffle(seed).select(range(limit))``);
+    `extra_meta` adds keys to each file's meta (e.g. the mask id a masked-LM reader needs)."""
     from repro.data.lm_tokens import token_dtype
     from repro.data.npz import write_npz
 
@@ -350,7 +395,7 @@ def build_token_stream(spec: HubDataset | str, encoder: Encoder, out_dir: str | 
     written = {}
     for split in splits or list(spec.splits):
         pieces, offsets, paths = [], [0], []
-        for i, row in enumerate(read_rows(spec, split, source, limit)):
+        for i, row in enumerate(read_rows(spec, split, source, limit, shuffle_seed)):
             text = str(_field(row, spec.fields[0], spec))
             if not text.strip():  # WikiText's blank lines are not documents
                 continue
@@ -360,6 +405,7 @@ def build_token_stream(spec: HubDataset | str, encoder: Encoder, out_dir: str | 
             paths.append(str(row.get("path", f"{spec.name}/{split}/{i}")))
         tokens = np.concatenate(pieces) if pieces else np.zeros(0, dtype=dtype)
         arrays = {"tokens": tokens, "offsets": np.asarray(offsets, dtype=np.int64), "paths": np.asarray(paths, dtype=str)}
-        meta = {"vocab_size": encoder.vocab_size, "eos_id": eos_id, "tokenizer": encoder.name, "hub_id": spec.hub_id}
+        meta = {"vocab_size": encoder.vocab_size, "eos_id": eos_id, "tokenizer": encoder.name, "hub_id": spec.hub_id,
+                **(extra_meta or {})}
         written[split] = write_npz(Path(out_dir) / f"{split}.npz", arrays, meta=meta)
     return written

@@ -125,6 +125,36 @@ def load_weights(model: nn.Module, path: str | Path) -> None:
     _load_model_state(model, tensors, path, prefix="")
 
 
+def load_initial_weights(model: nn.Module, path: str | Path, keep_init: tuple[str, ...] = ()) -> list[str]:
+    """Start `model` from the weights in `path` (a `save_weights` file, e.g. a converted pretrained
+    checkpoint), except the tensors whose names start with a prefix in `keep_init`, which keep the
+    model's own (seeded) initialisation: a new task head on a pretrained body.
+
+    Every other tensor must be in the file with the model's shape and dtype; tensors of the file that
+    the model lacks are an error unless they fall under `keep_init` (a head of another size).
+    Returns the names of the tensors left at their initialisation.
+    """
+    path = Path(path)
+    tensors = read_tensors(path)
+    expected = model.state_dict()
+    kept = [k for k in expected if k.startswith(keep_init)] if keep_init else []
+    _require(tensors, [k for k in expected if k not in kept], path)
+    unexpected = sorted(k for k in tensors if k not in expected and not (keep_init and k.startswith(keep_init)))
+    if unexpected:
+        raise CheckpointError(f"{path}: tensors the model does not have: {', '.join(unexpected[:5])}")
+    state = {}
+    for key, current in expected.items():
+        saved = current if key in kept else tensors[key]
+        if saved.shape != current.shape or saved.dtype != current.dtype:
+            raise CheckpointError(
+                f"{path}: {key} has shape {tuple(saved.shape)} {saved.dtype}, "
+                f"the model expects {tuple(current.shape)} {current.dtype}"
+            )
+        state[key] = saved
+    model.load_state_dict(state, strict=True)
+    return kept
+
+
 # -- what goes into a checkpoint ------------------------------------------------------------
 
 

@@ -83,6 +83,12 @@ class TrainConfig:
     log_gains           also write the values of every trainable parameter whose name contains
                         "gain" into each metrics row (key "gains": {name: [values]}); logging only,
                         so it is an execution field and does not change what the run computes
+    init_from           what the model's starting weights were loaded from (e.g. a pretrained
+                        checkpoint's name and the hash of its converted weights), None for a fresh
+                        initialisation. The caller loads the weights before `train` (see
+                        `repro.training.checkpoint.load_initial_weights`); the label is part of the
+                        run's identity, so a run never resumes from a checkpoint of another start.
+                        None is left out of the identity: runs without it keep their hash.
     """
 
     steps: int
@@ -109,6 +115,7 @@ class TrainConfig:
     device: str = "cpu"
     precision: str = "fp32"
     log_gains: bool = False
+    init_from: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.betas, list):
@@ -144,6 +151,8 @@ class TrainConfig:
             _fail("device", self.device, "must be a torch device string such as 'cpu' or 'cuda:0'")
         if self.precision not in PRECISIONS:
             _fail("precision", self.precision, f"choose one of: {', '.join(PRECISIONS)}")
+        if self.init_from is not None and (not isinstance(self.init_from, str) or not self.init_from):
+            _fail("init_from", self.init_from, "must be a non-empty label of the starting weights, or None")
 
     def _validate_optimizer(self) -> None:
         if not _is_real(self.lr) or self.lr <= 0:
@@ -225,6 +234,8 @@ class TrainConfig:
         values = dataclasses.asdict(self)
         values["betas"] = list(self.betas)
         values["keep_checkpoints_at"] = list(self.keep_checkpoints_at)
+        if values["init_from"] is None:  # runs from a fresh initialisation write the run.json they always did
+            del values["init_from"]
         return values
 
     def result_fields(self) -> dict[str, Any]:
@@ -236,7 +247,7 @@ class TrainConfig:
         fields = {k: v for k, v in self.to_dict().items() if k not in EXECUTION_FIELDS}
         if fields["precision"] == "fp32":
             del fields["precision"]
-        return fields
+        return fields  # init_from is in it only when set (to_dict leaves None out)
 
     @property
     def autocast_dtype(self) -> torch.dtype | None:
