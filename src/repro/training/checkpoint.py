@@ -135,24 +135,7 @@ def load_initial_weights(model: nn.Module, path: str | Path, keep_init: tuple[st
     Returns the names of the tensors left at their initialisation.
     """
     path = Path(path)
-    tensors = read_tensors(path)
-    expected = model.state_dict()
-    kept = [k for k in expected if k.startswith(keep_init)] if keep_init else []
-    _require(tensors, [k for k in expected if k not in kept], path)
-    unexpected = sorted(k for k in tensors if k not in expected and not (keep_init and k.startswith(keep_init)))
-    if unexpected:
-        raise CheckpointError(f"{path}: tensors the model does not have: {', '.join(unexpected[:5])}")
-    state = {}
-    for key, current in expected.items():
-        saved = current if key in kept else tensors[key]
-        if saved.shape != current.shape or saved.dtype != current.dtype:
-            raise CheckpointError(
-                f"{path}: {key} has shape {tuple(saved.shape)} {saved.dtype}, "
-                f"the model expects {tuple(current.shape)} {current.dtype}"
-            )
-        state[key] = saved
-    model.load_state_dict(state, strict=True)
-    return kept
+    return _load_model_state(model, read_tensors(path), path, prefix="", keep_init=keep_init)
 
 
 # -- what goes into a checkpoint ------------------------------------------------------------
@@ -193,15 +176,29 @@ def _require(tensors: dict[str, Tensor], names: list[str], path: Path) -> None:
         raise CheckpointError(f"{path}: missing tensors: {shown}")
 
 
-def _load_model_state(model: nn.Module, tensors: dict[str, Tensor], path: Path, prefix: str) -> None:
+def _load_model_state(
+    model: nn.Module, tensors: dict[str, Tensor], path: Path, prefix: str, keep_init: tuple[str, ...] = ()
+) -> list[str]:
+    """Strictly load `tensors[prefix + name]` into `model`, checking presence, shape and dtype first.
+
+    Names starting with a prefix in `keep_init` keep the model's own values and may be absent from, or
+    of another shape in, the file. Returns those kept names.
+    """
     expected = model.state_dict()
-    _require(tensors, [prefix + k for k in expected], path)
-    unexpected = sorted(k[len(prefix) :] for k in tensors if k.startswith(prefix) and k[len(prefix) :] not in expected)
+    kept = [k for k in expected if k.startswith(keep_init)] if keep_init else []
+    _require(tensors, [prefix + k for k in expected if k not in kept], path)
+    unexpected = sorted(
+        k[len(prefix) :]
+        for k in tensors
+        if k.startswith(prefix)
+        and k[len(prefix) :] not in expected
+        and not (keep_init and k[len(prefix) :].startswith(keep_init))
+    )
     if unexpected:
         raise CheckpointError(f"{path}: tensors the model does not have: {', '.join(unexpected[:5])}")
     state = {}
     for key, current in expected.items():
-        saved = tensors[prefix + key]
+        saved = current if key in kept else tensors[prefix + key]
         if saved.shape != current.shape or saved.dtype != current.dtype:
             raise CheckpointError(
                 f"{path}: {prefix}{key} has shape {tuple(saved.shape)} {saved.dtype}, "
@@ -209,6 +206,7 @@ def _load_model_state(model: nn.Module, tensors: dict[str, Tensor], path: Path, 
             )
         state[key] = saved
     model.load_state_dict(state, strict=True)
+    return kept
 
 
 def _load_optimizer_state(
