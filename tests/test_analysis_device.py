@@ -211,3 +211,41 @@ def test_scales_default_to_cpu_and_paper_to_auto():
         config = yaml.safe_load((ROOT / "config" / name).read_text())
         assert config["sixteen_heads"]["analysis_device"] == expected, name
         assert config["layer_diversity"]["analysis_device"] == expected, name
+
+
+def test_config_check_names_a_bad_masked_lm_device():
+    """mlm.train.device also gives the GLUE fine-tuning its --device, which takes auto, cpu or cuda only."""
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config["simplified_blocks"]["mlm"]["train"]["device"] = "cuda:0"
+    with pytest.raises(PipelineConfigError, match=r"simplified_blocks\.mlm\.train\.device is 'cuda:0'; allowed values: auto, cpu, cuda"):
+        check_config(config)
+
+
+def test_finetune_refuses_a_bad_device_naming_the_key(tmp_path, capsys):
+    out = tmp_path / "part0.csv"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["simplified_blocks_mlm", "finetune", "--run-dirs", str(tmp_path), "--glue", str(tmp_path / "g.npz"),
+              "--settings", "{}", "--seeds", "0", "--out", str(out), "--device", "gpu"])
+    assert exit_info.value.code == 2
+    assert "simplified_blocks.mlm.train.device" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_paper_scale_trains_on_auto_and_cpu_scales_leave_the_device_out():
+    """Every train section of paper.yaml says auto; the CPU scales omit the key (cpu), so their specs are unchanged."""
+
+    def train_devices(node, path=""):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "variants":  # a variant's train overrides inherit the section's device
+                    continue
+                if key == "train" and isinstance(value, dict) and "steps" in value:
+                    yield f"{path}{key}", value.get("device")
+                yield from train_devices(value, f"{path}{key}.")
+
+    for name in ("smoke.yaml", "config.yaml"):
+        config = yaml.safe_load((ROOT / "config" / name).read_text())
+        assert {device for _, device in train_devices(config)} == {None}, name
+    paper = dict(train_devices(yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())))
+    trained = {path: device for path, device in paper.items() if not path.startswith("layer_diversity.")}
+    assert trained and set(trained.values()) == {"auto"}, trained

@@ -25,10 +25,18 @@ def test_every_scale_file_is_valid(name):
     check_config(load(name))
 
 
+# Keys a scale may set alone because they say where a run executes, not what it computes: `device` of a
+# train section is left out of the run's identity (TrainConfig's execution fields), and adding it to the
+# CPU scales would change every laptop command line and rerun every job. Paper scale sets it to auto.
+SCALE_ONLY_TRAIN_KEYS = {"device"}
+
+
 def test_scale_files_define_the_same_keys():
     def keys(d, prefix=""):
         out = set()
         for k, v in d.items():
+            if prefix.endswith("train.") and k in SCALE_ONLY_TRAIN_KEYS:
+                continue
             out.add(prefix + k)
             if isinstance(v, dict) and k not in ("variants", "figures"):
                 out |= keys(v, prefix + k + ".")
@@ -37,6 +45,12 @@ def test_scale_files_define_the_same_keys():
     reference = keys(load("config.yaml"))
     for name in SCALES[1:]:
         assert keys(load(name)) == reference, name
+
+
+def test_scale_only_train_keys_are_execution_fields():
+    from repro.training.config import EXECUTION_FIELDS
+
+    assert SCALE_ONLY_TRAIN_KEYS <= set(EXECUTION_FIELDS)
 
 
 def broken(edit):
@@ -120,3 +134,16 @@ def test_lint_is_clean_and_every_scale_plans():
         # --rerun-incomplete: planning must not depend on a run interrupted in this working tree.
         dry = snakemake("-n", "--rerun-incomplete", "--configfile", configfile)
         assert dry.returncode == 0, dry.stdout[-3000:] + dry.stderr
+
+
+def test_cluster_profiles_name_only_rules_that_exist():
+    """A typo in a profile's per-rule resources would silently leave that rule on the defaults."""
+    import re
+
+    rules = {m for path in (ROOT / "workflow" / "rules").glob("*.smk")
+             for m in re.findall(r"^rule (\w+):", path.read_text(), flags=re.M)}
+    for profile in sorted((ROOT / "workflow" / "profiles").glob("*/profile.v9+.yaml")):
+        settings = yaml.safe_load(profile.read_text())
+        for key in ("set-resources", "set-threads"):
+            named = set(settings.get(key) or {})
+            assert named <= rules, f"{profile.parent.name} {key}: {sorted(named - rules)}"

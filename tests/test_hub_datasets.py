@@ -10,11 +10,12 @@ import pytest
 
 from repro.data.errors import DataError
 from repro.data.lm_tokens import load_token_chunks, load_token_stream
+from repro.data.npz import read_npz
 from repro.data.synthetic import load_task, write_task
 from repro.hub.datasets import DATASETS, Encoder, build_task, build_token_stream, read_rows
 
 WORDS = ["<pad>", "<cls>", "<sep>", "<bos>", "<eos>", "a", "cat", "sat", "dog", "ran", "le", "chat", "Answer:",
-         "negative", "positive", "yes", "no", "A.", "B.", "C.", "D.", "A", "B", "C", "D", "red", "blue", "sky", "is"]
+         "negative", "positive", "yes", "no", "A.", "B.", "C.", "D.", "A", "B", "C", "D", "red", "blue", "sky", "is", "="]
 
 
 def word_encoder() -> Encoder:
@@ -71,12 +72,22 @@ def test_arc_rows_become_prompts_read_at_the_answer_position(tmp_path):
     assert split["labels"].tolist() == [1]
 
 
-def test_wikitext_rows_become_a_token_stream_the_lm_loader_reads(tmp_path):
-    write_jsonl(tmp_path / "train.jsonl", [{"text": "a cat sat"}, {"text": " "}, {"text": "a dog ran a cat"}])
+def test_wikitext_lines_become_one_document_per_article(tmp_path):
+    """A row is a line; an article runs from its " = Title = " line to the next (section headings
+    " = = ... = = " and blank lines stay inside it), and ends with one EOS."""
+    lines = [" = sky = \n", " a cat sat \n", " \n", " = = red = = \n", " a dog ran \n", " = blue = \n", " a cat \n"]
+    write_jsonl(tmp_path / "train.jsonl", [{"text": line} for line in lines])
     written = build_token_stream("wikitext103", word_encoder(), tmp_path / "tokens", source=tmp_path, splits=["train"])
-    tokens, offsets, meta = load_token_stream(written["train"])
-    assert tokens.tolist() == [5, 6, 7, 4, 5, 8, 9, 5, 6, 4] and offsets.tolist() == [0, 4, 10]
-    assert load_token_chunks(written["train"], 3).tolist() == [[5, 6, 7], [5, 8, 9], [5, 6, 4]]
+    tokens, offsets, _ = load_token_stream(written["train"])
+    ids = {w: i for i, w in enumerate(WORDS)}
+    first = [ids[w] for w in "= sky = a cat sat = = red = = a dog ran".split()] + [4]
+    second = [ids[w] for w in "= blue = a cat".split()] + [4]
+    assert tokens.tolist() == first + second and offsets.tolist() == [0, len(first), len(first) + len(second)]
+    assert read_npz(written["train"])[0]["paths"].tolist() == ["wikitext103/train/0", "wikitext103/train/5"]
+    assert load_token_chunks(written["train"], 6).tolist() == [first[:6], first[6:12], second[:6]]
+    # a row limit cuts the last article where it falls
+    cut = build_token_stream("wikitext103", word_encoder(), tmp_path / "cut", source=tmp_path, splits=["train"], limit=2)
+    assert load_token_stream(cut["train"])[0].tolist() == [ids[w] for w in "= sky = a cat sat".split()] + [4]
 
 
 def test_csv_sources_and_string_labels_are_read(tmp_path):

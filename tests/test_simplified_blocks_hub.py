@@ -1,6 +1,6 @@
 """simplified_blocks at paper scale (data.source hub), offline: tiny files in the hub CodeParrot
 datasets' own row format (a local mirror) and a tiny byte-level BPE saved as a transformers fast
-tokenizer go through `simplified_blocks hub-tokens`, the command of rule simplified_blocks_hub_tokens.
+tokenizer go through `data hub-tokens`, the command of rule simplified_blocks_hub_tokens.
 Its token files must be the offline corpus's token files (rule code_tokens) for the same source
 files: same arrays, dtypes and ids, so the training step and everything after it read them unchanged."""
 
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -90,10 +89,14 @@ def save_tokenizers(root: Path) -> tuple[Path, Path]:
     return offline, hf_dir
 
 
+# What rule simplified_blocks_hub_tokens runs: the generic hub-tokens step on the CodeParrot entries.
+CODEPARROT = ["data", "hub-tokens", "--dataset", "codeparrot_ds", "--valid-dataset", "codeparrot_ds_valid"]
+
+
 def hub_tokens(out: Path, tokenizer: Path, mirror: Path, vocab_size: int, train_files: int = N_TRAIN,
                valid_files: int = N_VALID, seed: int = 0) -> int:
-    return main(["simplified_blocks", "hub-tokens", "--tokenizer", str(tokenizer), "--out-dir", str(out),
-                 "--train-files", str(train_files), "--valid-files", str(valid_files), "--shuffle-seed", str(seed),
+    return main([*CODEPARROT, "--tokenizer", str(tokenizer), "--out-dir", str(out),
+                 "--train-rows", str(train_files), "--valid-rows", str(valid_files), "--shuffle-seed", str(seed),
                  "--vocab-size", str(vocab_size), "--mirror", str(mirror)])
 
 
@@ -124,7 +127,7 @@ def test_the_valid_split_equals_the_offline_token_file_of_the_same_files(built):
 def test_the_train_split_is_the_offline_files_in_the_seeded_shuffle_order(built):
     tokens, offsets, _ = load_token_stream(built["offline"] / "train.npz")
     off_paths = read_npz(built["offline"] / "train.npz")[0]["paths"]
-    order = np.random.default_rng(0).permutation(N_TRAIN)  # what datasets' shuffle(seed=0) takes
+    order = np.random.default_rng(0).permutation(N_TRAIN)  # read_rows' seeded sample
     assert sorted(order.tolist()) == list(range(N_TRAIN)) and order.tolist() != list(range(N_TRAIN))
     expected = np.concatenate([tokens[offsets[i]:offsets[i + 1]] for i in order])
     arrays, _ = read_npz(built["hub"] / "train.npz")
@@ -137,7 +140,7 @@ def test_the_train_split_is_the_offline_files_in_the_seeded_shuffle_order(built)
 def test_the_card_records_the_files_and_sizes(built):
     card = read_card(built["hub"] / "card.json")
     assert set(card["files"]) == {"train.npz", "valid.npz"}
-    assert card["sizes"]["train"]["files"] == N_TRAIN and card["sizes"]["valid"]["files"] == N_VALID
+    assert card["sizes"]["train"]["documents"] == N_TRAIN and card["sizes"]["valid"]["documents"] == N_VALID
     tokens, _, _ = load_token_stream(built["hub"] / "train.npz")
     assert card["sizes"]["train"]["tokens"] == len(tokens)
     assert card["params"]["hub_ids"] == {"train": DATASETS["codeparrot_ds"].hub_id,
@@ -172,7 +175,7 @@ def test_the_training_step_reads_the_hub_token_files_unchanged(built, tmp_path):
 
 def test_a_tokenizer_of_another_size_than_the_config_is_refused(built, tmp_path, capsys):
     rc = hub_tokens(tmp_path / "x", built["hf"], built["mirror"], 50000)
-    assert rc == 2
+    assert rc == 1
     err = capsys.readouterr().err
     assert "has 300 ids" in err and "vocab_size is 50000" in err
     assert not (tmp_path / "x" / "train.npz").exists()
@@ -181,7 +184,7 @@ def test_a_tokenizer_of_another_size_than_the_config_is_refused(built, tmp_path,
 def test_a_mirror_without_the_valid_split_is_a_clear_error(built, tmp_path, capsys):
     mirror = tmp_path / "mirror"
     write_jsonl(mirror / "codeparrot_ds" / "train.jsonl", [hub_row(p, c) for p, c in FILES["train"]])
-    assert hub_tokens(tmp_path / "x", built["hf"], mirror, built["vocab_size"]) == 2
+    assert hub_tokens(tmp_path / "x", built["hf"], mirror, built["vocab_size"]) == 1
     assert "no validation.parquet, validation.jsonl or validation.csv" in capsys.readouterr().err
 
 
@@ -197,20 +200,11 @@ def test_only_the_paper_scale_reads_hub_data():
     assert paper[SB]["model"]["max_seq_len"] == 128  # T = 128 (catalog §1)
 
 
-def _planned_rules(configfile: str, *targets: str) -> set[str]:
-    """The rules a forced dry run of the targets schedules."""
-    out = subprocess.run(
-        [str(ROOT / ".venv" / "bin" / "snakemake"), *targets, "-n", "-F", "--configfile", configfile],
-        cwd=ROOT, capture_output=True, text=True, check=True,
-    ).stdout
-    return {line.split()[1].rstrip(":") for line in out.splitlines() if line.startswith(("rule ", "localrule "))}
-
-
-def test_the_paper_dag_trains_on_the_hub_data_not_the_offline_corpus():
+def test_the_paper_dag_trains_on_the_hub_data_not_the_offline_corpus(planned_rules):
     """Decoder runs read simplified_blocks_hub_tokens; the masked-LM runs and GLUE fine-tuning read the
     hub text and GLUE files. (The smoke and laptop DAGs keep the offline rules: their data.source is
     offline, tested above, and every smoke run of the pipeline tests plans them.)"""
-    paper = _planned_rules("config/paper.yaml", f"results/{SB}/runs/pre_ln/seed0/model.safetensors",
+    paper = planned_rules("config/paper.yaml", f"results/{SB}/runs/pre_ln/seed0/model.safetensors",
                            f"results/{SB}/data/glue_scores.csv")
     assert {"simplified_blocks_hub_tokens", "simplified_blocks_train", "simplified_blocks_mlm_hub_text",
             "simplified_blocks_mlm_hub_glue", "simplified_blocks_mlm_pretrain", "simplified_blocks_mlm_finetune"} <= paper
@@ -237,7 +231,7 @@ class _FakeTable:
 
 def test_the_hub_path_reads_each_split_from_its_own_dataset_in_the_seeded_order(built, tmp_path, monkeypatch):
     """Without a mirror the rows come from `datasets.load_dataset` (a stand-in module here): the train
-    split from codeparrot-ds-train shuffled as datasets' shuffle(seed), the valid split from
+    split from codeparrot-ds-train in the seeded sample order, the valid split from
     codeparrot-ds-valid in hub order; the token files equal the mirror's."""
     import sys
     import types
@@ -251,8 +245,8 @@ def test_the_hub_path_reads_each_split_from_its_own_dataset_in_the_seeded_order(
 
     monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
     out = tmp_path / "from_hub"
-    assert main(["simplified_blocks", "hub-tokens", "--tokenizer", str(built["hf"]), "--out-dir", str(out),
-                 "--train-files", str(N_TRAIN), "--valid-files", str(N_VALID), "--shuffle-seed", "0",
+    assert main([*CODEPARROT, "--tokenizer", str(built["hf"]), "--out-dir", str(out),
+                 "--train-rows", str(N_TRAIN), "--valid-rows", str(N_VALID), "--shuffle-seed", "0",
                  "--vocab-size", str(built["vocab_size"])]) == 0
     assert calls == [("huggingface-course/codeparrot-ds-train", None, "train", {}),
                      ("huggingface-course/codeparrot-ds-valid", None, "validation", {})]

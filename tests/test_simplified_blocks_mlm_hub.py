@@ -1,6 +1,6 @@
 """simplified_blocks masked-LM part at paper scale (mlm.data.source hub), offline: a tiny WordPiece
 vocabulary saved as a BERT fast tokenizer, tiny files in the Pile's and GLUE's own row formats (a
-local mirror), through `simplified_blocks_mlm hub-text` / `hub-glue` and on into `pretrain` and
+local mirror), through `data hub-tokens --masked-lm` / `simplified_blocks_mlm hub-glue` and on into `pretrain` and
 `finetune` unchanged."""
 
 from __future__ import annotations
@@ -73,8 +73,8 @@ def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("sb_mlm_hub")
     tok = save_wordpiece(root / "tok")
     mirror = write_mirror(root / "mirror")
-    assert main(["simplified_blocks_mlm", "hub-text", "--tokenizer", str(tok), "--out-dir", str(root / "text"),
-                 "--train-documents", "8", "--valid-documents", "3", "--mirror", str(mirror)]) == 0
+    assert main(["data", "hub-tokens", "--masked-lm", "--dataset", "pile", "--tokenizer", str(tok), "--out-dir", str(root / "text"),
+                 "--train-rows", "8", "--valid-rows", "3", "--mirror", str(mirror)]) == 0
     assert main(["simplified_blocks_mlm", "hub-glue", "--tokenizer", str(tok), "--out", str(root / "glue.npz"),
                  "--max-tokens", "12", "--mirror", str(mirror)]) == 0
     return {"root": root, "tok": tok, "mirror": mirror}
@@ -91,7 +91,7 @@ def test_the_text_files_are_token_streams_with_the_tokenizers_mask_and_special_i
     words = json.loads(first)["text"].split()  # whole vocabulary words only: one id each
     assert all(w in ID for w in words)
     assert tokens[offsets[0]:offsets[1]].tolist() == [ID[w] for w in words] + [ID["[SEP]"]]
-    assert json.loads((built["root"] / "text" / "card.json").read_text())["sizes"]["valid"]["files"] == 3
+    assert json.loads((built["root"] / "text" / "card.json").read_text())["sizes"]["valid"]["documents"] == 3
 
 
 def test_the_glue_file_holds_every_task_in_the_stand_in_format(built):
@@ -146,9 +146,9 @@ def test_a_tokenizer_without_a_mask_token_is_refused(built, tmp_path, capsys):
         tokenizer_object=Tokenizer(WordLevel({w: i for i, w in enumerate(VOCAB)}, unk_token="[UNK]")),
         unk_token="[UNK]", sep_token="[SEP]")
     plain.save_pretrained(tmp_path / "plain")
-    assert main(["simplified_blocks_mlm", "hub-text", "--tokenizer", str(tmp_path / "plain"), "--out-dir",
-                 str(tmp_path / "t"), "--train-documents", "2", "--valid-documents", "1",
-                 "--mirror", str(built["mirror"])]) == 2
+    assert main(["data", "hub-tokens", "--masked-lm", "--dataset", "pile", "--tokenizer", str(tmp_path / "plain"),
+                 "--out-dir", str(tmp_path / "t"), "--train-rows", "2", "--valid-rows", "1",
+                 "--mirror", str(built["mirror"])]) == 1
     assert "has no mask token" in capsys.readouterr().err
 
 

@@ -80,6 +80,19 @@ def test_finetune_is_deterministic_learns_and_records_divergence():
     assert c["diverged"] and math.isnan(c["scores"]["sst2"]) and c["steps"] == 0
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="auto is the GPU here; CPU and GPU differ in the last bits")
+def test_finetune_on_the_resolved_device_equals_the_default():
+    """`device="auto"` is the CPU without a GPU: identical scores, steps and final loss to the default."""
+    torch.manual_seed(0)
+    cfg = TransformerConfig(**ENCODER, block="pre_ln", output="none")
+    state = Transformer(cfg).state_dict()
+    splits = {"train": _toy_task(64, 0), "eval": _toy_task(64, 1)}
+    settings = FinetuneSettings(epochs=2, batch_size=16, lr=1e-3, dropout=0.1)
+    a = finetune(cfg, state, TASKS["sst2"], splits, settings, seed=3)
+    b = finetune(cfg, state, TASKS["sst2"], splits, settings, seed=3, device="auto")
+    assert (a["scores"], a["steps"], a["final_train_loss"]) == (b["scores"], b["steps"], b["final_train_loss"])
+
+
 def test_run_spec_merges_variant_overrides():
     section = {"model": {"block": "pre_ln", "d_model": 8}, "train": {"lr": 1e-3, "steps": 5},
                "variants": {"sas": {"model": {"block": "sas"}, "train": {"lr": 3e-3}}, "pre_ln": None},

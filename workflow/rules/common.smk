@@ -54,6 +54,12 @@ def all_notebook_outputs():
     return [path for paper, item in sorted(NOTEBOOKS) for path in item_outputs(paper, item)]
 
 
+def mirror_option(data_section):
+    """`--mirror DIR` when a data section's `mirror` names a local copy of the hub's files, else nothing."""
+    mirror = data_section.get("mirror")
+    return f"--mirror {shlex.quote(str(mirror))}" if mirror else ""
+
+
 # -- training runs -----------------------------------------------------------------
 def run_spec(paper, variant, seed):
     """The JSON spec of one training run: the paper's shared model/train settings

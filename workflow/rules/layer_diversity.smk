@@ -53,7 +53,7 @@ rule layer_diversity_hub_data:
         train_sizes=ld_train_sizes(),
         test_size=LD_CFG["data"]["test_size"],
         max_tokens=LD_CFG["data"].get("max_tokens", 512),
-        mirror=ld_mirror_option(),
+        mirror=mirror_option(LD_CFG["data"]),
         out_dir=parent_dir,
     log:
         f"{RESULTS}/logs/{LD}/hub_data/{{family}}.log",

@@ -1,6 +1,4 @@
 # Helpers of workflow/rules/layer_diversity.smk (Snakemake lint wants functions and rules apart).
-import shlex
-
 from repro.ensemble_runs import family_run_spec, hub_data_spec
 
 LD = "layer_diversity"
@@ -113,9 +111,3 @@ def ld_hub_tokenizer(wildcards):
 
 def ld_hub_ids():
     return json.dumps({task: entry["hub"] for task, entry in LD_CFG["data"]["tasks"].items()}, sort_keys=True)
-
-
-def ld_mirror_option():
-    """`--mirror DIR` when data.mirror names a local copy of the hub's files, else nothing."""
-    mirror = LD_CFG["data"].get("mirror")
-    return f"--mirror {shlex.quote(str(mirror))}" if mirror else ""

@@ -151,11 +151,41 @@ rule param_allocation_gather_saturation:
         "python -m repro param-allocation concat --inputs {input} --out {output} > {log} 2>&1"
 
 
+# Paper scale (data.source hub): the first rows of WikiText-103 encoded by a hub tokenizer into token
+# files of the offline corpus's format, so the training and analysis steps read either unchanged.
+rule param_allocation_hub_tokens:
+    output:
+        train=f"{PA_HUB_TOKENS}/train.npz",
+        valid=f"{PA_HUB_TOKENS}/valid.npz",
+        card=f"{PA_HUB_TOKENS}/card.json",
+    params:
+        dataset=PA_DATA_CFG.get("dataset", ""),
+        tokenizer=PA_DATA_CFG.get("tokenizer", ""),
+        train_rows=PA_DATA_CFG.get("train_rows", 1),
+        valid_rows=PA_DATA_CFG.get("valid_rows", 1),
+        mirror=mirror_option(PA_DATA_CFG),
+        out_dir=parent_dir,
+    log:
+        f"{RESULTS}/logs/{PA}/hub_tokens.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{PA}/hub_tokens.tsv"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    conda:
+        ENV
+    shell:
+        "python -m repro data hub-tokens --dataset {params.dataset} --tokenizer {params.tokenizer:q} "
+        "--out-dir {params.out_dir} --train-rows {params.train_rows} "
+        "--valid-rows {params.valid_rows} {params.mirror} > {log} 2>&1"
+
+
 # -- trained decoders: single-head replacement (Figs 4, 6, 9), logit norms (Fig 10), head dims (Fig 5) ---
 rule param_allocation_teacher_train:
     input:
-        train=rules.code_tokens.output.train,
-        valid=rules.code_tokens.output.valid,
+        train=pa_token_file("train"),
+        valid=pa_token_file("valid"),
     output:
         model=f"{PA_TEACHERS}/seed{{seed}}/model.safetensors",
         run=f"{PA_TEACHERS}/seed{{seed}}/run.json",
@@ -185,8 +215,8 @@ rule param_allocation_teacher_analysis:
     input:
         model=rules.param_allocation_teacher_train.output.model,
         run=rules.param_allocation_teacher_train.output.run,
-        train=rules.code_tokens.output.train,
-        valid=rules.code_tokens.output.valid,
+        train=pa_token_file("train"),
+        valid=pa_token_file("valid"),
     output:
         replacement=f"{PA_DIR}/data/teacher/replacement_seed{{seed}}.csv",
         positions=f"{PA_DIR}/data/teacher/positions_seed{{seed}}.csv",
@@ -215,8 +245,8 @@ rule param_allocation_teacher_analysis:
 # One job per seed: a decoder for every (sequence length, head dim).
 rule param_allocation_decoders:
     input:
-        train=rules.code_tokens.output.train,
-        valid=rules.code_tokens.output.valid,
+        train=pa_token_file("train"),
+        valid=pa_token_file("valid"),
     output:
         runs=f"{PA_DIR}/data/decoders/seed{{seed}}.csv",
         curves=f"{PA_DIR}/data/decoders/curves_seed{{seed}}.csv",

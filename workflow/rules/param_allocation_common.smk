@@ -2,6 +2,11 @@
 PA = "param_allocation"
 PA_DIR = f"{RESULTS}/{PA}"
 PA_CFG = config[PA]
+# data.source hub (paper scale): the teachers and Fig 5 decoders read WikiText-103 token files written
+# by param_allocation_hub_tokens instead of the shared offline corpus's (rule code_tokens).
+PA_DATA_CFG = PA_CFG.get("data", {"source": "offline"})
+PA_HUB = PA_DATA_CFG["source"] == "hub"
+PA_HUB_TOKENS = f"{PA_DIR}/data/hub_tokens"
 
 
 def pa_spec(part):
@@ -101,3 +106,8 @@ def pa_gather_groups(wildcards, input, output):
     for name in ("replacement", "positions", "logits", "decoders", "curves"):
         groups.append("--group " + " ".join(shlex.quote(path) for path in [getattr(output, name), *getattr(input, name)]))
     return " ".join(groups)
+
+
+def pa_token_file(split):
+    """The token file of one split (train, valid) that the trained decoders read."""
+    return f"{PA_HUB_TOKENS}/{split}.npz" if PA_HUB else getattr(rules.code_tokens.output, split)

@@ -26,7 +26,8 @@ rule simplified_blocks_hub_tokens:
         valid_files=SB_DATA_CFG.get("valid_files", 1),
         shuffle_seed=SB_DATA_CFG.get("shuffle_seed", 0),
         vocab_size=sb_hub_vocab_size(),
-        mirror=sb_mirror_option(),
+        vocab_key="simplified_blocks.model.vocab_size" if "vocab_size" in SB_CFG["model"] else "tokenizer.vocab_size",
+        mirror=mirror_option(SB_DATA_CFG),
         out_dir=parent_dir,
     log:
         f"{RESULTS}/logs/{SB}/hub_tokens.log",
@@ -39,9 +40,10 @@ rule simplified_blocks_hub_tokens:
     conda:
         ENV
     shell:
-        "python -m repro simplified_blocks hub-tokens --tokenizer {params.tokenizer:q} --out-dir {params.out_dir} "
-        "--train-files {params.train_files} --valid-files {params.valid_files} --shuffle-seed {params.shuffle_seed} "
-        "--vocab-size {params.vocab_size} {params.mirror} > {log} 2>&1"
+        "python -m repro data hub-tokens --dataset codeparrot_ds --valid-dataset codeparrot_ds_valid "
+        "--tokenizer {params.tokenizer:q} --out-dir {params.out_dir} --train-rows {params.train_files} "
+        "--valid-rows {params.valid_files} --shuffle-seed {params.shuffle_seed} "
+        "--vocab-size {params.vocab_size} --vocab-key {params.vocab_key} {params.mirror} > {log} 2>&1"
 
 
 rule simplified_blocks_train:

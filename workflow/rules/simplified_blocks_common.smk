@@ -1,7 +1,6 @@
 # Helpers of the simplified_blocks rules (functions only; the rules are in simplified_blocks.smk).
 import json
 import os
-import shlex
 
 from repro.pipeline.configcheck import merged_run_config
 
@@ -85,9 +84,3 @@ def sb_token_file(split):
 def sb_hub_vocab_size():
     """The vocabulary size the config gives the models (the hub tokenizer must match it)."""
     return SB_CFG["model"].get("vocab_size", config["tokenizer"]["vocab_size"])
-
-
-def sb_mirror_option():
-    """`--mirror DIR` when data.mirror names a local copy of the hub's files, else nothing."""
-    mirror = SB_DATA_CFG.get("mirror")
-    return f"--mirror {shlex.quote(str(mirror))}" if mirror else ""

@@ -101,7 +101,7 @@ rule simplified_blocks_mlm_hub_text:
         tokenizer=MLM_DATA_CFG.get("tokenizer", ""),
         train_documents=MLM_DATA_CFG.get("train_documents", 1),
         valid_documents=MLM_DATA_CFG.get("valid_documents", 1),
-        mirror=mlm_mirror_option(),
+        mirror=mirror_option(MLM_DATA_CFG),
         out_dir=parent_dir,
     log:
         f"{RESULTS}/logs/{SB}/mlm/hub_text.log",
@@ -114,9 +114,9 @@ rule simplified_blocks_mlm_hub_text:
     conda:
         ENV
     shell:
-        "python -m repro simplified_blocks_mlm hub-text --dataset {params.dataset} --tokenizer {params.tokenizer:q} "
-        "--out-dir {params.out_dir} --train-documents {params.train_documents} "
-        "--valid-documents {params.valid_documents} {params.mirror} > {log} 2>&1"
+        "python -m repro data hub-tokens --masked-lm --dataset {params.dataset} --tokenizer {params.tokenizer:q} "
+        "--out-dir {params.out_dir} --train-rows {params.train_documents} "
+        "--valid-rows {params.valid_documents} {params.mirror} > {log} 2>&1"
 
 
 rule simplified_blocks_mlm_hub_glue:
@@ -126,7 +126,7 @@ rule simplified_blocks_mlm_hub_glue:
         tokenizer=MLM_DATA_CFG.get("tokenizer", ""),
         max_tokens=MLM_CFG["model"]["max_seq_len"],
         limit=mlm_glue_limit_option(),
-        mirror=mlm_mirror_option(),
+        mirror=mirror_option(MLM_DATA_CFG),
     log:
         f"{RESULTS}/logs/{SB}/mlm/hub_glue.log",
     benchmark:
@@ -215,7 +215,7 @@ rule simplified_blocks_mlm_finetune:
         ENV
     shell:
         "python -m repro simplified_blocks_mlm finetune --run-dirs {params.run_dirs} --glue {input.glue} --settings {params.settings:q} "
-        "--seeds {params.seeds} --out {output} --threads {threads} > {log} 2>&1"
+        "--seeds {params.seeds} --out {output} --threads {threads}" f"{MLM_FINETUNE_DEVICE_ARG}" " > {log} 2>&1"
 
 
 rule simplified_blocks_mlm_glue:

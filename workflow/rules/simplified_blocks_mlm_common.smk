@@ -1,6 +1,5 @@
 # Helpers of the masked-LM rules of simplified_blocks (functions only; rules in simplified_blocks_mlm.smk).
 import json
-import shlex
 
 from repro.commands.simplified_blocks_mlm import run_spec as mlm_run_spec
 
@@ -15,6 +14,10 @@ MLM_HUB_DIR = f"{MLM_DATA}/hub"
 MLM_GLUE_FILE = f"{MLM_HUB_DIR}/glue.npz" if MLM_HUB else f"{MLM_DATA}/glue_standin.npz"
 # Memory (MB) of a pre-training job: at paper scale ~1B tokens are cut into int64 chunks in memory.
 MLM_PRETRAIN_MEM_MB = 48000 if MLM_HUB else 3000
+# GLUE fine-tuning runs on the device of pre-training (mlm.train.device; absent means cpu), passed
+# as --device only when it is not cpu so that CPU command lines stay as they were.
+MLM_FINETUNE_DEVICE = MLM_CFG["train"].get("device", "cpu")
+MLM_FINETUNE_DEVICE_ARG = "" if MLM_FINETUNE_DEVICE == "cpu" else f" --device {MLM_FINETUNE_DEVICE}"
 
 
 def mlm_spec_json(wildcards):
@@ -62,12 +65,6 @@ def mlm_variant_pattern():
 def mlm_token_file(split):
     """The pre-training token file of one split (train, valid)."""
     return f"{MLM_HUB_DIR}/text/{split}.npz" if MLM_HUB else f"{MLM_DATA}/prose/tokens/{split}.npz"
-
-
-def mlm_mirror_option():
-    """`--mirror DIR` when mlm.data.mirror names a local copy of the hub's files, else nothing."""
-    mirror = MLM_DATA_CFG.get("mirror")
-    return f"--mirror {shlex.quote(str(mirror))}" if mirror else ""
 
 
 def mlm_glue_limit_option():

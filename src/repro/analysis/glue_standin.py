@@ -33,6 +33,7 @@ from torch import Tensor, nn
 from repro.data.glue_standin import TaskSpec, TaskSplit
 from repro.models import Transformer, TransformerConfig
 from repro.training.optim import build_optimizer
+from repro.training.config import resolve_device
 from repro.training.schedules import build_schedule
 from repro.training.seeding import derive_seed, generator
 
@@ -130,20 +131,26 @@ def finetune_config(encoder_cfg: TransformerConfig, settings: FinetuneSettings) 
     return TransformerConfig(**values)
 
 
+def _model_device(model: nn.Module) -> torch.device:
+    return next(model.parameters()).device
+
+
 @torch.no_grad()
 def predict(model: SequenceModel, split: TaskSplit, batch_size: int, regression: bool) -> np.ndarray:
+    """Predicted classes (or regression scores) of every row, computed on the model's device."""
     model.eval()
-    out = []
+    device, out = _model_device(model), []
     for start in range(0, len(split.labels), batch_size):
         rows = slice(start, start + batch_size)
-        logits = model(split.input_ids[rows], padding_mask=split.padding_mask[rows])  # [b, C]
-        out.append(logits[:, 0] if regression else logits.argmax(dim=-1))
+        logits = model(split.input_ids[rows].to(device), padding_mask=split.padding_mask[rows].to(device))  # [b, C]
+        out.append((logits[:, 0] if regression else logits.argmax(dim=-1)).cpu())
     return torch.cat(out).numpy()
 
 
 def _loss(model: SequenceModel, split: TaskSplit, rows: Tensor, regression: bool) -> Tensor:
-    outputs = model(split.input_ids[rows], padding_mask=split.padding_mask[rows])  # [b, C]
-    labels = split.labels[rows]
+    device = _model_device(model)  # the split stays in CPU memory; each batch moves (a no-op on the CPU)
+    outputs = model(split.input_ids[rows].to(device), padding_mask=split.padding_mask[rows].to(device))  # [b, C]
+    labels = split.labels[rows].to(device)
     if regression:
         return F.mse_loss(outputs[:, 0], labels.float())
     return F.cross_entropy(outputs, labels)
@@ -156,15 +163,21 @@ def finetune(
     splits: dict[str, TaskSplit],
     settings: FinetuneSettings,
     seed: int,
+    device: torch.device | str = "cpu",
 ) -> dict:
     """Fine-tune a copy of the encoder on one task; returns {"scores": {column: score},
-    "diverged", "steps", "seconds", "final_train_loss"}. Scores are NaN for a diverged run."""
+    "diverged", "steps", "seconds", "final_train_loss"}. Scores are NaN for a diverged run.
+
+    The model trains and predicts on `device`; the data and the order of batches stay on the CPU,
+    so the order is the same on every device (dropout draws from the device's own generator).
+    """
     regression = spec.n_outputs == 1
     train_split = splits["train"]
     torch.manual_seed(derive_seed(seed, "finetune-init", spec.name))  # head init, then dropout
     encoder = Transformer(finetune_config(encoder_cfg, settings))
     encoder.load_state_dict(encoder_state)
-    model = SequenceModel(encoder, spec.n_outputs, settings.dropout)
+    device = resolve_device(device) if isinstance(device, str) else device  # "auto": cuda where visible
+    model = SequenceModel(encoder, spec.n_outputs, settings.dropout).to(device)
     optimizer = build_optimizer(model, lr=settings.lr, weight_decay=settings.weight_decay,
                                 betas=settings.betas, eps=settings.eps)
     schedule = build_schedule("cosine", lr=settings.lr, warmup=settings.warmup_fraction, min_lr=0.0)

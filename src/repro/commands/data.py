@@ -6,6 +6,8 @@ Steps:
   tokenizer  train the byte-level BPE on the corpus' train split; write tokenizer.json + card
   tokenize   encode both corpus splits; write train.npz, valid.npz + card
   synthetic  generate one synthetic task; write TASK.npz + card
+  hub-tokens paper scale: a hub text corpus (CodeParrot, WikiText-103, the Pile) encoded by a hub
+             tokenizer into train.npz, valid.npz + card, the format `tokenize` writes
 Errors in the inputs (a DataError) are printed as one message and exit with status 1.
 """
 
@@ -124,6 +126,92 @@ def _synthetic(args: argparse.Namespace) -> int:
     return 0
 
 
+
+def _masked_lm_meta(tokenizer_name: str) -> dict:
+    """The ids masked-LM pre-training needs beside the tokens: the mask token and every special token."""
+    from transformers import AutoTokenizer
+
+    from repro.data.errors import DataError
+
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_name)
+    if tokenizer.mask_token_id is None:
+        raise DataError(f"tokenizer {tokenizer_name} has no mask token, which masked-LM pre-training needs")
+    return {"mask_id": int(tokenizer.mask_token_id), "special_ids": sorted(int(i) for i in tokenizer.all_special_ids)}
+
+
+@_reports_data_errors
+def _hub_tokens(args: argparse.Namespace) -> int:
+    """Train and valid token streams of a hub corpus plus a card, as `tokenize` writes them for the
+    offline corpus: the same arrays (tokens uint16/uint32, offsets int64, paths str), one EOS after
+    every document, meta vocab_size and eos_id (plus the tokenizer's name and the hub id, where the
+    offline files record the tokenizer's sha256), so that the training steps read either unchanged.
+    Text is encoded as the hub tokenizer encodes it, as the papers' code did: a literal
+    ``<|endoftext|>`` in a document becomes the special token there, where the offline pipeline
+    reads it as text. With --masked-lm the tokenizer must have a mask token, and the meta adds
+    mask_id and special_ids, which masked-LM pre-training reads."""
+    from pathlib import Path
+
+    from repro.data.cards import file_sha256, make_card, write_card
+    from repro.data.errors import DataError
+    from repro.data.lm_tokens import load_token_stream
+    from repro.hub.datasets import DATASETS, Encoder, build_token_stream
+
+    valid_dataset = args.valid_dataset or args.dataset
+    for flag, value in (("--train-rows", args.train_rows), ("--valid-rows", args.valid_rows)):
+        if value < 1:
+            raise DataError(f"{flag} must be at least 1, got {value}")
+    for name in (args.dataset, valid_dataset):
+        if name not in DATASETS or DATASETS[name].kind != "lm":
+            known = sorted(n for n, d in DATASETS.items() if d.kind == "lm")
+            raise DataError(f"{name!r} is not a language-model corpus of repro.hub.datasets ({', '.join(known)})")
+    encoder = Encoder.from_pretrained(args.tokenizer)
+    extra = _masked_lm_meta(args.tokenizer) if args.masked_lm else {}
+    if args.vocab_size is not None and encoder.vocab_size != args.vocab_size:
+        raise DataError(f"tokenizer {args.tokenizer} has {encoder.vocab_size} ids but the config's model vocab_size is "
+                        f"{args.vocab_size}; set {args.vocab_key} to {encoder.vocab_size} so that the parameter "
+                        "counts describe the trained models")
+    out_dir = Path(args.out_dir)
+    # The train split is a seeded sample where a seed is given (corpora whose file order is not random);
+    # valid is always the first rows, in hub order.
+    plan = (("train", args.dataset, args.train_rows, args.shuffle_seed),
+            ("valid", valid_dataset, args.valid_rows, None))
+    written, sizes, hub_ids = {}, {}, {}
+    for split, name, limit, seed in plan:
+        spec = DATASETS[name]
+        source = Path(args.mirror) / name if args.mirror else None
+        written.update(build_token_stream(spec, encoder, out_dir, source=source, splits=[split], limit=limit,
+                                          shuffle_seed=seed, extra_meta=extra))
+        tokens, offsets, _ = load_token_stream(written[split])  # validates what was written
+        sizes[split] = {"documents": int(len(offsets) - 1), "tokens": int(len(tokens))}
+        hub_ids[split] = spec.hub_id
+        print(f"{split}: {sizes[split]['documents']:,} documents, {sizes[split]['tokens']:,} tokens from {spec.hub_id}",
+              file=sys.stderr)
+    tokenizer_file = Path(args.tokenizer) / "tokenizer.json"
+    card = make_card(
+        name="lm-tokens",
+        generator="repro.hub.datasets.build_token_stream",
+        seed=args.shuffle_seed,
+        params={
+            "vocab_size": encoder.vocab_size,
+            "eos_id": encoder.eos_id,
+            **extra,
+            "tokenizer": args.tokenizer,
+            "tokenizer_sha256": file_sha256(tokenizer_file) if tokenizer_file.is_file() else None,
+            "hub_ids": hub_ids,
+            "source": "local mirror" if args.mirror else "hub",
+            "train_rows": args.train_rows,
+            "valid_rows": args.valid_rows,
+            "train_order": ("the first train_rows of numpy default_rng(seed).permutation of the split"
+                            if args.shuffle_seed is not None else "the first train_rows, in hub order"),
+        },
+        sizes=sizes,
+        files=[written["train"], written["valid"]],
+        packages=["transformers", "tokenizers", "numpy"],
+    )
+    write_card(out_dir / "card.json", card)
+    return 0
+
+
 def register(subparsers) -> None:
     """Add the ``data`` command and its steps."""
     parser = subparsers.add_parser("data", help="build datasets: code corpus, tokenizer, token files, synthetic tasks",
@@ -170,3 +258,24 @@ def register(subparsers) -> None:
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="override a generator parameter, VALUE as JSON, e.g. length=[4,8] (repeatable)")
     p.set_defaults(func=_synthetic)
+
+    p = steps.add_parser("hub-tokens", help="paper scale: a hub corpus encoded by a hub tokenizer into token files")
+    p.add_argument("--dataset", required=True, help="repro.hub.datasets name of the corpus (its train split)")
+    p.add_argument("--valid-dataset", default=None,
+                   help="repro.hub.datasets name holding the valid split, where it is another entry (default: --dataset)")
+    p.add_argument("--tokenizer", required=True, help="hub id or local directory of a transformers tokenizer")
+    p.add_argument("--out-dir", required=True, help="writes train.npz, valid.npz and card.json here")
+    p.add_argument("--train-rows", type=int, required=True,
+                   help="rows kept from the train split (a file of CodeParrot, a document of the Pile, a line of "
+                        "WikiText, whose lines are then joined into articles)")
+    p.add_argument("--valid-rows", type=int, required=True, help="the first this-many rows of the valid split")
+    p.add_argument("--shuffle-seed", type=int, default=None,
+                   help="keep a seeded random sample of the train split (default: its first rows, in hub order)")
+    p.add_argument("--vocab-size", type=int, default=None,
+                   help="the config's model vocab_size: the tokenizer must have exactly this many ids (default: not checked)")
+    p.add_argument("--vocab-key", default="tokenizer.vocab_size", help="the config key named when --vocab-size differs")
+    p.add_argument("--masked-lm", action="store_true",
+                   help="for masked-LM pre-training: require a mask token and record mask_id and special_ids")
+    p.add_argument("--mirror", default=None,
+                   help="local copy of the hub files: MIRROR/<dataset>/<hub split>.parquet|jsonl|csv")
+    p.set_defaults(func=_hub_tokens)

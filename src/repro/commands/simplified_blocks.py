@@ -7,9 +7,6 @@
                 Table 1)
     curves      loss curves of every figure's runs, one tidy CSV per figure (each run read once)
     gains       trajectories of the trainable gains of runs trained with log_gains (Figs 4, 16-22)
-    hub-tokens  paper scale (data.source hub): the train/valid token files of the hub CodeParrot
-                dataset the paper trained on, encoded by its tokenizer, in the format of the
-                offline corpus's token files (rule code_tokens), so training reads them unchanged
 
 Model settings arrive as JSON: {variant: TransformerConfig fields}, exactly what the training
 runs of those variants are built from (see workflow/rules/simplified_blocks_common.smk).
@@ -24,6 +21,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
+
+from repro.analysis.device import DEVICES
 
 
 def register(subparsers) -> None:
@@ -63,21 +62,6 @@ def register(subparsers) -> None:
     gains.add_argument("--runs", nargs="+", required=True, help="run directories (…/<variant>/seed<k>)")
     gains.add_argument("--out", required=True)
     gains.set_defaults(func=gains_cmd)
-
-    hub = actions.add_parser("hub-tokens", help="paper scale: CodeParrot train/valid token files from the hub")
-    hub.add_argument("--tokenizer", required=True, help="hub id or local directory of a transformers tokenizer")
-    hub.add_argument("--out-dir", required=True, help="writes train.npz, valid.npz and card.json here")
-    hub.add_argument("--train-dataset", default="codeparrot_ds", help="repro.hub.datasets name of the train split")
-    hub.add_argument("--valid-dataset", default="codeparrot_ds_valid",
-                     help="repro.hub.datasets name of the valid split")
-    hub.add_argument("--train-files", type=int, required=True, help="files kept from the shuffled train split")
-    hub.add_argument("--valid-files", type=int, required=True, help="files kept from the valid split (in hub order)")
-    hub.add_argument("--shuffle-seed", type=int, required=True, help="seed of the train split's shuffle")
-    hub.add_argument("--vocab-size", type=int, required=True,
-                     help="the config's model vocab_size: the tokenizer must have exactly this many ids")
-    hub.add_argument("--mirror", default=None,
-                     help="local copy of the hub files: MIRROR/<dataset>/<hub split>.parquet|jsonl|csv")
-    hub.set_defaults(func=hub_tokens_cmd)
 
 
 def _write(df, path: str) -> None:
@@ -162,79 +146,6 @@ def gains_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- hub token files (paper scale) --------------------------------------------------------------
-
-
-def hub_tokens_cmd(args: argparse.Namespace) -> int:
-    """Train and valid token streams of the hub CodeParrot data plus a card, as `repro data tokenize`
-    writes them for the offline corpus: the same arrays (tokens uint16/uint32, offsets int64, paths
-    str), one EOS after every file, meta vocab_size and eos_id (plus the tokenizer's name and the hub
-    id, where the offline files record the tokenizer's sha256). Text is encoded as the hub tokenizer
-    encodes it, as the paper's code did: a literal ``<|endoftext|>`` in a file becomes the special
-    token there, where the offline pipeline reads it as text."""
-    from repro.data.cards import file_sha256, make_card, write_card
-    from repro.data.errors import DataError
-    from repro.data.lm_tokens import load_token_stream
-    from repro.hub.datasets import DATASETS, Encoder, build_token_stream
-
-    for flag, value in (("--train-files", args.train_files), ("--valid-files", args.valid_files)):
-        if value < 1:
-            print(f"error: {flag} must be at least 1, got {value}", file=sys.stderr)
-            return 2
-    for name in (args.train_dataset, args.valid_dataset):
-        if name not in DATASETS or DATASETS[name].kind != "lm":
-            known = sorted(n for n, d in DATASETS.items() if d.kind == "lm")
-            print(f"error: {name!r} is not a language-model corpus of repro.hub.datasets ({', '.join(known)})",
-                  file=sys.stderr)
-            return 2
-    encoder = Encoder.from_pretrained(args.tokenizer)
-    if encoder.vocab_size != args.vocab_size:
-        print(f"error: tokenizer {args.tokenizer} has {encoder.vocab_size} ids but the config's model vocab_size is "
-              f"{args.vocab_size}; set tokenizer.vocab_size (or simplified_blocks.model.vocab_size) to "
-              f"{encoder.vocab_size} so that the parameter counts describe the trained models", file=sys.stderr)
-        return 2
-    out_dir = Path(args.out_dir)
-    plan = (("train", args.train_dataset, args.train_files, args.shuffle_seed),
-            ("valid", args.valid_dataset, args.valid_files, None))  # valid: the first files, in hub order
-    written, sizes, hub_ids = {}, {}, {}
-    try:
-        for split, name, limit, seed in plan:
-            spec = DATASETS[name]
-            source = Path(args.mirror) / name if args.mirror else None
-            written.update(build_token_stream(spec, encoder, out_dir, source=source, splits=[split], limit=limit,
-                                              shuffle_seed=seed))
-            tokens, offsets, _ = load_token_stream(written[split])  # validates what was written
-            sizes[split] = {"files": int(len(offsets) - 1), "tokens": int(len(tokens))}
-            hub_ids[split] = spec.hub_id
-            print(f"{split}: {sizes[split]['files']:,} files, {sizes[split]['tokens']:,} tokens from {spec.hub_id}",
-                  file=sys.stderr)
-    except DataError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    tokenizer_file = Path(args.tokenizer) / "tokenizer.json"
-    card = make_card(
-        name="lm-tokens",
-        generator="repro.hub.datasets.build_token_stream",
-        seed=args.shuffle_seed,
-        params={
-            "vocab_size": encoder.vocab_size,
-            "eos_id": encoder.eos_id,
-            "tokenizer": args.tokenizer,
-            "tokenizer_sha256": file_sha256(tokenizer_file) if tokenizer_file.is_file() else None,
-            "hub_ids": hub_ids,
-            "source": "local mirror" if args.mirror else "hub",
-            "train_files": args.train_files,
-            "valid_files": args.valid_files,
-            "shuffle": "train split: numpy default_rng(seed).permutation, as datasets' shuffle(seed)",
-        },
-        sizes=sizes,
-        files=[written["train"], written["valid"]],
-        packages=["transformers", "tokenizers", "numpy"],
-    )
-    write_card(out_dir / "card.json", card)
-    return 0
-
-
 # -- config check -------------------------------------------------------------------------------
 
 
@@ -262,4 +173,8 @@ def check_section(config: dict, paper: str) -> list[str]:
                 problems.append(f"config key {paper}.paper_size does not fit block {variant!r}: {str(err).removeprefix(': ')}")
     if blocks and "pre_ln" not in blocks:
         problems.append(f"config key {paper}.blocks must include pre_ln, the reference of the speed ratios")
+    mlm_device = section.get("mlm", {}).get("train", {}).get("device", "cpu")
+    if mlm_device not in DEVICES:  # the GLUE fine-tuning's --device takes it too
+        problems.append(f"config key {paper}.mlm.train.device is {mlm_device!r}; allowed values: {', '.join(DEVICES)} "
+                        "(the GLUE fine-tuning runs there as well)")
     return problems

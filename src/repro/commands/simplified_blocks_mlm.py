@@ -8,9 +8,8 @@ Transformer Blocks" (crammed-BERT stand-in, Figs 7, 27, Tables 1-2).
     glue       gather the fine-tuning CSVs -> glue_scores.csv (one row per run and column) and
                glue_average.csv (per block: GLUE average, mean and sd over seeds)
   paper scale (mlm.data.source hub):
-    hub-text   pre-training text from the hub (the Pile), WordPiece-encoded token files in the
-               format `pretrain` reads, with the tokenizer's mask and special ids in their meta
     hub-glue   the real GLUE tasks in the stand-in's file format (repro.hub.glue)
+    (the pre-training text, the Pile, comes from `python -m repro data hub-tokens --masked-lm`)
 
 The module registers the command `simplified_blocks_mlm` (`register`) for repro.cli, which lists
 it in COMMAND_MODULES. `run_spec` turns the config section
@@ -25,6 +24,8 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+
+from repro.analysis.device import DEVICES, device_argument
 
 COMMAND = "simplified_blocks_mlm"
 
@@ -45,6 +46,10 @@ def run_spec(section: dict, variant: str, seed: int) -> dict[str, Any]:
             "mask_prob": section["mask_prob"], "eval_chunks": section["eval_chunks"]}
 
 
+#: The config key behind `finetune --device`: fine-tuning runs where pre-training ran.
+FINETUNE_DEVICE_KEY = "simplified_blocks.mlm.train.device"
+
+
 def register(subparsers) -> None:
     parser = subparsers.add_parser(COMMAND, help="masked-LM part of 'Simplifying Transformer Blocks'")
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -61,16 +66,6 @@ def register(subparsers) -> None:
     glue.add_argument("--settings", required=True, help="JSON keyword arguments of build_glue_standin")
     glue.add_argument("--out", required=True)
     glue.set_defaults(func=glue_data_cmd)
-
-    text = actions.add_parser("hub-text", help="paper scale: pre-training token files from a hub text corpus")
-    text.add_argument("--dataset", default="pile", help="repro.hub.datasets name of the text corpus")
-    text.add_argument("--tokenizer", required=True,
-                      help="hub id or directory of a WordPiece tokenizer with a mask token")
-    text.add_argument("--out-dir", required=True, help="writes train.npz, valid.npz and card.json here")
-    text.add_argument("--train-documents", type=int, required=True, help="first documents of the train split")
-    text.add_argument("--valid-documents", type=int, required=True, help="first documents of the valid split")
-    text.add_argument("--mirror", default=None, help="local copy: MIRROR/<dataset>/<hub split>.parquet|jsonl|csv")
-    text.set_defaults(func=hub_text_cmd)
 
     hub_glue = actions.add_parser("hub-glue", help="paper scale: the GLUE tasks from the hub, stand-in file format")
     hub_glue.add_argument("--tokenizer", required=True, help="the pre-training tokenizer (hub id or directory)")
@@ -96,6 +91,8 @@ def register(subparsers) -> None:
     finetune.add_argument("--seeds", type=int, nargs="+", required=True)
     finetune.add_argument("--out", required=True)
     finetune.add_argument("--threads", type=int, default=1)
+    finetune.add_argument("--device", type=device_argument(FINETUNE_DEVICE_KEY), default="cpu",
+                          help=f"where the fine-tuning runs ({', '.join(DEVICES)}; config key {FINETUNE_DEVICE_KEY})")
     finetune.set_defaults(func=finetune_cmd)
 
     gather = actions.add_parser("glue", help="gather fine-tuning CSVs into glue_scores.csv and glue_average.csv")
@@ -131,47 +128,6 @@ def glue_data_cmd(args: argparse.Namespace) -> int:
 
     card = build_glue_standin(args.corpus_dir, args.tokenizer, args.out, **json.loads(args.settings))
     print(json.dumps(card["sizes"]), file=sys.stderr)
-    return 0
-
-
-def hub_text_cmd(args: argparse.Namespace) -> int:
-    """Train/valid token files of the first documents of a hub text corpus, one [SEP] after each
-    document (the document end `load_token_chunks` cuts at), meta with mask_id and special_ids."""
-    from transformers import AutoTokenizer
-
-    from repro.data.cards import make_card, write_card
-    from repro.data.errors import DataError
-    from repro.data.lm_tokens import load_token_stream
-    from repro.hub.datasets import DATASETS, Encoder, build_token_stream
-
-    if args.dataset not in DATASETS or DATASETS[args.dataset].kind != "lm":
-        return _error(f"{args.dataset!r} is not a text corpus of repro.hub.datasets")
-    if min(args.train_documents, args.valid_documents) < 1:
-        return _error("--train-documents and --valid-documents must be at least 1")
-    spec = DATASETS[args.dataset]
-    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
-    if tokenizer.mask_token_id is None:
-        return _error(f"tokenizer {args.tokenizer} has no mask token, which masked-LM pre-training needs")
-    encoder = Encoder.from_pretrained(args.tokenizer)
-    extra = {"mask_id": int(tokenizer.mask_token_id), "special_ids": sorted(int(i) for i in tokenizer.all_special_ids)}
-    source = Path(args.mirror) / spec.name if args.mirror else None
-    written, sizes = {}, {}
-    try:
-        for split, limit in (("train", args.train_documents), ("valid", args.valid_documents)):
-            written.update(build_token_stream(spec, encoder, args.out_dir, source=source, splits=[split], limit=limit,
-                                              extra_meta=extra))
-            tokens, offsets, _ = load_token_stream(written[split])
-            sizes[split] = {"files": int(len(offsets) - 1), "tokens": int(len(tokens))}
-            print(f"{split}: {sizes[split]['files']:,} documents, {sizes[split]['tokens']:,} tokens", file=sys.stderr)
-    except DataError as err:
-        return _error(str(err))
-    card = make_card(name="lm-tokens", generator="repro.hub.datasets.build_token_stream", seed=None,
-                     params={"hub_id": spec.hub_id, "tokenizer": args.tokenizer, "vocab_size": encoder.vocab_size,
-                             "eos_id": encoder.eos_id, **extra, "source": "local mirror" if args.mirror else "hub",
-                             "train_documents": args.train_documents, "valid_documents": args.valid_documents},
-                     sizes=sizes, files=[written["train"], written["valid"]],
-                     packages=["transformers", "tokenizers", "numpy"])
-    write_card(Path(args.out_dir) / "card.json", card)
     return 0
 
 
@@ -221,7 +177,8 @@ def pretrain_cmd(args: argparse.Namespace) -> int:
     if len(valid_chunks) < spec["eval_chunks"]:
         return _error(f"the prose valid split has {len(valid_chunks)} chunks of {seq_len} tokens, fewer than "
                       f"eval_chunks={spec['eval_chunks']}; lower simplified_blocks.mlm.eval_chunks")
-    # token files from a hub tokenizer carry its mask and special ids (hub-text); the offline ones use ours
+    # token files from a hub tokenizer carry its mask and special ids (`data hub-tokens --masked-lm`);
+    # the offline ones use ours
     mask_id, special_ids = int(meta.get("mask_id", MASK_ID)), tuple(meta.get("special_ids", (EOS_ID, MASK_ID)))
     task = SparseMaskedLMTask(train_chunks, valid_chunks[: spec["eval_chunks"]], mask_token_id=mask_id,
                               vocab_size=vocab, mask_prob=spec["mask_prob"], special_ids=special_ids)
@@ -262,7 +219,7 @@ def finetune_cmd(args: argparse.Namespace) -> int:
             return _error(f"{args.glue} was tokenised with {meta['vocab_size']} ids but {run_dir} has {cfg.vocab_size}")
         for name, spec in TASKS.items():
             for seed in args.seeds:
-                out = finetune(cfg, state, spec, tasks[name], settings, seed)
+                out = finetune(cfg, state, spec, tasks[name], settings, seed, device=args.device)
                 for column, split in spec.evals:
                     rows.append(dict(variant=variant, pretrain_seed=pretrain_seed, seed=seed, task=name, column=column,
                                      stands_for=spec.stands_for, metric=spec.metric, score=out["scores"][column],

@@ -8,7 +8,8 @@ Two output formats, the ones the pipeline already reads:
                 translation     src [N,Ts], tgt [N,Tt], src_lengths [N], tgt_lengths [N]
                 prompt          input_ids [N,T], answer_pos [N], labels [N]  (label_token_ids in meta)
   token stream (`repro.data.lm_tokens.load_token_stream`): {split}.npz with tokens, offsets, paths,
-              for the language-model corpora (WikiText-103, CodeParrot).
+              for the language-model corpora (WikiText-103, CodeParrot, the Pile): one document per
+              row, except WikiText, whose rows are lines, joined into one document per article.
 
 Rows come from `datasets.load_dataset(hub_id, config, split=...)` when `source` is None, or from a
 local directory holding the hub's own files for a split (``{split}.parquet``, ``{split}.jsonl`` or
@@ -21,7 +22,8 @@ through transformers) or any `encode(text) -> ids` with the special ids the form
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,9 +80,10 @@ DATASETS: dict[str, HubDataset] = {d.name: d for d in (
                {"train": "train", "valid": "validation", "test": "test"}, ("de", "en"),
                paper="sixteen_heads", approx_size="~30 MB",
                options={"translation_field": "translation", "differs": "IWSLT 2017 release, not the paper's IWSLT14"}),
+    # A row is a line; the lines of each article (from its " = Title = " line) make one document.
     HubDataset("wikitext103", "Salesforce/wikitext", "wikitext-103-raw-v1", "lm",
-               {"train": "train", "valid": "validation"}, ("text",), paper="layer_diversity, param_allocation",
-               approx_size="~300 MB"),
+               {"train": "train", "valid": "validation"}, ("text",), paper="param_allocation",
+               approx_size="~300 MB", options={"lines_of_articles": True}),
     HubDataset("codeparrot", "codeparrot/codeparrot-clean-train", None, "lm",
                {"train": "train"}, ("content",), paper="simplified_blocks", approx_size="~50 GB"),
     # What the simplified-blocks code trains on (HF course's CodeParrot subset of data-science files;
@@ -376,13 +379,38 @@ def _label_in_context(encoder: Encoder, answer: list[int], name: str) -> int:
 # -- language-model corpora ------------------------------------------------------------------
 
 
+# A top-level WikiText heading, " = Title = "; section headings are " = = Section = = ".
+_ARTICLE_HEADING = re.compile(r"^ = [^=].* =\s*$")
+
+
+def _documents(rows: list[dict], spec: HubDataset, split: str) -> Iterator[tuple[str, str]]:
+    """(path, text) of each document of the rows: a row each, or, with the option lines_of_articles
+    (WikiText stores a line per row), the lines of each article joined, an article running from its
+    heading line to the next. Language-model chunks never cross a document's end, so WikiText read a
+    line at a time would lose every paragraph shorter than the context."""
+    if not spec.options.get("lines_of_articles"):
+        for i, row in enumerate(rows):
+            yield str(row.get("path", f"{spec.name}/{split}/{i}")), str(_field(row, spec.fields[0], spec))
+        return
+    lines: list[str] = []
+    start = 0
+    for i, row in enumerate(rows):
+        line = str(_field(row, spec.fields[0], spec))
+        if _ARTICLE_HEADING.match(line) and lines:
+            yield f"{spec.name}/{split}/{start}", "".join(lines)
+            lines, start = [], i
+        lines.append(line)
+    if lines:  # the last article, possibly cut by the row limit
+        yield f"{spec.name}/{split}/{start}", "".join(lines)
+
+
 def build_token_stream(spec: HubDataset | str, encoder: Encoder, out_dir: str | Path,
                        source: str | Path | None = None, splits: Sequence[str] | None = None,
                        limit: int | None = None, shuffle_seed: int | None = None,
                        extra_meta: dict[str, Any] | None = None) -> dict[str, Path]:
     """Write ``{split}.npz`` token streams in `repro.data.lm_tokens`'s format (one document per row,
-    each followed by EOS); returns the written paths. `limit` and `shuffle_seed` choose the rows of
-    each split as in `read_rows` (with a seed: ``datasets``' ``shuffle(seed).select(range(limit))``);
+    or per article for corpora stored a line per row, each followed by EOS); returns the written paths. `limit` and `shuffle_seed` choose the rows of
+    each split as in `read_rows` (with a seed: the first `limit` rows of a numpy permutation seeded by it);
     `extra_meta` adds keys to each file's meta (e.g. the mask id a masked-LM reader needs)."""
     from repro.data.lm_tokens import token_dtype
     from repro.data.npz import write_npz
@@ -395,14 +423,13 @@ def build_token_stream(spec: HubDataset | str, encoder: Encoder, out_dir: str | 
     written = {}
     for split in splits or list(spec.splits):
         pieces, offsets, paths = [], [0], []
-        for i, row in enumerate(read_rows(spec, split, source, limit, shuffle_seed)):
-            text = str(_field(row, spec.fields[0], spec))
-            if not text.strip():  # WikiText's blank lines are not documents
+        for path, text in _documents(read_rows(spec, split, source, limit, shuffle_seed), spec, split):
+            if not text.strip():  # nothing to read (a blank row)
                 continue
             ids = [*encoder.encode(text), eos_id]
             pieces.append(np.asarray(ids, dtype=dtype))
             offsets.append(offsets[-1] + len(ids))
-            paths.append(str(row.get("path", f"{spec.name}/{split}/{i}")))
+            paths.append(path)
         tokens = np.concatenate(pieces) if pieces else np.zeros(0, dtype=dtype)
         arrays = {"tokens": tokens, "offsets": np.asarray(offsets, dtype=np.int64), "paths": np.asarray(paths, dtype=str)}
         meta = {"vocab_size": encoder.vocab_size, "eos_id": eos_id, "tokenizer": encoder.name, "hub_id": spec.hub_id,
