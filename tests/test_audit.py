@@ -9,6 +9,7 @@ import pandas as pd
 from repro.cli import main
 from repro.pipeline.claims import COLUMNS
 from repro.pipeline.compare import changed_claims, changed_data
+from repro.pipeline.lineage import in_dependency_order
 from repro.pipeline.provenance import Job, upstream_jobs
 
 
@@ -62,6 +63,20 @@ def test_upstream_jobs_follow_records_and_find_benchmarks(tmp_path):
     # A stop predicate keeps the walk out of annotation inputs (a notebook's claims.csv).
     assert [j.rule for j in upstream_jobs("r/fig.png", tmp_path, stop_at=lambda p: p.endswith("data.csv"))] == ["plot"]
     assert Job("t", 'x --spec {"seed": 3}', [], [], [], ["r/runs/a/seed1/model"]).seeds() == [1, 3]
+
+
+def test_lineage_steps_follow_dependencies_not_start_times():
+    """Two schedulers start independent jobs in different orders; the card lists them the same way."""
+    def job(rule, inputs, output, start):
+        return Job(rule, f"{rule} {output}", [], inputs, [], [output], starttime=start)
+
+    chain = [job("notebook", ["d/b.csv", "d/a.csv"], "fig.png", 1.0), job("train_b", ["corpus"], "d/b.csv", 3.0),
+             job("train_a", ["corpus"], "d/a.csv", 4.0), job("corpus", [], "corpus", 9.0)]
+    expected = ["corpus", "train_a", "train_b", "notebook"]
+    assert [j.rule for j in in_dependency_order(chain)] == expected
+    for j, start in zip(chain, (9.0, 2.0, 1.0, 0.5)):
+        j.starttime = start
+    assert [j.rule for j in in_dependency_order(list(reversed(chain)))] == expected
 
 
 def test_run_summary_counts_verdicts_and_cost_and_fills_the_readme(tmp_path):

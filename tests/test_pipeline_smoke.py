@@ -113,7 +113,7 @@ def test_nothing_left_to_do_and_notebooks_rerun_byte_identical(smoke_run):
 def test_lineage_card_traces_the_figure_to_its_data(smoke_run):
     card = json.loads((smoke_run / "results/simplified_blocks/figures/fig26.lineage.json").read_text())
     rules = [step["rule"] for step in card["steps"]]
-    # Steps are in start order: the corpus comes before any training and the notebook is last.
+    # Steps are in dependency order: the corpus comes before any training and the notebook is last.
     assert rules[-1] == "figure_notebook"
     assert rules.index("code_corpus") < rules.index("simplified_blocks_train")
     # One job tabulates the curves of every figure, so the card lists every smoke training run;

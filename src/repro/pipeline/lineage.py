@@ -1,7 +1,8 @@
 """Lineage cards: for one figure or table, everything that made it.
 
-``<item>.lineage.json`` sits next to the figure or table and lists, in the order the
-jobs ran, every rule of its chain (data -> training -> analysis -> notebook) with its
+``<item>.lineage.json`` sits next to the figure or table and lists, in dependency order (the
+same in every run of the DAG, whatever order a scheduler ran the jobs in), every rule of its
+chain (data -> training -> analysis -> notebook) with its
 command, parameters, seeds, input files with sha256, and wall time, CPU time and peak
 memory from its benchmark file; then the code version (git commit, dirty or not) and
 the versions of the packages that matter. See `repro.pipeline.provenance` for how the
@@ -17,7 +18,7 @@ import subprocess
 from dataclasses import asdict
 from pathlib import Path
 
-from repro.pipeline.provenance import sha256, upstream_jobs
+from repro.pipeline.provenance import Job, sha256, upstream_jobs
 
 PACKAGES = (
     "torch",
@@ -63,13 +64,29 @@ def code_version(workdir: Path) -> dict[str, object]:
     return {"commit": commit, "dirty": bool(status)}
 
 
+def in_dependency_order(jobs: list[Job]) -> list[Job]:
+    """The jobs by depth in their chain (each after every job whose output it reads), ties by rule
+    and outputs: one order for every run of the DAG, where start times differ between schedulers."""
+    producer = {path: job.key for job in jobs for path in job.outputs}
+    by_key = {job.key: job for job in jobs}
+    depth: dict[tuple[str, str], int] = {}
+
+    def depth_of(job: Job) -> int:
+        if job.key not in depth:
+            parents = {producer[path] for path in job.inputs if path in producer} - {job.key}
+            depth[job.key] = 1 + max((depth_of(by_key[key]) for key in parents), default=-1)
+        return depth[job.key]
+
+    return sorted(jobs, key=lambda job: (depth_of(job), job.rule, sorted(job.outputs)))
+
+
 def lineage_card(target: str, workdir: Path | str, paper: str, item: str) -> dict:
     """The lineage card of `target` (a path relative to `workdir`, the Snakemake workdir)."""
     workdir = Path(workdir)
     # A notebook reads its paper's claims.csv only to caption the verdicts; walking through
     # it would list every run of the paper, not the ones this item was drawn from.
     upstream = upstream_jobs(target, workdir, stop_at=lambda path: path.endswith("/claims.csv"))
-    jobs = sorted(upstream, key=lambda job: (job.starttime or 0.0, job.rule))
+    jobs = in_dependency_order(upstream)
     if not jobs:
         raise FileNotFoundError(f"no Snakemake record for {target} under {workdir / '.snakemake'}: was it made by the workflow?")
     steps, seeds = [], set()
