@@ -62,3 +62,32 @@ def test_timing_claims_are_left_out_of_claims_csv_only(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     assert compare_results.csv_difference(a / "claims.csv", b / "claims.csv") is None
     assert compare_results.csv_difference(a / "other.csv", b / "other.csv") is not None
+
+
+def test_wall_clock_budgeted_outputs_are_held_to_their_form(tmp_path, capsys):
+    """The masked-LM runs train for a wall-clock budget: their weights and scores may differ in value,
+    not in tensor names and shapes, columns or rows; their claims (mlm_*, glue_*) are left out."""
+    trees = {}
+    for name, value, rows in (("a", 1.0, "0.5"), ("b", 2.0, "0.7")):
+        root = tmp_path / name / "simplified_blocks"
+        (root / "mlm_runs" / "sas" / "seed0").mkdir(parents=True)
+        (root / "data").mkdir()
+        write_weights(root / "mlm_runs" / "sas" / "seed0" / "model.safetensors", value, {"step": str(int(value))})
+        (root / "data" / "glue_scores.csv").write_text(f"variant,score\nsas,{rows}\n")
+        (root / "claims.csv").write_text(f"claim,measured\nglue_sas_matches_pre_ln,{rows}\nshaped_identity,1\n")
+        trees[name] = tmp_path / name
+    assert compare_results.main(str(trees["a"]), str(trees["b"])) == 0
+    assert "glue_scores.csv: from a wall-clock-budgeted run" in capsys.readouterr().out
+    # other metadata of a budgeted model is fine; a non-budgeted claim that differs still fails
+    write_weights(trees["b"] / "simplified_blocks" / "mlm_runs" / "sas" / "seed0" / "model.safetensors", 2.0, {})
+    (trees["b"] / "simplified_blocks" / "claims.csv").write_text("claim,measured\nglue_sas_matches_pre_ln,0.7\nshaped_identity,2\n")
+    assert compare_results.main(str(trees["a"]), str(trees["b"])) == 1
+    assert "claims.csv: values differ in columns ['measured']" in capsys.readouterr().out
+    # and so does a budgeted model whose tensors changed shape
+    from safetensors.torch import save_file
+    import torch
+
+    save_file({"w": torch.zeros(3), "b": torch.zeros(1)}, str(trees["b"] / "simplified_blocks" / "mlm_runs" / "sas" / "seed0" / "model.safetensors"))
+    assert "tensor w differs" in compare_results.weights_difference(
+        trees["a"] / "simplified_blocks" / "mlm_runs" / "sas" / "seed0" / "model.safetensors",
+        trees["b"] / "simplified_blocks" / "mlm_runs" / "sas" / "seed0" / "model.safetensors", values=False)
