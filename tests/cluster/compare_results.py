@@ -132,8 +132,9 @@ def csv_difference(a: Path, b: Path, values: bool = True) -> str | None:
 def main(local_root: str, slurm_root: str) -> int:
     local, slurm = files(Path(local_root)), files(Path(slurm_root))
     failures, notes = [], []
-    for name in sorted(set(map(comparable_name, local)) ^ set(map(comparable_name, slurm))):
-        failures.append(f"only in {'local' if name in set(map(comparable_name, local)) else 'SLURM'} run: {name}")
+    local_names, slurm_names = set(map(comparable_name, local)), set(map(comparable_name, slurm))
+    for name in sorted(local_names ^ slurm_names):
+        failures.append(f"only in {'local' if name in local_names else 'SLURM'} run: {name}")
     same = 0
     for name in sorted(set(local) & set(slurm)):
         a, b = local[name], slurm[name]

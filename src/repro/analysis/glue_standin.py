@@ -30,6 +30,7 @@ import torch.nn.functional as F
 from scipy import stats
 from torch import Tensor, nn
 
+from repro.analysis.device import model_device
 from repro.data.glue_standin import TaskSpec, TaskSplit
 from repro.models import Transformer, TransformerConfig
 from repro.training.optim import build_optimizer
@@ -131,15 +132,11 @@ def finetune_config(encoder_cfg: TransformerConfig, settings: FinetuneSettings) 
     return TransformerConfig(**values)
 
 
-def _model_device(model: nn.Module) -> torch.device:
-    return next(model.parameters()).device
-
-
 @torch.no_grad()
 def predict(model: SequenceModel, split: TaskSplit, batch_size: int, regression: bool) -> np.ndarray:
     """Predicted classes (or regression scores) of every row, computed on the model's device."""
     model.eval()
-    device, out = _model_device(model), []
+    device, out = model_device(model), []
     for start in range(0, len(split.labels), batch_size):
         rows = slice(start, start + batch_size)
         logits = model(split.input_ids[rows].to(device), padding_mask=split.padding_mask[rows].to(device))  # [b, C]
@@ -148,7 +145,7 @@ def predict(model: SequenceModel, split: TaskSplit, batch_size: int, regression:
 
 
 def _loss(model: SequenceModel, split: TaskSplit, rows: Tensor, regression: bool) -> Tensor:
-    device = _model_device(model)  # the split stays in CPU memory; each batch moves (a no-op on the CPU)
+    device = model_device(model)  # the split stays in CPU memory; each batch moves (a no-op on the CPU)
     outputs = model(split.input_ids[rows].to(device), padding_mask=split.padding_mask[rows].to(device))  # [b, C]
     labels = split.labels[rows].to(device)
     if regression:
