@@ -161,6 +161,42 @@ def test_finished_run_is_not_trained_again(uninterrupted, tmp_path):
     assert metrics_rows(tmp_path / "copy") == metrics_rows(dir_a)
 
 
+def test_results_are_published_only_when_the_run_ends(checkpointed):
+    """A workflow manager deletes the declared outputs of a failed job; the trainer never needs them."""
+    assert (checkpointed / STATE_FILE).exists() and (checkpointed / "train_log.jsonl").exists()
+    for name in ("metrics.jsonl", "model.safetensors", "run.json"):
+        assert not (checkpointed / name).exists(), name
+
+
+def test_deleted_results_of_a_finished_run_come_back_without_training(uninterrupted, tmp_path):
+    _, dir_a = uninterrupted
+    run_dir = tmp_path / "copy"
+    shutil.copytree(dir_a, run_dir)
+    published = {name: (dir_a / name).read_bytes() for name in ("metrics.jsonl", "model.safetensors")}
+    for name in ("metrics.jsonl", "model.safetensors", "run.json"):
+        (run_dir / name).unlink()
+    _, result = run(run_dir)
+    assert result.resumed_from == 12  # loaded, not trained
+    for name, data in published.items():
+        assert (run_dir / name).read_bytes() == data, name
+    assert json.loads((run_dir / "run.json").read_text())["final"] == json.loads((dir_a / "run.json").read_text())["final"]
+
+
+def test_two_runs_write_identical_weight_files(uninterrupted, tmp_path):
+    _, dir_a = uninterrupted
+    run(tmp_path)
+    assert (tmp_path / "model.safetensors").read_bytes() == (dir_a / "model.safetensors").read_bytes()
+
+
+def test_run_of_the_older_layout_resumes_from_its_metrics_file(checkpointed, tmp_path, uninterrupted):
+    """Before the train log, the trainer appended to metrics.jsonl itself."""
+    run_dir, _ = copy_of(checkpointed, tmp_path)
+    (run_dir / "train_log.jsonl").rename(run_dir / "metrics.jsonl")
+    _, result = run(run_dir)
+    assert result.resumed_from == 6
+    assert metrics_rows(run_dir) == metrics_rows(uninterrupted[1])
+
+
 def test_metrics_rows_have_the_documented_keys(uninterrupted):
     _, run_dir = uninterrupted
     rows = metrics_rows(run_dir, drop=())
@@ -241,9 +277,9 @@ def test_missing_tensor_file_is_refused(checkpointed, tmp_path):
 
 def test_broken_state_file_and_short_metrics_are_refused(checkpointed, tmp_path):
     run_dir, _ = copy_of(checkpointed, tmp_path)
-    metrics = run_dir / "metrics.jsonl"
-    metrics.write_text(metrics.read_text()[:5])
-    with pytest.raises(CheckpointError, match="metrics.jsonl.*truncated or replaced"):
+    log = run_dir / "train_log.jsonl"
+    log.write_text(log.read_text()[:5])
+    with pytest.raises(CheckpointError, match=r"train_log.jsonl.*truncated or replaced(.|\n)*delete .*checkpoint.json"):
         run(run_dir)
     (run_dir / STATE_FILE).write_text('{"format": 1, "file": ')
     with pytest.raises(CheckpointError, match=rf"{STATE_FILE}: not valid JSON"):
@@ -259,7 +295,7 @@ def test_other_config_is_refused_until_restart(checkpointed, tmp_path):
     _, result = run(run_dir, other, restart=True)
     assert result.resumed_from is None and result.step == 12
     assert (run_dir / "previous-1" / tensors.name).exists()
-    assert (run_dir / "previous-1" / "metrics.jsonl").exists()
+    assert (run_dir / "previous-1" / "train_log.jsonl").exists()
 
 
 def test_move_stale_replaces_only_a_run_of_other_settings(checkpointed, tmp_path):
@@ -299,3 +335,55 @@ def test_time_budget_stops_training_and_drives_the_schedule(tmp_path):
     # The last update came after at least rows[-2]["seconds"] of training, far into the decay.
     schedule = config.build_schedule()
     assert rows[-1]["lr"] <= config.lr * schedule((rows[-2]["seconds"] - 0.001) / budget) + 1e-12
+
+
+def test_a_run_being_trained_by_another_process_is_refused(tmp_path):
+    import fcntl
+    import os
+
+    from repro.training.trainer import RunBusyError
+
+    fd = os.open(tmp_path, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # what a live trainer holds
+    try:
+        with pytest.raises(RunBusyError, match="another process is training this run"):
+            run(tmp_path)
+    finally:
+        os.close(fd)
+    _, result = run(tmp_path)  # free again once that process is gone
+    assert result.step == 12
+
+
+def test_clean_drops_superseded_runs_and_finished_optimizer_state(uninterrupted, checkpointed, tmp_path):
+    from repro.cli import main
+
+    _, dir_a = uninterrupted
+    finished, unfinished = tmp_path / "runs/a/seed0", tmp_path / "runs/b/seed0"
+    shutil.copytree(dir_a, finished)
+    shutil.copytree(checkpointed, unfinished)
+    (finished / "previous-1").mkdir()
+    (finished / "previous-1" / "train_log.jsonl").write_text("{}\n")
+    unfinished_bytes = {p.name: p.read_bytes() for p in unfinished.iterdir() if p.is_file()}
+    before = final_checkpoint_tensors(finished)
+
+    assert main(["clean", str(tmp_path), "--previous", "--optimizer-state"]) == 0
+    assert not (finished / "previous-1").exists()
+    after = final_checkpoint_tensors(finished)
+    assert not any(k.startswith("optim/") for k in after) and any(k.startswith("optim/") for k in before)
+    assert {p.name: p.read_bytes() for p in unfinished.iterdir() if p.is_file()} == unfinished_bytes
+    # The finished run still publishes its results again, the same bytes, without training.
+    published = (finished / "model.safetensors").read_bytes()
+    (finished / "model.safetensors").unlink()
+    _, result = run(finished)
+    assert result.resumed_from == 12 and (finished / "model.safetensors").read_bytes() == published
+
+
+def test_a_full_disk_names_the_file_being_written(tmp_path, monkeypatch):
+    import errno
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(checkpoint_module, "save_file", full)
+    with pytest.raises(OSError, match=r"no space left on the device while writing .*checkpoint-000003.safetensors"):
+        run(tmp_path)

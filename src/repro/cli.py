@@ -22,6 +22,7 @@ COMMAND_MODULES = {
     "bench": "repro.commands.bench",
     "report": "repro.commands.report",
     "compare": "repro.commands.compare",
+    "clean": "repro.commands.clean",
     # Paper-specific commands (a module that does not exist yet is skipped).
     "simplified_blocks": "repro.commands.simplified_blocks",
     "simplified_blocks_mlm": "repro.commands.simplified_blocks_mlm",

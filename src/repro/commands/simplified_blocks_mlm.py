@@ -196,13 +196,22 @@ def pretrain_cmd(args: argparse.Namespace) -> int:
 # -- fine-tuning ---------------------------------------------------------------------------------
 
 
+def _finished_items(out: str) -> Path:
+    """Where a fine-tuning job keeps the rows of each finished (encoder, task, seed), next to its output
+    and not declared to Snakemake: an interrupted job, rerun, redoes only what was not finished."""
+    return Path(out).with_suffix(".progress")
+
+
 def finetune_cmd(args: argparse.Namespace) -> int:
+    import hashlib
+
     import pandas as pd
     import torch
 
     from repro.analysis.glue_standin import FinetuneSettings, finetune
     from repro.data.glue_standin import TASKS, load_glue_standin
     from repro.runs import load_model
+    from repro.training.checkpoint import atomic_write_text, sha256_file
 
     torch.set_num_threads(args.threads)
     try:
@@ -210,6 +219,9 @@ def finetune_cmd(args: argparse.Namespace) -> int:
     except (TypeError, ValueError) as err:
         return _error(f"fine-tuning settings: {err}")
     tasks, meta = load_glue_standin(args.glue)
+    progress = _finished_items(args.out)
+    progress.mkdir(parents=True, exist_ok=True)
+    glue_sha = sha256_file(Path(args.glue))
     rows = []
     for run_dir in map(Path, args.run_dirs):
         encoder = load_model(run_dir)
@@ -217,15 +229,28 @@ def finetune_cmd(args: argparse.Namespace) -> int:
         variant, pretrain_seed = run_dir.parent.name, int(run_dir.name.removeprefix("seed"))
         if int(meta["vocab_size"]) != cfg.vocab_size:
             return _error(f"{args.glue} was tokenised with {meta['vocab_size']} ids but {run_dir} has {cfg.vocab_size}")
+        model_sha = sha256_file(run_dir / "model.safetensors")
         for name, spec in TASKS.items():
             for seed in args.seeds:
+                # Everything the rows depend on; a finished item of other inputs is computed again.
+                identity = json.dumps([args.settings, model_sha, glue_sha, name, seed, str(args.device)])
+                key = hashlib.sha256(identity.encode()).hexdigest()
+                done = progress / f"{variant}-pretrain{pretrain_seed}-{name}-seed{seed}.json"
+                if done.exists() and json.loads(done.read_text()).get("key") == key:
+                    rows.extend(json.loads(done.read_text())["rows"])
+                    print(f"{variant} {name} seed {seed}: finished earlier ({done})", file=sys.stderr)
+                    continue
                 out = finetune(cfg, state, spec, tasks[name], settings, seed, device=args.device)
-                for column, split in spec.evals:
-                    rows.append(dict(variant=variant, pretrain_seed=pretrain_seed, seed=seed, task=name, column=column,
-                                     stands_for=spec.stands_for, metric=spec.metric, score=out["scores"][column],
-                                     diverged=out["diverged"], steps=out["steps"], seconds=round(out["seconds"], 3),
-                                     final_train_loss=out["final_train_loss"], n_train=len(tasks[name]["train"].labels),
-                                     n_eval=len(tasks[name][split].labels)))
+                item_rows = [
+                    dict(variant=variant, pretrain_seed=pretrain_seed, seed=seed, task=name, column=column,
+                         stands_for=spec.stands_for, metric=spec.metric, score=out["scores"][column],
+                         diverged=out["diverged"], steps=out["steps"], seconds=round(out["seconds"], 3),
+                         final_train_loss=out["final_train_loss"], n_train=len(tasks[name]["train"].labels),
+                         n_eval=len(tasks[name][split].labels))
+                    for column, split in spec.evals
+                ]
+                atomic_write_text(done, json.dumps({"key": key, "rows": item_rows}) + "\n")
+                rows.extend(item_rows)
                 print(f"{variant} {name} seed {seed}: {out['scores']} diverged={out['diverged']} "
                       f"({out['steps']} steps, {out['seconds']:.1f} s)", file=sys.stderr)
     _write(pd.DataFrame(rows), args.out)

@@ -32,6 +32,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
 
+from repro.data.errors import writing
 from repro.training.optim import named_parameters_in_order
 
 STATE_FILE = "checkpoint.json"
@@ -55,7 +56,7 @@ class TrainingState:
     tokens: int = 0  # tokens processed so far
     seconds: float = 0.0  # training wall time so far (evaluation and checkpointing excluded)
     loss_steps: int = 0  # updates summed in the running train-loss accumulator
-    metrics_bytes: int = 0  # length of metrics.jsonl when the checkpoint was written
+    metrics_bytes: int = 0  # length of the train log when the checkpoint was written
     metrics_rows: int = 0
     finished: bool = False
     last_train_loss: float | None = None
@@ -79,10 +80,15 @@ def _fsync_replace(tmp: Path, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def atomic_write_bytes(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    _fsync_replace(tmp, path)
+    with writing(path):
+        tmp.write_bytes(data)
+        _fsync_replace(tmp, path)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode())
 
 
 def _without_shared_storage(tensors: dict[str, Tensor]) -> dict[str, Tensor]:
@@ -99,11 +105,43 @@ def _without_shared_storage(tensors: dict[str, Tensor]) -> dict[str, Tensor]:
     return out
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _sort_metadata(path: Path) -> None:
+    """Rewrite a safetensors header with its metadata keys sorted, in place.
+
+    safetensors writes the metadata in hash-map order, which changes from process to process, so
+    equal tensors would give different bytes (and lineage hashes). The tensor entries already come
+    in a fixed order. The sorted header has the same length, so the data does not move.
+    """
+    with open(path, "r+b") as f:
+        size = int.from_bytes(f.read(8), "little")
+        raw = f.read(size)
+        header = json.loads(raw)
+        metadata = header.get("__metadata__")
+        if not metadata or len(metadata) < 2:
+            return
+        header["__metadata__"] = dict(sorted(metadata.items()))
+        text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
+        if len(text) > size:  # cannot happen for a reordering of the same header; keep the file as written
+            return
+        f.seek(8)
+        f.write(text + b" " * (size - len(text)))  # spaces are the format's header padding
+
+
 def save_tensors(path: Path, tensors: dict[str, Tensor], metadata: dict[str, str] | None = None) -> None:
-    """Write a safetensors file atomically (temporary file, fsync, os.replace)."""
+    """Write a safetensors file atomically (temporary file, fsync, os.replace); the same tensors and
+    metadata always give the same bytes."""
     tmp = path.with_name(path.name + ".tmp")
-    save_file(_without_shared_storage(tensors), str(tmp), metadata=metadata)
-    _fsync_replace(tmp, path)
+    with writing(path):
+        save_file(_without_shared_storage(tensors), str(tmp), metadata=metadata)
+        _sort_metadata(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())  # safetensors creates files readable by the owner only
+        _fsync_replace(tmp, path)
 
 
 def read_tensors(path: Path) -> dict[str, Tensor]:
@@ -357,3 +395,21 @@ def load_checkpoint(
     _load_optimizer_state(optimizer, tensors, pointer["optimizer_state_keys"], path)
     restore_rng(tensors, device)
     return state, tensors["train/loss_sum"].to(device)
+
+
+def strip_optimizer_state(run_dir: Path) -> int:
+    """Rewrite the final checkpoint of a finished run without its optimizer state; returns the bytes saved.
+
+    A finished run is only ever loaded again to publish its results, which needs the weights alone.
+    A run that has not finished keeps its optimizer state (it must resume exactly); returns 0 then.
+    """
+    pointer = read_pointer(run_dir)
+    if pointer is None or not pointer["state"].get("finished") or not pointer["optimizer_state_keys"]:
+        return 0
+    path = run_dir / pointer["file"]
+    before = path.stat().st_size
+    kept = {name: tensor for name, tensor in read_tensors(path).items() if not name.startswith("optim/")}
+    save_tensors(path, kept)
+    pointer.update(sha256=sha256_file(path), optimizer_state_keys={})
+    atomic_write_text(run_dir / STATE_FILE, json.dumps(pointer, indent=1, sort_keys=True) + "\n")
+    return before - path.stat().st_size

@@ -4,16 +4,21 @@
     task = LanguageModelTask(train_tokens, eval_tokens)
     result = train(model, task, TrainConfig(steps=1000, batch_size=32, lr=1e-3, ...), run_dir)
 
-Run directory (see repro.training.checkpoint for the checkpoint files):
-  metrics.jsonl       one row per logged update: step, tokens, train_loss (mean since the
+Run directory (see repro.training.checkpoint for the checkpoint files). The trainer's own files,
+which it appends to and resumes from:
+  train_log.jsonl     one row per logged update: step, tokens, train_loss (mean since the
                       previous row), eval_loss (null when not evaluated), lr, seconds
   checkpoint.json + checkpoint-<step>.safetensors   the latest resumable state
   snapshots/step-<step>.safetensors                 weights kept at `keep_checkpoints_at`
+and the results, published (each written whole, then moved into place) only when the run ends:
+  metrics.jsonl       a copy of train_log.jsonl
   model.safetensors   final weights;  run.json  config, final metrics, timing
 
-Calling `train` again on the same directory resumes from the checkpoint and ends with
-the same weights, optimizer state and metrics (except `seconds`) as an uninterrupted run:
-data order and masking are functions of (seed, step), and the dropout RNG is restored.
+A workflow manager may delete the published files at any time (Snakemake does so for a failed
+or forced job): they are never read back. Calling `train` again on the same directory resumes
+from the checkpoint and ends with the same weights, optimizer state and metrics (except
+`seconds`) as an uninterrupted run: data order and masking are functions of (seed, step), and
+the dropout RNG is restored. A finished run publishes its results again without training.
 A checkpoint of a different configuration is refused (ConfigMismatchError) unless
 `restart=True` (always) or `move_stale=True` (only when the settings differ) moves the old
 files into previous-<k>/; a checkpoint that does not verify raises CheckpointError.
@@ -21,9 +26,12 @@ files into previous-<k>/; a checkpoint that does not verify raises CheckpointErr
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import fcntl
 import hashlib
 import json
+import os
 import shutil
 import sys
 import time
@@ -39,6 +47,7 @@ from repro.training.checkpoint import (
     STATE_FILE,
     CheckpointError,
     TrainingState,
+    atomic_write_bytes,
     atomic_write_text,
     check_config,
     load_checkpoint,
@@ -53,9 +62,14 @@ from repro.training.seeding import derive_seed
 from repro.training.tasks import Task
 
 METRICS_FILE = "metrics.jsonl"
+TRAIN_LOG_FILE = "train_log.jsonl"  # what the trainer appends to; METRICS_FILE is published from it
 WEIGHTS_FILE = "model.safetensors"
 RUN_FILE = "run.json"
 PROGRESS_MININTERVAL_S = 5.0  # keeps Snakemake rule logs small
+
+
+class RunBusyError(RuntimeError):
+    """Another live process is training in the same run directory."""
 
 
 class TrainingInterrupted(RuntimeError):
@@ -139,7 +153,7 @@ def gain_values(model: nn.Module) -> dict[str, list[float]]:
 
 
 class MetricsLog:
-    """Appends JSON rows to metrics.jsonl and knows its length, so a resume can cut it back."""
+    """Appends JSON rows to the train log and knows its length, so a resume can cut it back."""
 
     def __init__(self, path: Path, resume_at: int | None):
         """Start a new file (`resume_at=None`) or keep the first `resume_at` bytes of an existing one."""
@@ -171,7 +185,7 @@ class MetricsLog:
 
 # -- run directory housekeeping -------------------------------------------------------------
 
-_RUN_OUTPUTS = (STATE_FILE, METRICS_FILE, WEIGHTS_FILE, RUN_FILE, SNAPSHOT_DIR)
+_RUN_OUTPUTS = (STATE_FILE, TRAIN_LOG_FILE, METRICS_FILE, WEIGHTS_FILE, RUN_FILE, SNAPSHOT_DIR)
 
 
 def _run_files(run_dir: Path) -> list[Path]:
@@ -201,9 +215,34 @@ def _clear_uncheckpointed(run_dir: Path) -> None:
             shutil.rmtree(path)
         else:
             path.unlink()
-    for pattern in ("checkpoint*.tmp", f"{METRICS_FILE}.tmp", f"{WEIGHTS_FILE}.tmp", f"{RUN_FILE}.tmp"):
-        for tmp in run_dir.glob(pattern):
-            tmp.unlink()
+    for tmp in run_dir.glob("*.tmp"):  # half-written files of atomic writes
+        tmp.unlink()
+
+
+def _adopt_published_metrics(run_dir: Path, needed: int) -> None:
+    """A run directory of the layout before the train log existed kept its rows in metrics.jsonl only."""
+    log, published = run_dir / TRAIN_LOG_FILE, run_dir / METRICS_FILE
+    if not log.exists() and published.exists() and published.stat().st_size >= needed:
+        atomic_write_bytes(log, published.read_bytes())
+
+
+@contextlib.contextmanager
+def _sole_trainer(run_dir: Path):
+    """Hold an OS lock on the run directory while training, so that two processes never write the same
+    run (a job left running by a killed workflow manager, and its rerun). The kernel releases it when
+    the process ends, however it ends."""
+    fd = os.open(run_dir, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunBusyError(
+                f"{run_dir}: another process is training this run right now (perhaps a job left running by "
+                "an interrupted workflow); wait for it to end or stop it, then rerun the same command"
+            ) from None
+        yield
+    finally:
+        os.close(fd)
 
 
 # -- the loop -------------------------------------------------------------------------------
@@ -218,7 +257,10 @@ def _write_outputs(
     state: TrainingState,
     resumed_from: int | None,
 ) -> None:
-    """model.safetensors (final weights) and run.json (config, final metrics, timing)."""
+    """Publish metrics.jsonl (the train log), model.safetensors (final weights) and run.json
+    (config, final metrics, timing), each written whole before it takes its name."""
+    log = (run_dir / TRAIN_LOG_FILE).read_bytes()[: state.metrics_bytes]
+    atomic_write_bytes(run_dir / METRICS_FILE, log)
     save_weights(model, run_dir / WEIGHTS_FILE, metadata={"step": str(state.step), "config_hash": digest})
     seconds = state.seconds
     summary = {
@@ -282,14 +324,21 @@ class _Run:
             torch.manual_seed(derive_seed(self.config.seed, "dropout"))  # the dropout stream, distinct from init
             self.state, self.loss_sum = TrainingState(), torch.zeros((), device=self.device)
             self.resumed_from = None
-            self.metrics = MetricsLog(self.run_dir / METRICS_FILE, resume_at=None)
+            self.metrics = MetricsLog(self.run_dir / TRAIN_LOG_FILE, resume_at=None)
         else:
             check_config(self.run_dir, pointer, self.digest, self.identity)
-            self.state, self.loss_sum = load_checkpoint(
-                self.run_dir, pointer, model=self.model, optimizer=self.optimizer, device=self.device
-            )
+            try:
+                self.state, self.loss_sum = load_checkpoint(
+                    self.run_dir, pointer, model=self.model, optimizer=self.optimizer, device=self.device
+                )
+                _adopt_published_metrics(self.run_dir, self.state.metrics_bytes)
+                self.metrics = MetricsLog(self.run_dir / TRAIN_LOG_FILE, resume_at=self.state.metrics_bytes)
+            except CheckpointError as err:
+                raise CheckpointError(
+                    f"{err}\nThe checkpoint in {self.run_dir} cannot be resumed. To train this run again from "
+                    f"the start, delete {self.run_dir / STATE_FILE} and rerun the same command."
+                ) from None
             self.resumed_from = self.state.step
-            self.metrics = MetricsLog(self.run_dir / METRICS_FILE, resume_at=self.state.metrics_bytes)
 
     def update(self) -> float:
         """One optimizer update; returns the peak-group LR it used. No host sync."""
@@ -400,6 +449,11 @@ def train(
     """
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
+    with _sole_trainer(run_dir):
+        return _train(model, task, config, run_dir, restart, move_stale, progress, interrupt_after)
+
+
+def _train(model, task, config, run_dir, restart, move_stale, progress, interrupt_after) -> TrainResult:
     torch.set_num_threads(config.threads)
     run = _Run(model, task, config, run_dir)
     run.open(restart, move_stale)
