@@ -74,3 +74,30 @@ def test_npz_errors(tmp_path):
         read_npz(tmp_path / "junk.npz")
     with pytest.raises(DataError, match="dtype object"):
         write_npz(tmp_path / "o.npz", {"o": np.array([{}, 1], dtype=object)})
+
+
+def _carded_npz(directory, name="train.npz", value=1):
+    path = write_npz(directory / name, {"x": np.full(4, value, dtype=np.int64)})
+    card = make_card(name="d", generator="test", seed=0, params={}, sizes={}, files=[path], packages=[])
+    write_card(directory / "card.json", card)
+    return path
+
+
+def test_a_file_that_differs_from_its_card_is_refused_on_load(tmp_path):
+    path = _carded_npz(tmp_path)
+    read_npz(path)  # as written: fine
+    other = write_npz(tmp_path / "other.npz", {"x": np.zeros(4, dtype=np.int64)})
+    path.write_bytes(other.read_bytes())  # a valid .npz, but not the one the card describes
+    with pytest.raises(DataError, match=r"train.npz is not the file its data card .*card.json describes"
+                                        r".*delete .*train.npz and rerun the same snakemake command"):
+        read_npz(path)
+
+
+def test_writing_a_dataset_file_anew_drops_the_card_of_the_old_one(tmp_path):
+    path = _carded_npz(tmp_path)
+    write_npz(path, {"x": np.arange(4)})  # rebuilt with other settings; the builder writes the card last
+    assert not (tmp_path / "card.json").exists()
+    read_npz(path)  # no stale card to refuse it
+    _carded_npz(tmp_path, value=2)
+    write_npz(tmp_path / "unrelated.npz", {"x": np.arange(2)})  # a card that does not list it stays
+    assert (tmp_path / "card.json").exists()

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from repro.data.errors import DataError
+from repro.data.errors import DataError, rebuild_hint
 
 CARD_FORMAT = 1  # bump when the card's layout changes
 
@@ -128,3 +128,39 @@ def verify_card_files(card_path: str | Path) -> None:
             bad.append(f"{name} (sha256 differs)")
     if bad:
         raise DataError(f"files listed in {card_path} do not match it: {', '.join(bad)}; rebuild the dataset")
+
+
+def _cards_of(path: Path) -> list[Path]:
+    return [card for card in (card_path_for(path), path.parent / "card.json") if card.is_file()]
+
+
+def drop_stale_card(path: str | Path) -> None:
+    """Remove the card that lists `path` before the file is written anew; the builder writes the new
+    card once every file of the dataset is in place."""
+    path = Path(path)
+    for card_path in _cards_of(path):
+        try:
+            listed = path.name in read_card(card_path).get("files", {})
+        except DataError:
+            listed = True  # an unreadable card describes nothing
+        if listed:
+            card_path.unlink()
+
+
+def check_against_card(path: str | Path) -> None:
+    """Raise DataError if a dataset file differs from the sha256 its data card records.
+
+    The card is looked up beside the file (``NAME.card.json``) or in its directory (``card.json``);
+    a file no card lists (a test fixture, a file of another tool) is not checked.
+    """
+    path = Path(path)
+    for card_path in _cards_of(path):
+        entry = read_card(card_path).get("files", {}).get(path.name)
+        if entry is None:
+            continue
+        if file_sha256(path) != entry["sha256"]:
+            raise DataError(
+                f"{path} is not the file its data card {card_path} describes (sha256 differs): it is corrupt or was "
+                f"changed after it was made; {rebuild_hint(path)}"
+            )
+        return

@@ -38,8 +38,8 @@ from typing import NamedTuple
 
 from tqdm import tqdm
 
-from repro.data.cards import file_sha256, make_card, write_card
-from repro.data.errors import DataError
+from repro.data.cards import check_against_card, drop_stale_card, file_sha256, make_card, write_card
+from repro.data.errors import DataError, rebuild_hint
 
 TORCH_VERSION = "2.13.0"  # the version pinned in pyproject.toml
 MANIFEST_DIR = Path(__file__).parent / "manifests"
@@ -274,6 +274,7 @@ def build_corpus(
     written = []
     for split, entries in zip(SPLITS, (train, valid)):
         path = out_dir / f"{split}.jsonl.gz"
+        drop_stale_card(path)
         _write_split(path, entries, contents)
         written.append(path)
     card = make_card(
@@ -306,10 +307,11 @@ def iter_corpus(corpus_dir: str | Path, split: str) -> Iterator[tuple[str, str]]
     path = Path(corpus_dir) / f"{split}.jsonl.gz"
     if not path.is_file():
         raise DataError(f"corpus split not found: {path}; run `python -m repro data corpus` first")
+    check_against_card(path)
     try:
         with gzip.open(path, "rt", encoding="utf-8") as handle:
             for number, line in enumerate(handle, start=1):
                 record = json.loads(line)
                 yield record["path"], record["text"]
     except (OSError, EOFError, json.JSONDecodeError, KeyError, UnicodeDecodeError, zlib.error) as err:
-        raise DataError(f"corpus split {path} is corrupt ({type(err).__name__}: {err}); rebuild the corpus") from None
+        raise DataError(f"corpus split {path} is corrupt ({type(err).__name__}: {err}); {rebuild_hint(path)}") from None

@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from repro.data.cards import make_card, write_card
+from repro.data.cards import drop_stale_card, make_card, write_card
 from repro.data.corpus import SPLITS, iter_corpus
 from repro.data.errors import DataError
 
@@ -97,6 +97,7 @@ def build_prose_corpus(corpus_dir: str | Path, out_dir: str | Path, max_bytes: i
         if not records:
             raise DataError(f"the {split} split of {corpus_dir} has no docstring or comment; use a larger corpus")
         path = out_dir / f"{split}.jsonl.gz"
+        drop_stale_card(path)
         _write_records(path, records)
         written.append(path)
         sizes[split] = {"files_scanned": scanned, "documents": len(records), "bytes": total}

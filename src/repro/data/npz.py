@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from repro.data.errors import DataError
+from repro.data.cards import check_against_card, drop_stale_card
+from repro.data.errors import DataError, rebuild_hint, writing
 
 _FIXED_DATE = (1980, 1, 1, 0, 0, 0)  # the earliest date a zip entry can hold
 META_KEY = "meta.json"  # a uint8 array holding JSON metadata, readable without pickle
@@ -31,17 +32,19 @@ def write_npz(path: str | Path, arrays: Mapping[str, np.ndarray], meta: Mapping[
     if meta is not None:
         text = json.dumps(meta, sort_keys=True, separators=(",", ":"), allow_nan=False)
         members[META_KEY] = np.frombuffer(text.encode(), dtype=np.uint8)
-    tmp = path.with_name(path.name + ".tmp")
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for key in sorted(members):
-            if members[key].dtype == object:
-                raise DataError(f"array {key!r} has dtype object, which cannot be stored without pickle")
-            info = zipfile.ZipInfo(key + ".npy", date_time=_FIXED_DATE)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.external_attr = 0o644 << 16
-            with archive.open(info, "w", force_zip64=True) as member:
-                np.lib.format.write_array(member, members[key], allow_pickle=False)
-    tmp.replace(path)  # never leave a half-written file under the final name
+    drop_stale_card(path)
+    with writing(path):
+        tmp = path.with_name(path.name + ".tmp")
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            for key in sorted(members):
+                if members[key].dtype == object:
+                    raise DataError(f"array {key!r} has dtype object, which cannot be stored without pickle")
+                info = zipfile.ZipInfo(key + ".npy", date_time=_FIXED_DATE)
+                info.compress_type = zipfile.ZIP_DEFLATED
+                info.external_attr = 0o644 << 16
+                with archive.open(info, "w", force_zip64=True) as member:
+                    np.lib.format.write_array(member, members[key], allow_pickle=False)
+        tmp.replace(path)  # never leave a half-written file under the final name
     return path
 
 
@@ -49,16 +52,17 @@ def read_npz(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any] | 
     """Read every array of an .npz written by ``write_npz``; returns (arrays, meta or None)."""
     path = Path(path)
     if not path.is_file():
-        raise DataError(f"dataset file not found: {path}")
+        raise DataError(f"dataset file not found: {path}; {rebuild_hint(path)}")
+    check_against_card(path)
     try:
         with np.load(path, allow_pickle=False) as archive:
             arrays = {key: archive[key] for key in archive.files}
     except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as err:
-        raise DataError(f"dataset file {path} is corrupt or not an .npz ({type(err).__name__}: {err}); rebuild it") from None
+        raise DataError(f"dataset file {path} is corrupt or not an .npz ({type(err).__name__}: {err}); {rebuild_hint(path)}") from None
     meta = None
     if META_KEY in arrays:
         try:
             meta = json.loads(arrays.pop(META_KEY).tobytes().decode())
         except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise DataError(f"metadata in {path} is corrupt ({err}); rebuild it") from None
+            raise DataError(f"metadata in {path} is corrupt ({err}); {rebuild_hint(path)}") from None
     return arrays, meta

@@ -29,7 +29,7 @@ from pathlib import Path
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from tqdm import tqdm
 
-from repro.data.cards import card_path_for, make_card, read_card, write_card
+from repro.data.cards import card_path_for, check_against_card, drop_stale_card, make_card, read_card, write_card
 from repro.data.corpus import iter_corpus, prefix_reaching
 from repro.data.errors import DataError
 
@@ -85,6 +85,7 @@ def train_tokenizer(
 
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
+    drop_stale_card(out_path)
     out_path.write_text(tokenizer.to_str(pretty=True) + "\n", encoding="utf-8")
     corpus_card = read_card(card_path_for(corpus_dir))
     card = make_card(
@@ -121,6 +122,7 @@ def load_tokenizer(path: str | Path) -> Tokenizer:
     path = Path(path)
     if not path.is_file():
         raise DataError(f"tokenizer not found: {path}; run `python -m repro data tokenizer` first")
+    check_against_card(path)
     try:
         tokenizer = Tokenizer.from_file(str(path))
     except Exception as err:  # the Rust side raises a bare Exception on malformed JSON
