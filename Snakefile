@@ -7,17 +7,21 @@
 # Layout and conventions: README.md and config/README.md.
 from snakemake.utils import min_version, validate
 
-from repro.pipeline.configcheck import check_config
+from repro.pipeline.configcheck import check_config, check_config_files
 
 min_version("9.0")
+
+# Snakemake's error for a YAML error in this file names neither the file nor the line.
+check_config_files(["config/config.yaml"])
 
 
 configfile: "config/config.yaml"
 
 
 # Readable errors (key path and allowed values) before any job starts, then
-# Snakemake's own schema validation, which also fills defaults.
-check_config(config)
+# Snakemake's own schema validation, which also fills defaults. The sources let the check
+# read --config values as YAML and hold each scale file to its scale.
+check_config(config, configfiles=workflow.configfiles, command_line=workflow.config_settings.config)
 validate(config, schema="workflow/schemas/config.schema.yaml")
 
 

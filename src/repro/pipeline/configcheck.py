@@ -10,14 +10,18 @@ Two layers:
    sections (a figure naming an undefined variant).
 
 `merged_run_config` is also what the Snakemake rules use to write each run's spec,
-so what is checked is exactly what runs.
+so what is checked is exactly what runs. Given the config's sources (the Snakefile passes
+them), `check_config` also reads `--config` values as YAML and holds each scale file to its
+scale (repro.pipeline.configsources); relations between keys that a job would otherwise
+trip over are in repro.pipeline.configrelations.
 """
 
 from __future__ import annotations
 
 import copy
+import re
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
 import jsonschema
@@ -26,6 +30,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from repro.models.config import ConfigError, config_from_dict
+from repro.pipeline import configsources
 
 SCHEMA_PATH = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
 MAX_REPORTED = 12
@@ -52,18 +57,46 @@ def schema_registry(schema_dir: Path | str = SCHEMA_PATH.parent) -> Registry:
     return Registry().with_resources(resources)
 
 
-def check_config(config: dict, schema: dict | None = None) -> None:
-    """Raise PipelineConfigError naming every bad key, or return silently."""
+def check_config(config: dict, schema: dict | None = None, *, configfiles: Iterable[str | Path] = (),
+                 command_line: Mapping | None = None) -> None:
+    """Raise PipelineConfigError naming every bad key, or return silently.
+
+    `configfiles` (workflow.configfiles) are held to their scale; `command_line` is what Snakemake
+    parsed from `--config` (workflow.config_settings.config): its values, which reach `config` as
+    strings, are first re-read as YAML in `config` itself, so the rules see the typed values."""
+    from_command_line = configsources.type_command_line(config, command_line)
     schema = load_schema() if schema is None else schema
-    problems = schema_problems(config, schema)
+    problems = configsources.scale_problems(configfiles) + schema_problems(config, schema)
     if not problems:
         problems = semantic_problems(config)
     if problems:
-        shown = problems[:MAX_REPORTED]
-        more = f"\n  ... and {len(problems) - MAX_REPORTED} more" if len(problems) > MAX_REPORTED else ""
-        raise PipelineConfigError(
-            "invalid configuration (nothing was run):\n  - " + "\n  - ".join(shown) + more
-        )
+        _raise(problems, _command_line_note(problems, from_command_line))
+
+
+def check_config_files(paths: Iterable[str | Path]) -> None:
+    """Raise PipelineConfigError naming the file, line and column of each file that is not valid
+    YAML. For the Snakefile's own `configfile:` (Snakemake's error names neither)."""
+    problems = configsources.yaml_problems(paths)
+    if problems:
+        _raise(problems)
+
+
+def _raise(problems: list[str], note: str = "") -> None:
+    shown = problems[:MAX_REPORTED]
+    more = f"\n  ... and {len(problems) - MAX_REPORTED} more" if len(problems) > MAX_REPORTED else ""
+    raise PipelineConfigError(
+        "invalid configuration (nothing was run):\n  - " + "\n  - ".join(shown) + more + note
+    )
+
+
+def _command_line_note(problems: list[str], keys: list[str]) -> str:
+    """A hint when a reported key was set with --config, whose nested values are easy to get wrong."""
+    named = [key for key in keys if any(re.search(rf"(?<![\w.]){re.escape(key)}(?![\w])", p) for p in problems)]
+    if not named:
+        return ""
+    return (f"\n{', '.join(named)} came from --config, whose values this check reads as YAML. For nested "
+            f"settings use {configsources.OVERLAY_HINT} instead (a few keys in a YAML file of their own, "
+            "merged over the scale file): snakemake --configfile config/smoke.yaml my-overlay.yaml")
 
 
 # -- schema ------------------------------------------------------------------------
@@ -102,34 +135,22 @@ def _describe(error: jsonschema.ValidationError) -> str:
 # -- semantics ---------------------------------------------------------------------
 def semantic_problems(config: dict) -> list[str]:
     """Problems found by every registered section check (see SECTION_CHECKS)."""
+    from repro.pipeline.configrelations import RELATION_CHECKS
+
     problems = []
     for paper, check in SECTION_CHECKS.items():
         if paper in config:
             problems += check(config, paper)
+            for relation in RELATION_CHECKS.get(paper, []):
+                problems += relation(config, paper)
     return problems
 
 
 def check_lm_section(config: dict, paper: str) -> list[str]:
     """A language-model paper section: every variant's model and training config can be
     built, and every figure names defined variants."""
-    from repro.training.config import TrainConfig  # late import: keeps Snakefile parsing light
-
-    problems = []
     section = config[paper]
-    failures: dict[str, list[str]] = {}  # message -> variants where it occurs
-    for variant in section["variants"]:
-        spec = merged_run_config(config, paper, variant, seed=0)
-        for part, build in (("model", lambda s: config_from_dict(s, where="")), ("train", lambda s: TrainConfig(**s))):
-            try:
-                build(spec[part])
-            except (ValueError, TypeError) as err:
-                failures.setdefault(f"{part}: {str(err).removeprefix(': ')}", []).append(variant)
-    for message, variants in failures.items():
-        part, text = message.split(": ", 1)
-        if len(variants) == len(section["variants"]):
-            problems.append(f"{paper}.{part} (every variant): {text}")
-        else:
-            problems.append(f"{paper}.variants.{{{','.join(variants)}}}.{part}: {text}")
+    problems = variant_build_problems(paper, section, config["tokenizer"]["vocab_size"])
     for item, entry in section.get("figures", {}).items():
         for variant in entry.get("variants", []):
             if variant not in section["variants"]:
@@ -137,6 +158,64 @@ def check_lm_section(config: dict, paper: str) -> list[str]:
                     f"config key {paper}.figures.{item}.variants names {variant!r}, which is not defined under "
                     f"{paper}.variants (defined: {', '.join(section['variants'])})"
                 )
+    return problems
+
+
+# The field a build error is about: "TrainConfig.steps=..." or "n_heads=3 (layer 0) ...".
+_ERROR_FIELD = re.compile(r"^(?:TrainConfig\.)?(\w+)=")
+
+
+def _error_field(message: str | None) -> str | None:
+    match = _ERROR_FIELD.match(message or "")
+    return match.group(1) if match else None
+
+
+def _build_error(part: str, values: dict, vocab_size: int) -> str | None:
+    """Why the model or train settings `values` do not build (None if they do)."""
+    from repro.training.config import TrainConfig  # late import: keeps Snakefile parsing light
+
+    try:
+        if part == "model":
+            config_from_dict({"vocab_size": vocab_size, **values}, where="")
+        else:
+            TrainConfig(**{**values, "seed": 0})
+    except (ValueError, TypeError) as err:
+        return str(err).removeprefix(": ")
+    return None
+
+
+def variant_build_problems(where: str, section: dict, vocab_size: int) -> list[str]:
+    """Every variant's model and training settings (the shared `model`/`train` of `section`
+    updated by `variants.<name>.model/train`) build. A failure that variants inherit from the
+    shared settings is reported once, at the shared key, not once per variant; the other
+    failures are grouped by message, naming the variants."""
+    problems = []
+    variants = section["variants"]
+    for part in ("model", "train"):
+        shared = section[part]
+        shared_error = _build_error(part, shared, vocab_size)
+        field = _error_field(shared_error)
+        inherited = False
+        failures: dict[str, list[str]] = {}  # message -> variants where it occurs
+        for variant, overrides in variants.items():
+            own = (overrides or {}).get(part) or {}
+            error = _build_error(part, {**shared, **own}, vocab_size)
+            if error is None:
+                continue
+            # the shared error again, or the same field failing where the variant keeps the shared value
+            same_field = field is not None and field not in own and _error_field(error) == field
+            if shared_error and (error == shared_error or same_field):
+                inherited = True
+            else:
+                failures.setdefault(error, []).append(variant)
+        if inherited:
+            key = f"{where}.{part}.{field}" if field in shared else f"{where}.{part}"
+            problems.append(f"config key {key} (shared by the variants): {shared_error}")
+        for text, names in failures.items():
+            if len(names) == len(variants):
+                problems.append(f"{where}.{part} (every variant): {text}")
+            else:
+                problems.append(f"{where}.variants.{{{','.join(names)}}}.{part}: {text}")
     return problems
 
 
