@@ -47,7 +47,7 @@ smoke: $(STAMP)
 
 reproduce: $(STAMP)
 	$(SNAKEMAKE) --workflow-profile $(PROFILE) --cores $(CORES) $(SNAKEMAKE_ARGS)
-	$(SNAKEMAKE) --workflow-profile $(PROFILE) --report results/report.html
+	$(SNAKEMAKE) --workflow-profile $(PROFILE) --report results/laptop/report.html
 
 lint: $(STAMP)
 	$(SNAKEMAKE) --workflow-profile $(PROFILE) --lint

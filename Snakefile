@@ -5,11 +5,19 @@
 #   snakemake --configfile config/paper.yaml ...          paper scale (GPU cluster)
 #
 # Layout and conventions: README.md and config/README.md.
+import os
+
 from snakemake.utils import min_version, validate
 
 from repro.pipeline.configcheck import check_config, check_config_files
+from repro.pipeline.recovery import release_stale_locks
 
 min_version("9.0")
+
+# A run killed outright leaves Snakemake's lock behind; rerunning the same command clears it
+# when no other instance is alive (repro.pipeline.recovery).
+if workflow.is_main_process:
+    release_stale_locks(os.getcwd())
 
 # Snakemake's error for a YAML error in this file names neither the file nor the line.
 check_config_files(["config/config.yaml"])
@@ -39,9 +47,9 @@ rule all:
     default_target: True
     input:
         all_notebook_outputs(),
-        "results/scorecard.csv",
-        "results/scorecard.md",
+        f"{RESULTS}/scorecard.csv",
+        f"{RESULTS}/scorecard.md",
         lineage_cards(),
-        "results/compute.csv",
-        "results/SUMMARY.md",
-        expand("results/{paper}/REPRODUCIBILITY.md", paper=PAPERS),
+        f"{RESULTS}/compute.csv",
+        f"{RESULTS}/SUMMARY.md",
+        expand(f"{RESULTS}/{{paper}}/REPRODUCIBILITY.md", paper=PAPERS),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,3 +25,30 @@ def planned_rules():
         return {line.split()[1].rstrip(":") for line in out.splitlines() if line.startswith(("rule ", "localrule "))}
 
     return plan
+
+
+def copy_checkout(target: Path) -> Path:
+    """Copy the working tree (tracked and untracked, non-ignored files) into `target`: a fresh clone
+    with the uncommitted changes, without results/, .snakemake/ or .venv/."""
+    listing = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout
+    for name in listing.split("\0"):
+        if name and (ROOT / name).is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, target / name)
+    return target
+
+
+def snakemake_command(*args: str, configfiles: tuple[str, ...] = ("config/smoke.yaml",)) -> list[str]:
+    """The README's smoke command (`make smoke`) with the project's venv, plus `args` (targets and
+    flags, which go before --configfile: it takes every word after it as a file)."""
+    bin_dir = Path(sys.executable).parent
+    return [str(bin_dir / "snakemake"), "--workflow-profile", "workflow/profiles/default", "--cores", "2",
+            *args, "--configfile", *configfiles]
+
+
+def snakemake_env(workdir: Path) -> dict[str, str]:
+    bin_dir = Path(sys.executable).parent
+    return {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(workdir), "SOURCE_DATE_EPOCH": "0"}

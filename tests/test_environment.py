@@ -66,7 +66,7 @@ def test_makefile_targets_use_the_venv_and_install_once():
     assert "pip install" not in dry_run("test", stamped=True)
     assert "--configfile config/smoke.yaml" in dry_run("smoke", stamped=True)
     reproduce = dry_run("reproduce", stamped=True)
-    assert "snakemake" in reproduce and "--report results/report.html" in reproduce
+    assert "snakemake" in reproduce and "--report results/laptop/report.html" in reproduce
     assert "--lint" in dry_run("lint", stamped=True)
 
 

@@ -113,9 +113,9 @@ def test_the_fig5_decoder_step_reads_the_hub_token_files(mirror_and_tokenizer, t
 
 
 def test_only_the_paper_dag_reads_wikitext(planned_rules):
-    targets = [f"results/{PA}/data/decoders/seed0.csv", f"results/{PA}/runs/teacher/seed0/model.safetensors"]
-    paper = planned_rules("config/paper.yaml", *targets)
+    targets = [f"{{}}/{PA}/data/decoders/seed0.csv", f"{{}}/{PA}/runs/teacher/seed0/model.safetensors"]
+    paper = planned_rules("config/paper.yaml", *(t.format("results/paper") for t in targets))
     assert {"param_allocation_hub_tokens", "param_allocation_decoders", "param_allocation_teacher_train"} <= paper
     assert "code_tokens" not in paper
-    laptop = planned_rules("config/config.yaml", *targets)
+    laptop = planned_rules("config/config.yaml", *(t.format("results/laptop") for t in targets))
     assert "code_tokens" in laptop and "param_allocation_hub_tokens" not in laptop

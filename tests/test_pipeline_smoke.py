@@ -5,46 +5,29 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from conftest import copy_checkout, snakemake_command, snakemake_env
 from repro.pipeline.claims import COLUMNS, VERDICTS
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
 
 
-def tracked_files() -> list[str]:
-    listing = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
-    ).stdout
-    return [name for name in listing.split("\0") if name and (ROOT / name).is_file()]
-
-
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    bin_dir = Path(sys.executable).parent
-    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(workdir), "SOURCE_DATE_EPOCH": "0"}
-    return subprocess.run(
-        [str(bin_dir / "snakemake"), "--workflow-profile", "workflow/profiles/default", "--cores", "2",
-         "--configfile", "config/smoke.yaml", *args],
-        cwd=workdir, capture_output=True, text=True, env=env, timeout=900,
-    )
+    return subprocess.run(snakemake_command(*args), cwd=workdir, capture_output=True, text=True,
+                          env=snakemake_env(workdir), timeout=900)
 
 
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("clone")
-    for name in tracked_files():
-        target = workdir / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / name, target)
+    workdir = copy_checkout(tmp_path_factory.mktemp("clone"))
     result = snakemake(workdir)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    report = snakemake(workdir, "--report", "results/report.html")
+    report = snakemake(workdir, "--report", "results/smoke/report.html")
     assert report.returncode == 0, report.stderr[-4000:]
     return workdir
 
@@ -54,7 +37,7 @@ def sha(path: Path) -> str:
 
 
 def test_every_promised_output_exists(smoke_run):
-    results = smoke_run / "results"
+    results = smoke_run / "results" / "smoke"
     for path in [
         "simplified_blocks/figures/fig26.png",
         "simplified_blocks/figures/fig26.pdf",
@@ -75,7 +58,7 @@ def test_every_promised_output_exists(smoke_run):
 
 
 def test_scorecard_has_the_claims_and_honest_smoke_verdicts(smoke_run):
-    card = pd.read_csv(smoke_run / "results" / "scorecard.csv")
+    card = pd.read_csv(smoke_run / "results" / "smoke" / "scorecard.csv")
     assert list(card.columns) == list(COLUMNS)
     fig26 = card[(card["paper"] == "simplified_blocks") & (card["item"] == "fig26")]
     assert len(fig26) >= 2
@@ -85,7 +68,7 @@ def test_scorecard_has_the_claims_and_honest_smoke_verdicts(smoke_run):
 
 
 def test_curves_cover_every_variant_and_seed(smoke_run):
-    curves = pd.read_csv(smoke_run / "results/simplified_blocks/data/fig26_curves.csv")
+    curves = pd.read_csv(smoke_run / "results/smoke/simplified_blocks/data/fig26_curves.csv")
     assert set(curves["variant"]) == {"pre_ln", "parallel", "sas", "sas_p", "sas_p_nonorm", "vskipinit"}
     assert set(curves["split"]) == {"train", "eval"}
     # SAS has (2L-1)d^2 fewer parameters than Pre-LN, up to its scalar gains
@@ -98,51 +81,52 @@ def test_nothing_left_to_do_and_notebooks_rerun_byte_identical(smoke_run):
     assert dry.returncode == 0 and "Nothing to be done" in dry.stdout + dry.stderr
     # One figure notebook per paper is re-executed (all of them would double the test's time).
     figures = {}
-    for paper_dir in sorted((smoke_run / "results").iterdir()):
+    for paper_dir in sorted((smoke_run / "results" / "smoke").iterdir()):
         drawn = sorted((paper_dir / "figures").glob("fig*.png")) if paper_dir.is_dir() else []
         if drawn:
             figures[paper_dir.name] = drawn[0]
     assert "simplified_blocks" in figures
     before = {paper: sha(png) for paper, png in figures.items()}
-    notebooks = [f"results/{paper}/notebooks/{png.stem}.html" for paper, png in figures.items()]
+    notebooks = [f"results/smoke/{paper}/notebooks/{png.stem}.html" for paper, png in figures.items()]
     rerun = snakemake(smoke_run, "--force", *notebooks)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert {paper: sha(png) for paper, png in figures.items()} == before
 
 
 def test_lineage_card_traces_the_figure_to_its_data(smoke_run):
-    card = json.loads((smoke_run / "results/simplified_blocks/figures/fig26.lineage.json").read_text())
+    card = json.loads((smoke_run / "results/smoke/simplified_blocks/figures/fig26.lineage.json").read_text())
     rules = [step["rule"] for step in card["steps"]]
     # Steps are in dependency order: the corpus comes before any training and the notebook is last.
     assert rules[-1] == "figure_notebook"
     assert rules.index("code_corpus") < rules.index("simplified_blocks_train")
     # One job tabulates the curves of every figure, so the card lists every smoke training run;
     # among them are the six variants of Fig 26 (one smoke seed).
-    runs = {Path(out).parts[3] for s in card["steps"] if s["rule"] == "simplified_blocks_train" for out in s["outputs"]}
+    # outputs are results/smoke/simplified_blocks/runs/<variant>/seed<k>/<file>
+    runs = {Path(out).parts[-3] for s in card["steps"] if s["rule"] == "simplified_blocks_train" for out in s["outputs"]}
     assert {"pre_ln", "parallel", "sas", "sas_p", "sas_p_nonorm", "vskipinit"} <= runs
     assert card["seeds"] == [0]
-    assert card["sha256"] == sha(smoke_run / "results/simplified_blocks/figures/fig26.png")
+    assert card["sha256"] == sha(smoke_run / "results/smoke/simplified_blocks/figures/fig26.png")
     notebook_step = card["steps"][-1]
     curves = next(i for i in notebook_step["inputs"] if i["path"].endswith("fig26_curves.csv"))
     assert curves["sha256"] == sha(smoke_run / curves["path"])
     trained = [s for s in card["steps"] if s["rule"] == "simplified_blocks_train"]
     assert all(s["benchmark"]["wall_seconds"] > 0 for s in trained)
-    html = (smoke_run / "results/simplified_blocks/notebooks/fig26.html").read_text()
+    html = (smoke_run / "results/smoke/simplified_blocks/notebooks/fig26.html").read_text()
     assert "../figures/fig26.lineage.json" in html
 
 
 def test_compute_accounting_adds_up(smoke_run):
-    compute = pd.read_csv(smoke_run / "results/compute.csv")
+    compute = pd.read_csv(smoke_run / "results/smoke/compute.csv")
     total = compute[compute["level"] == "total"].iloc[0]
     for level in ("paper", "rule"):
         rows = compute[compute["level"] == level]
         assert rows["jobs"].sum() == total["jobs"]
         assert rows["wall_seconds"].sum() == pytest.approx(total["wall_seconds"], rel=1e-6)
         assert rows["cpu_seconds"].sum() == pytest.approx(total["cpu_seconds"], rel=1e-6)
-    benchmarks = list((smoke_run / "results/benchmarks").rglob("*.tsv"))
+    benchmarks = list((smoke_run / "results/smoke/benchmarks").rglob("*.tsv"))
     assert total["jobs"] == len(benchmarks)  # every benchmarked job counted once
     claims = compute[compute["level"] == "claim"]
-    assert len(claims) == len(pd.read_csv(smoke_run / "results/scorecard.csv"))
+    assert len(claims) == len(pd.read_csv(smoke_run / "results/smoke/scorecard.csv"))
     assert (claims["jobs"] > 0).all()
 
 
@@ -155,7 +139,7 @@ def test_report_opens_in_chromium_with_every_scored_item(smoke_run):
         [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          f"--user-data-dir={profile}", "--virtual-time-budget=20000", "--dump-dom",
-         (smoke_run / "results/report.html").as_uri()],
+         (smoke_run / "results/smoke/report.html").as_uri()],
         capture_output=True, text=True, timeout=180,
     )
     dom = result.stdout
@@ -165,12 +149,12 @@ def test_report_opens_in_chromium_with_every_scored_item(smoke_run):
     # What it holds: the report's own index of files per category (paper) and subcategory (item).
     categories = json.loads(re.search(r"var categories = (\{.*?\});\s*</script>", dom, re.S).group(1))
     results = json.loads(re.search(r"var results = (\{.*?\});\s*</script>", dom, re.S).group(1))
-    card = pd.read_csv(smoke_run / "results/scorecard.csv")
+    card = pd.read_csv(smoke_run / "results/smoke/scorecard.csv")
     assert f"<span>Scorecard</span>" in rendered
     for paper, item in card[["paper", "item"]].drop_duplicates().itertuples(index=False):
         assert f"<span>{paper}</span>" in rendered, f"category {paper} is not shown"
         kind, suffix = ("figures", "png") if item.startswith("fig") else ("tables", "csv")
-        path = f"results/{paper}/{kind}/{item}.{suffix}"
+        path = f"results/smoke/{paper}/{kind}/{item}.{suffix}"
         assert path in categories[paper][item], f"{path} is not in the report"
         assert results[path]["data_uri"].startswith("data:"), f"{path} is not embedded"
         assert "verdicts" in results[path]["caption"]

@@ -204,8 +204,8 @@ def test_the_paper_dag_trains_on_the_hub_data_not_the_offline_corpus(planned_rul
     """Decoder runs read simplified_blocks_hub_tokens; the masked-LM runs and GLUE fine-tuning read the
     hub text and GLUE files. (The smoke and laptop DAGs keep the offline rules: their data.source is
     offline, tested above, and every smoke run of the pipeline tests plans them.)"""
-    paper = planned_rules("config/paper.yaml", f"results/{SB}/runs/pre_ln/seed0/model.safetensors",
-                           f"results/{SB}/data/glue_scores.csv")
+    paper = planned_rules("config/paper.yaml", f"results/paper/{SB}/runs/pre_ln/seed0/model.safetensors",
+                           f"results/paper/{SB}/data/glue_scores.csv")
     assert {"simplified_blocks_hub_tokens", "simplified_blocks_train", "simplified_blocks_mlm_hub_text",
             "simplified_blocks_mlm_hub_glue", "simplified_blocks_mlm_pretrain", "simplified_blocks_mlm_finetune"} <= paper
     offline = {"code_corpus", "code_tokenizer", "code_tokens", "simplified_blocks_mlm_prose",

@@ -1,12 +1,13 @@
 """Compare the results/ trees of a local run and a SLURM run of the same DAG.
 
-    python tests/cluster/compare_results.py LOCAL/results SLURM/results
+    python tests/cluster/compare_results.py LOCAL/results/smoke SLURM/results/smoke
 
 The runs must agree on what they computed; wall-clock timings may differ. Decided before running:
   1. the same set of files (benchmarks/ and logs/ excepted: they hold timings and process output);
   2. every model file (*.safetensors) holds identical tensors (names, dtypes, every value) and the
-     same metadata: training is seeded and deterministic. Compared by content, not bytes, because
-     safetensors writes the metadata entries of its header in an order that varies between processes;
+     same metadata: training is seeded and deterministic. Compared by content, not bytes: files written
+     before repro.training.checkpoint sorted the header's metadata have it in an order that varies
+     between processes (files written since are byte-identical);
   3. every CSV equal value for value, except columns that record time (names containing
      second, time, throughput, per_s, wall, elapsed, speed) — compared exactly, no tolerance.
      In claims.csv files, rows whose claim id names a timing (speed, throughput, latency) are left
@@ -18,7 +19,7 @@ The runs must agree on what they computed; wall-clock timings may differ. Decide
      claims; the claims rule also applies to scorecard.csv, which repeats every claims.csv;
   4. every JSON and JSON-lines file (run.json, metrics.jsonl, ...) equal after removing keys that
      record time (same pattern), except checkpoint.json, whose SHA-256 and byte offsets describe
-     files that legitimately differ (timings in metrics.jsonl, safetensors header order). Lineage
+     files that legitimately differ (timings in metrics.jsonl). Lineage
      cards (*.lineage.json) also without their sha256 keys: they index files compared on their
      own here, some of which differ in timings (added after the first whole-DAG comparison);
   5. everything else (figures, notebooks, markdown) is compared byte for byte and reported;

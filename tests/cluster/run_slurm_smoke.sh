@@ -2,7 +2,7 @@
 # Run the smoke DAG through a real SLURM scheduler and check it gives the outputs of a local run.
 #
 #   sudo tests/cluster/run_slurm_smoke.sh            (make test-cluster)
-#   TARGETS="results/simplified_blocks/claims.csv" tests/cluster/run_slurm_smoke.sh   (a part of the DAG)
+#   TARGETS="results/smoke/simplified_blocks/claims.csv" tests/cluster/run_slurm_smoke.sh   (a part of the DAG)
 #
 # What it does, in order:
 #   1. installs Debian's slurm-wlm and munge (apt-get, needs root) and the Snakemake SLURM executor
@@ -170,5 +170,5 @@ log "SLURM run done in $((SECONDS - start)) s; $jobs_run SLURM jobs ($(squeue -h
 [ "$jobs_run" -gt 0 ] || die "no job went through SLURM"
 
 # -- 4. compare ------------------------------------------------------------------------------
-"$PY" "$ROOT/tests/cluster/compare_results.py" "$WORK/local/results" "$WORK/slurm/results" | tee "$WORK/log/compare.txt"
+"$PY" "$ROOT/tests/cluster/compare_results.py" "$WORK/local/results/smoke" "$WORK/slurm/results/smoke" | tee "$WORK/log/compare.txt"
 log "outputs of the SLURM run equal the local run's"

@@ -9,7 +9,8 @@ from repro.pipeline.claims import claim_inputs
 from repro.pipeline.configcheck import merged_run_config
 
 SCALE = config["scale"]
-RESULTS = "results"
+# One results tree per scale, so that a smoke run never replaces the outputs of a laptop run.
+RESULTS = f"results/{SCALE}"
 ALL_PAPERS = ["simplified_blocks", "sixteen_heads", "param_allocation", "layer_diversity"]
 # Each paper's .smk appends its id once it has rules (report.smk, included last, reads it).
 PAPERS = []

@@ -43,7 +43,7 @@ def register(subparsers) -> None:
     summary.set_defaults(func=run_summary)
 
     readme = parts.add_parser("readme", help="copy results/SUMMARY.md into the README between its markers")
-    readme.add_argument("--summary", default="results/SUMMARY.md")
+    readme.add_argument("--summary", default="results/laptop/SUMMARY.md")
     readme.add_argument("--readme", default="README.md")
     readme.set_defaults(func=run_readme)
 

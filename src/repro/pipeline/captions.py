@@ -53,5 +53,5 @@ def item_caption(paper: str, item: str, scale: str, claims_csv: Path | str | Non
     )
     lines = [item_description(paper, item, report_dir), "", scale_text, "", "Our verdicts:", ""]
     lines += verdict_lines(paper, item, claims_csv)
-    lines += ["", f"Notebook: results/{paper}/notebooks/{item}.html; lineage: the item's .lineage.json."]
+    lines += ["", f"Notebook: results/{scale}/{paper}/notebooks/{item}.html; lineage: the item's .lineage.json."]
     return "\n".join(lines)

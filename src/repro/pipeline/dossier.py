@@ -145,7 +145,7 @@ def render_dossier(paper: str, results_dir: Path | str, config: dict, paper_conf
         columns = ["level", "name", "jobs", "wall_seconds", "cpu_seconds", "max_rss_mb"]
         lines += [to_markdown(mine[columns].reset_index(drop=True)), ""]
         lines += ["Jobs shared with other papers (the code corpus and its tokenizer) are accounted under `shared` in "
-                  "results/compute.csv.", ""]
+                  f"{(results_dir / 'compute.csv').as_posix()}.", ""]
     lines += [
         f"Hardware: {platform.platform()}, {os.cpu_count()} CPU cores, no GPU used"
         if not _uses_gpu(config, paper)

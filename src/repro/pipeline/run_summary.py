@@ -87,7 +87,7 @@ def render_summary(results_dir: Path | str, papers: list[str], workdir: Path | s
     lines += [
         f"All jobs together: {int(total['jobs'])} jobs, {_duration(total['wall_seconds'])} of job wall time, "
         f"{_duration(total['cpu_seconds'])} of CPU time, peak memory of one job {total['max_rss_mb']:.0f} MB "
-        "(from the rules' benchmark files; results/compute.csv has every rule and claim).",
+        f"(from the rules' benchmark files; {(results_dir / 'compute.csv').as_posix()} has every rule and claim).",
         "",
         to_markdown(table).rstrip(),
         "",
