@@ -142,8 +142,20 @@ def test_cluster_profiles_name_only_rules_that_exist():
 
     rules = {m for path in (ROOT / "workflow" / "rules").glob("*.smk")
              for m in re.findall(r"^rule (\w+):", path.read_text(), flags=re.M)}
-    for profile in sorted((ROOT / "workflow" / "profiles").glob("*/profile.v9+.yaml")):
+    for profile in sorted((ROOT / "profiles").glob("*/profile.v9+.yaml")):
         settings = yaml.safe_load(profile.read_text())
         for key in ("set-resources", "set-threads"):
             named = set(settings.get(key) or {})
             assert named <= rules, f"{profile.parent.name} {key}: {sorted(named - rules)}"
+
+
+@pytest.mark.parametrize("configfile, scale", [("config/smoke.yaml", "smoke"), ("config/config.yaml", "laptop"),
+                                               ("config/paper.yaml", "paper")])
+def test_each_scale_writes_only_into_its_own_results_tree(configfile, scale):
+    """So that `make smoke` (or `make test`) after `make reproduce` leaves every laptop output in place."""
+    out = subprocess.run([str(ROOT / ".venv" / "bin" / "snakemake"), "-n", "-F", "--configfile", configfile],
+                         cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    written = [path.strip() for line in out.splitlines() if line.startswith(("    output:", "    log:", "    benchmark:"))
+               for path in line.split(":", 1)[1].split(",")]
+    assert len(written) > 100
+    assert [path for path in written if not path.startswith(f"results/{scale}/")] == []
