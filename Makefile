@@ -19,8 +19,9 @@ STAMP := $(VENV)/.installed
 TORCH := torch==2.13.0
 TORCH_PIP_ARGS ?=
 CORES ?= all
-# The root Snakefile only finds profiles/default next to itself; ours lives under workflow/.
-PROFILE ?= workflow/profiles/default
+# Snakemake also finds profiles/default by itself (next to the root Snakefile), so a bare
+# `snakemake --cores N` runs with the same settings; named here so PROFILE=... can replace it.
+PROFILE ?= profiles/default
 SNAKEMAKE_ARGS ?=
 PYTEST_ARGS ?=
 

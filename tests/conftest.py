@@ -42,11 +42,11 @@ def copy_checkout(target: Path) -> Path:
 
 
 def snakemake_command(*args: str, configfiles: tuple[str, ...] = ("config/smoke.yaml",)) -> list[str]:
-    """The README's smoke command (`make smoke`) with the project's venv, plus `args` (targets and
-    flags, which go before --configfile: it takes every word after it as a file)."""
+    """The README's bare smoke command with the project's venv, plus `args` (targets and flags, which go
+    before --configfile: it takes every word after it as a file). No --workflow-profile: Snakemake finds
+    profiles/default itself, as it must for the documented `snakemake --cores N`."""
     bin_dir = Path(sys.executable).parent
-    return [str(bin_dir / "snakemake"), "--workflow-profile", "workflow/profiles/default", "--cores", "2",
-            *args, "--configfile", *configfiles]
+    return [str(bin_dir / "snakemake"), "--cores", "2", *args, "--configfile", *configfiles]
 
 
 def snakemake_env(workdir: Path) -> dict[str, str]:

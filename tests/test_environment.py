@@ -82,7 +82,7 @@ def test_ci_script_runs_make_test():
 
 
 def test_default_profile_keys_are_all_commented():
-    path = ROOT / "workflow/profiles/default/profile.v9+.yaml"
+    path = ROOT / "profiles/default/profile.v9+.yaml"
     profile = yaml.safe_load(path.read_text())
     for key in ("cores", "printshellcmds", "rerun-incomplete", "keep-going", "show-failed-logs",
                 "default-resources", "latency-wait"):

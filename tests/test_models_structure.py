@@ -136,3 +136,14 @@ def test_invalid_configs_name_the_field(kw, fragment):
     with pytest.raises(ConfigError, match=None) as err:
         TransformerConfig(**base)
     assert fragment in str(err.value)
+
+
+def test_module_apply_reaches_every_submodule_of_a_model_with_trainable_gains():
+    """nn.Module.apply(fn) is how initialisers walk a model; a gain module must not shadow it."""
+    model = make(block="sas_p", dtype=torch.float32)
+    assert any("gain" in name for name, _ in model.named_parameters())
+    visited = []
+    model.apply(lambda module: visited.append(type(module).__name__))
+    assert "Gain" in visited
+    x = tokens()
+    assert torch.equal(model(x), model(x))

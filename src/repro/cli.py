@@ -18,7 +18,6 @@ COMMAND_MODULES = {
     "analyse": "repro.commands.analyse",
     "notebook": "repro.commands.notebook",
     "claims": "repro.commands.claims",
-    "config": "repro.commands.config",
     "bench": "repro.commands.bench",
     "report": "repro.commands.report",
     "compare": "repro.commands.compare",

@@ -13,7 +13,7 @@
 #      (srun inside a job finds its config only there; SLURM_CONF does not reach the job step), and is
 #      removed at the end. If a slurm.conf is already there, the script stops rather than touch it;
 #   3. copies the working tree twice (tracked and untracked, non-ignored files; no results/) and runs
-#      the smoke DAG in one copy locally and in the other through `--profile workflow/profiles/slurm`;
+#      the smoke DAG in one copy locally and in the other through `--profile profiles/slurm`;
 #   4. compares the two results/ trees (tests/cluster/compare_results.py);
 #   5. stops the daemons it started, by their process ids, whatever happened (trap on exit).
 # Env: TARGETS (default: the whole smoke DAG), CORES (local run, default 2), KEEP=1 keeps the
@@ -155,13 +155,13 @@ EXTRA=($TARGETS)  # targets go first: --configfile takes every word after it
 
 log "local smoke run (${TARGETS:-whole DAG})"
 start=$SECONDS
-(cd "$WORK/local" && PYTHONPATH="$WORK/local/src" snakemake "${EXTRA[@]}" --workflow-profile workflow/profiles/default --cores "$CORES" "${SMOKE[@]}" \
+(cd "$WORK/local" && PYTHONPATH="$WORK/local/src" snakemake "${EXTRA[@]}" --workflow-profile profiles/default --cores "$CORES" "${SMOKE[@]}" \
     >"$WORK/log/local.log" 2>&1) || die "local run failed (see $WORK/log/local.log)"
 log "local run done in $((SECONDS - start)) s"
 
-log "SLURM smoke run through --profile workflow/profiles/slurm"
+log "SLURM smoke run through --profile profiles/slurm"
 start=$SECONDS
-(cd "$WORK/slurm" && PYTHONPATH="$WORK/slurm/src" snakemake "${EXTRA[@]}" --profile workflow/profiles/slurm --workflow-profile none "${SMOKE[@]}" \
+(cd "$WORK/slurm" && PYTHONPATH="$WORK/slurm/src" snakemake "${EXTRA[@]}" --profile profiles/slurm --workflow-profile none "${SMOKE[@]}" \
     --slurm-no-account --slurm-status-command squeue --slurm-init-seconds-before-status-checks 2 \
     --latency-wait 5 --retries 0 >"$WORK/log/slurm.log" 2>&1) \
     || die "SLURM run failed (see $WORK/log/slurm.log)"

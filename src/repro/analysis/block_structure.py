@@ -145,7 +145,7 @@ def attention_identity_error(model: Transformer, tokens: torch.Tensor) -> float:
     for layer, block in enumerate(model.blocks):
         x = cache[f"blocks.{layer}.hook_resid_pre"]
         with torch.no_grad():
-            expected = block.attn_resid.apply(x if block.norm1 is None else block.norm1(x))
+            expected = block.attn_resid(x if block.norm1 is None else block.norm1(x))
             worst = max(worst, float((cache[f"blocks.{layer}.hook_attn_out"] - expected).abs().max()))
     return worst
 

@@ -35,7 +35,7 @@ def check_cached_decoding(model: EncoderDecoder) -> None:
 
 
 def _skip_add(skip, x: torch.Tensor, branch: torch.Tensor) -> torch.Tensor:
-    return branch if skip is None else skip.apply(x) + branch
+    return branch if skip is None else skip(x) + branch
 
 
 def _norm(norm, x: torch.Tensor) -> torch.Tensor:
@@ -150,9 +150,9 @@ def _block_step(block, layer, x, self_k, self_v, cross_kv, cross_bias, self_mask
         return _attend(attn, _split(attn, attn.q_proj(h)), k, v, cross_bias, cross_mask)
 
     if block.post_norm:
-        x = _norm(block.norm1, _skip_add(block.attn_skip, x, block.attn_resid.apply(self_attention(x))))
+        x = _norm(block.norm1, _skip_add(block.attn_skip, x, block.attn_resid(self_attention(x))))
         x = _norm(block.norm_cross, x + cross_attention(x))
-        return _norm(block.norm2, _skip_add(block.mlp_skip, x, block.mlp_resid.apply(block.mlp(x))))
-    x = _skip_add(block.attn_skip, x, block.attn_resid.apply(self_attention(_norm(block.norm1, x))))
+        return _norm(block.norm2, _skip_add(block.mlp_skip, x, block.mlp_resid(block.mlp(x))))
+    x = _skip_add(block.attn_skip, x, block.attn_resid(self_attention(_norm(block.norm1, x))))
     x = x + cross_attention(_norm(block.norm_cross, x))
-    return _skip_add(block.mlp_skip, x, block.mlp_resid.apply(block.mlp(_norm(block.norm2, x))))
+    return _skip_add(block.mlp_skip, x, block.mlp_resid(block.mlp(_norm(block.norm2, x))))

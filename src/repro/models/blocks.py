@@ -65,24 +65,24 @@ class Block(nn.Module):
         if self.post_norm:
             return self._forward_post_norm(x, head_mask, padding_mask, memory, memory_padding_mask, cross_head_mask)
         h = _apply(self.norm1, x)
-        attn = self.hook_attn_out(self.dropout(self.attn_resid.apply(self.attn(h, head_mask, padding_mask))))
+        attn = self.hook_attn_out(self.dropout(self.attn_resid(self.attn(h, head_mask, padding_mask))))
         if self.parallel:
-            mlp = self.hook_mlp_out(self.dropout(self.mlp_resid.apply(self.mlp(h))))
+            mlp = self.hook_mlp_out(self.dropout(self.mlp_resid(self.mlp(h))))
             return self.hook_resid_post(_add_skip(self.attn_skip, x, attn) + mlp)
         x = self.hook_resid_mid(_add_skip(self.attn_skip, x, attn))
         if memory is not None:
             cross = self.cross_attn(_apply(self.norm_cross, x), cross_head_mask, memory_padding_mask, memory)
             x = x + self.hook_cross_out(self.dropout(cross))
-        mlp = self.hook_mlp_out(self.dropout(self.mlp_resid.apply(self.mlp(_apply(self.norm2, x)))))
+        mlp = self.hook_mlp_out(self.dropout(self.mlp_resid(self.mlp(_apply(self.norm2, x)))))
         return self.hook_resid_post(_add_skip(self.mlp_skip, x, mlp))
 
     def _forward_post_norm(self, x, head_mask, padding_mask, memory, memory_padding_mask, cross_head_mask):
-        attn = self.hook_attn_out(self.dropout(self.attn_resid.apply(self.attn(x, head_mask, padding_mask))))
+        attn = self.hook_attn_out(self.dropout(self.attn_resid(self.attn(x, head_mask, padding_mask))))
         x = self.hook_resid_mid(_apply(self.norm1, _add_skip(self.attn_skip, x, attn)))
         if memory is not None:
             cross = self.cross_attn(x, cross_head_mask, memory_padding_mask, memory)
             x = _apply(self.norm_cross, x + self.hook_cross_out(self.dropout(cross)))
-        mlp = self.hook_mlp_out(self.dropout(self.mlp_resid.apply(self.mlp(x))))
+        mlp = self.hook_mlp_out(self.dropout(self.mlp_resid(self.mlp(x))))
         return self.hook_resid_post(_apply(self.norm2, _add_skip(self.mlp_skip, x, mlp)))
 
 
@@ -92,7 +92,7 @@ def _skip(value: float, trainable: bool) -> Gain | None:
 
 
 def _add_skip(skip: Gain | None, x: torch.Tensor, branch: torch.Tensor) -> torch.Tensor:
-    return branch if skip is None else skip.apply(x) + branch
+    return branch if skip is None else skip(x) + branch
 
 
 def _apply(norm: nn.Module | None, x: torch.Tensor) -> torch.Tensor:

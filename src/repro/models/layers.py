@@ -72,7 +72,7 @@ class MLP(nn.Module):
 class Gain(nn.Module):
     """A scalar weight on a residual branch: trainable parameter or fixed number.
 
-    Fixed gains of exactly 1 are skipped in `apply` so the default Pre-LN block does
+    Fixed gains of exactly 1 are skipped in `forward` so the default Pre-LN block does
     no extra multiplications. Trainable gains are named ``gain`` so the optimiser
     excludes them from weight decay.
     """
@@ -83,7 +83,7 @@ class Gain(nn.Module):
         if trainable:
             self.gain = nn.Parameter(torch.tensor(float(value)))
 
-    def apply(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.fixed is None:
             return self.gain * x
         return x if self.fixed == 1.0 else self.fixed * x
