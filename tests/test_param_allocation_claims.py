@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
-import repro.claims.param_allocation as claims
+import repro.papers.param_allocation.claims as claims
 from repro.pipeline.claims import load_claims
 
 

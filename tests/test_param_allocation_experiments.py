@@ -12,12 +12,12 @@ import pytest
 import torch
 import yaml
 
-from repro.analysis.head_allocation import fit_low_rank_students, interior_optimum, sweep_heads
+from repro.papers.param_allocation.head_allocation import fit_low_rank_students, interior_optimum, sweep_heads
 from repro.data.errors import DataError
 from repro.data.streams import TeacherAttention, make_stream
 from repro.data.streams.common import IGNORE_INDEX, shift
 from repro.models.config import ConfigError
-from repro.models.shallow import (
+from repro.papers.param_allocation.shallow import (
     LowRankHead,
     ShallowAttentionModel,
     ShallowConfig,

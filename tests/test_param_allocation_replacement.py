@@ -11,8 +11,8 @@ import pytest
 import torch
 import yaml
 
-from repro.analysis.head_dim_decoders import grid_spec, train_head_dim_grid
-from repro.analysis.head_replacement import (
+from repro.papers.param_allocation.head_dim_decoders import grid_spec, train_head_dim_grid
+from repro.papers.param_allocation.head_replacement import (
     HeadDistillationTask,
     StudentHead,
     attention_io,
@@ -23,9 +23,9 @@ from repro.analysis.head_replacement import (
     replaced_logits,
     svd_student,
 )
-from repro.analysis.logit_norms import logit_statistics
-from repro.analysis.recovery import bucket_means, position_deltas, recovery_of_means, spearman, with_recovery
-from repro.analysis.replacement_study import replacement_study, student_jobs
+from repro.papers.param_allocation.logit_norms import logit_statistics
+from repro.papers.param_allocation.recovery import bucket_means, position_deltas, recovery_of_means, spearman, with_recovery
+from repro.papers.param_allocation.replacement_study import replacement_study, student_jobs
 from repro.data.npz import write_npz
 from repro.models import Transformer, config_from_dict
 from repro.pipeline.configcheck import PipelineConfigError, check_config
@@ -214,7 +214,7 @@ def test_position_deltas_and_buckets():
 
 # -- claims on hand-made tables ---------------------------------------------------------------------------------
 def test_replacement_and_decoder_claims_on_hand_made_tables():
-    import repro.claims.param_allocation as claims
+    import repro.papers.param_allocation.claims as claims
 
     summary = _summary_frame()
     random = summary[summary["condition"] == "student"].assign(init="random", eval_loss=[2.9, 2.1])

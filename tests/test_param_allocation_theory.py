@@ -1,4 +1,4 @@
-"""Exact checks of the theory behind "Allocation of Parameters in Transformers" (repro.theory).
+"""Exact checks of the theory behind "Allocation of Parameters in Transformers" (repro.papers.param_allocation.theory).
 
 Theorem 2 (‖J‖₂ ≤ e^{2Λ}/L) and Corollary 2 (per-entry and ℓ2 score-error bounds) are checked as
 exact float64 statements on random and worst-case logits; the spectral norm against a dense
@@ -11,9 +11,9 @@ import math
 import numpy as np
 import pytest
 
-from repro.theory.allocation import AllocationBound, sweep_table
-from repro.theory.low_rank import bilinear_teacher, score_error_table, score_errors, truncate, unit_sphere
-from repro.theory.softmax import (
+from repro.papers.param_allocation.theory.allocation import AllocationBound, sweep_table
+from repro.papers.param_allocation.theory.low_rank import bilinear_teacher, score_error_table, score_errors, truncate, unit_sphere
+from repro.papers.param_allocation.theory.softmax import (
     jacobian,
     jacobian_bound,
     jacobian_norm_table,

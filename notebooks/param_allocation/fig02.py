@@ -32,7 +32,7 @@ inputs = ["results/param_allocation/data/heads_sweep.csv", "results/param_alloca
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from repro.pipeline.allocation_plots import plot_bound, plot_sweep, sweep_summary
+from repro.papers.param_allocation.plots import plot_bound, plot_sweep, sweep_summary
 from repro.pipeline.plotting import save_figure, use_style
 from repro.pipeline.tables import to_markdown
 

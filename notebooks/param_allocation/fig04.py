@@ -32,7 +32,7 @@ inputs = ["results/param_allocation/data/replacement.csv"]
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from repro.analysis.recovery import recovery_of_means, with_recovery
+from repro.papers.param_allocation.recovery import recovery_of_means, with_recovery
 from repro.pipeline.plotting import save_figure, use_style
 from repro.pipeline.tables import to_markdown
 

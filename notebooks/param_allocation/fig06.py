@@ -31,7 +31,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.analysis.recovery import bucket_means, position_deltas
+from repro.papers.param_allocation.recovery import bucket_means, position_deltas
 from repro.pipeline.plotting import palette, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 

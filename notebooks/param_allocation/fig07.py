@@ -27,7 +27,7 @@ title = "Previous-token copy (lags 1, 2)"
 # %%
 import pandas as pd
 
-from repro.pipeline.allocation_plots import sweep_figure, sweep_summary
+from repro.papers.param_allocation.plots import sweep_figure, sweep_summary
 from repro.pipeline.plotting import save_figure, use_style
 from repro.pipeline.tables import to_markdown
 

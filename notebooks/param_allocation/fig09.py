@@ -27,7 +27,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from repro.analysis.recovery import recovery_of_means, with_recovery
+from repro.papers.param_allocation.recovery import recovery_of_means, with_recovery
 from repro.pipeline.plotting import save_figure, use_style
 from repro.pipeline.tables import to_markdown
 

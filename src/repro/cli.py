@@ -26,7 +26,7 @@ COMMAND_MODULES = {
     "simplified_blocks": "repro.commands.simplified_blocks",
     "simplified_blocks_mlm": "repro.commands.simplified_blocks_mlm",
     "sixteen_heads": "repro.commands.sixteen_heads",
-    "param-allocation": "repro.commands.param_allocation",
+    "param-allocation": "repro.papers.param_allocation.commands",
     "layer-diversity": "repro.commands.layer_diversity",
 }
 

@@ -12,7 +12,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     actions = parser.add_subparsers(dest="claims_command", required=True, metavar="ACTION")
 
     judge = actions.add_parser("judge", help="judge every claim of one paper; write its claims.csv")
-    judge.add_argument("--paper", required=True, help="paper id (module repro.claims.<paper>)")
+    judge.add_argument("--paper", required=True, help="paper id (its claims module: repro.papers.part(paper, 'claims'))")
     judge.add_argument("--results-dir", required=True, help="results root; inputs are read from RESULTS/<paper>/")
     judge.add_argument("--scale", required=True, choices=("smoke", "laptop", "paper"))
     judge.add_argument("--out", help="output CSV (default RESULTS/<paper>/claims.csv)")

@@ -25,7 +25,8 @@ the verdict is "not measurable at this scale". Nothing is ever turned into a ver
 missing input raises :class:`MissingInputError` naming the file, and a claim function that raises or
 returns something malformed raises :class:`ClaimError` naming the claim.
 
-Claims of paper ``P`` live in the module ``repro.claims.P``; importing it registers them.
+Claims of paper ``P`` live in ``repro.papers.P.claims`` (or, for a paper not moved yet,
+``repro.claims.P``); importing the module registers them.
 """
 
 from __future__ import annotations
@@ -179,16 +180,20 @@ def natural_key(text: str) -> tuple:
 
 
 def papers() -> list[str]:
-    """Papers with a claims module in ``repro.claims``, plus any registered directly."""
+    """Papers with a claims module (see repro.papers.part), plus any registered directly."""
     import repro.claims
+    from repro.papers import PAPERS, has_package
 
     modules = {info.name for info in pkgutil.iter_modules(repro.claims.__path__) if not info.name.startswith("_")}
-    return sorted(modules | {paper for paper, _ in _REGISTRY})
+    packaged = {paper for paper in PAPERS if has_package(paper)}
+    return sorted(modules | packaged | {paper for paper, _ in _REGISTRY})
 
 
 def load_claims(paper: str) -> list[Claim]:
-    """Import ``repro.claims.<paper>`` (registering its claims) and return them sorted by item and id."""
-    module = f"repro.claims.{paper}"
+    """Import the paper's claims module (registering its claims) and return them sorted by item and id."""
+    from repro.papers import part
+
+    module = part(paper, "claims")
     try:
         importlib.import_module(module)
     except ModuleNotFoundError as err:

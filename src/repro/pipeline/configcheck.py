@@ -19,6 +19,7 @@ trip over are in repro.pipeline.configrelations.
 from __future__ import annotations
 
 import copy
+import importlib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -133,12 +134,24 @@ def _describe(error: jsonschema.ValidationError) -> str:
 
 
 # -- semantics ---------------------------------------------------------------------
+def section_checks() -> dict[str, Callable[[dict, str], list[str]]]:
+    """Every paper's section check: those registered below, and the `check_section` of each paper
+    package's commands (imported by name, so that this module imports no paper)."""
+    from repro.papers import PAPERS, has_package, part
+
+    checks = dict(SECTION_CHECKS)
+    for paper in PAPERS:
+        if paper not in checks and has_package(paper):
+            checks[paper] = importlib.import_module(part(paper, "commands")).check_section
+    return checks
+
+
 def semantic_problems(config: dict) -> list[str]:
     """Problems found by every registered section check (see SECTION_CHECKS)."""
     from repro.pipeline.configrelations import RELATION_CHECKS
 
     problems = []
-    for paper, check in SECTION_CHECKS.items():
+    for paper, check in section_checks().items():
         if paper in config:
             problems += check(config, paper)
             for relation in RELATION_CHECKS.get(paper, []):
@@ -243,5 +256,3 @@ from repro.ensemble_runs import check_config_section as check_layer_diversity_se
 SECTION_CHECKS["layer_diversity"] = check_layer_diversity_section
 from repro.commands.simplified_blocks import check_section as check_simplified_blocks_section  # noqa: E402
 SECTION_CHECKS["simplified_blocks"] = check_simplified_blocks_section
-from repro.commands.param_allocation import check_section as check_param_allocation_section  # noqa: E402
-SECTION_CHECKS["param_allocation"] = check_param_allocation_section

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from repro.papers import PAPERS
+from repro.papers import PAPERS, part
 from repro.pipeline.claims import NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED
 from repro.pipeline.lineage import code_version, package_versions
 from repro.pipeline.tables import to_markdown
@@ -51,7 +51,7 @@ def scale_differences(config: dict, paper_config: dict, paper: str) -> pd.DataFr
 
 def declared_deviations(paper: str) -> list[str]:
     try:
-        module = importlib.import_module(f"repro.claims.{paper}")
+        module = importlib.import_module(part(paper, "claims"))
     except ModuleNotFoundError:
         return []
     return list(getattr(module, "DEVIATIONS", []))

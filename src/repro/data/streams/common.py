@@ -50,7 +50,7 @@ class SequenceStream:
         raise NotImplementedError
 
     def lag_profile(self) -> dict:
-        """The lag structure the approximation bound needs (`repro.theory.allocation`):
+        """The lag structure the approximation bound needs (`repro.papers.param_allocation.theory.allocation`):
         input_dim d, the lags m the target reads, and a weight a_m = ‖ρ_m‖₂·B per lag."""
         raise NotImplementedError
 

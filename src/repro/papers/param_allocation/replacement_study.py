@@ -10,7 +10,7 @@
                zero-shot and fine-tuned (with the sweep's row for `head`, every head of the layer).
 
 Fine-tuning fits the student to the teacher head's output on cached attention inputs of training
-chunks (`repro.analysis.head_replacement.HeadDistillationTask`) with the project's trainer, one run
+chunks (`repro.papers.param_allocation.head_replacement.HeadDistillationTask`) with the project's trainer, one run
 directory per student; every student of a seed sees the same batches. An SVD student of the full head
 dimension is the teacher head itself and is not fine-tuned (its "finetuned" row repeats the zero-shot
 one with steps = 0). Each evaluation gives the
@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from repro.analysis.head_replacement import (
+from repro.papers.param_allocation.head_replacement import (
     HeadDistillationTask,
     attention_io,
     head_output,

@@ -5,7 +5,7 @@ A head of dimension r can realise any A of rank ≤ r; the best one in spectral 
 truncated SVD A_r (Eckart–Young), with ‖A − A_r‖₂ = σ_{r+1}(A). For inputs on the unit sphere,
 |z_s − z′_s| ≤ σ_{r+1}(A), and |z_s| ≤ ‖A‖₂ = Λ bounds the logits of both heads (‖A_r‖₂ ≤ ‖A‖₂).
 Corollary 2 of Yu et al. (2025) (catalog §1.5) then bounds the score error per entry by
-2e^{2Λ}σ_{r+1}/L and in ℓ2 by e^{2Λ}‖z − z′‖₂/L: see `repro.theory.softmax`.
+2e^{2Λ}σ_{r+1}/L and in ℓ2 by e^{2Λ}‖z − z′‖₂/L: see `repro.papers.param_allocation.theory.softmax`.
 
 `score_error_table` measures those errors against the number of keys L for a random teacher,
 together with the error of the head's output o = Σ_s p_s v_s for white-noise values v_s,
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from repro.theory.softmax import l2_error_bound, per_entry_error_bound, softmax
+from repro.papers.param_allocation.theory.softmax import l2_error_bound, per_entry_error_bound, softmax
 
 
 def unit_sphere(rng: np.random.Generator, *shape: int) -> np.ndarray:

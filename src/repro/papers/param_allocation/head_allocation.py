@@ -20,9 +20,9 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from repro.analysis.u_shape import interior_optimum  # re-exported: lives where claims can import it without torch
+from repro.papers.param_allocation.u_shape import interior_optimum  # re-exported: lives where claims can import it without torch
 from repro.data.streams import SequenceStream, TeacherAttention
-from repro.models.shallow import LowRankHead, ShallowAttentionModel, ShallowConfig, attention_parameters
+from repro.papers.param_allocation.shallow import LowRankHead, ShallowAttentionModel, ShallowConfig, attention_parameters
 from repro.training import TrainConfig, evaluate, train
 from repro.training.seeding import derive_seed
 from repro.training.stream_tasks import SequenceStreamTask, TeacherAttentionTask

@@ -31,8 +31,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from repro.analysis.u_shape import interior_optimum
-from repro.analysis.recovery import bucket_means, position_deltas, recovery_of_means, spearman, with_recovery
+from repro.papers.param_allocation.u_shape import interior_optimum
+from repro.papers.param_allocation.recovery import bucket_means, position_deltas, recovery_of_means, spearman, with_recovery
 from repro.pipeline.claims import Measurement, claim, format_mean_spread, format_number, verdict
 
 PAPER = "param_allocation"

@@ -11,7 +11,7 @@ s = 0 … L − 1):
   half_range      (max_s z_s − min_s z_s)/2    (the smallest Λ after the shift softmax ignores)
   logit_std       std_s z_s
   max_prob        max_s p_s,  p = softmax(z)
-  jacobian_norm   ‖diag(p) − ppᵀ‖₂, exactly (repro.theory.softmax)
+  jacobian_norm   ‖diag(p) − ppᵀ‖₂, exactly (repro.papers.param_allocation.theory.softmax)
   bound           e^{2·half_range}/L, Theorem 2's bound on ‖J‖₂ for these logits
 each averaged over the chunks (the bound as the mean of its logarithm: it spans many decades).
 """
@@ -25,7 +25,7 @@ import pandas as pd
 import torch
 
 from repro.models.transformer import Transformer
-from repro.theory.softmax import jacobian_spectral_norm
+from repro.papers.param_allocation.theory.softmax import jacobian_spectral_norm
 
 STATISTICS = ("max_abs_logit", "half_range", "logit_std", "max_prob", "jacobian_norm", "log_bound")
 

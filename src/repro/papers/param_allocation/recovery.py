@@ -1,5 +1,5 @@
 """Recovery of a replaced head and per-position loss changes, from the tidy tables of
-`repro.analysis.replacement_study` (pandas only, for notebooks and claims).
+`repro.papers.param_allocation.replacement_study` (pandas only, for notebooks and claims).
 
 Recovery (catalog Fig 4):  R = (L_ablated − L_student) / (L_ablated − L_teacher),
 1 when the student restores the teacher's loss, 0 when it is no better than removing the head.

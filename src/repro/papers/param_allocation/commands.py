@@ -76,7 +76,7 @@ def _write(frame, path: str) -> int:
 
 
 def jacobian(args: argparse.Namespace) -> int:
-    from repro.theory.softmax import jacobian_norm_table
+    from repro.papers.param_allocation.theory.softmax import jacobian_norm_table
 
     spec = json.loads(args.spec)
     table = jacobian_norm_table(spec["lengths"], spec["logit_bounds"], spec["samples"], spec["seed"])
@@ -84,7 +84,7 @@ def jacobian(args: argparse.Namespace) -> int:
 
 
 def low_rank(args: argparse.Namespace) -> int:
-    from repro.theory.low_rank import score_error_table
+    from repro.papers.param_allocation.theory.low_rank import score_error_table
 
     spec = json.loads(args.spec)
     table = score_error_table(
@@ -104,7 +104,7 @@ def bound(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from repro.data.streams import make_stream
-    from repro.theory.allocation import AllocationBound, sweep_table
+    from repro.papers.param_allocation.theory.allocation import AllocationBound, sweep_table
 
     spec = json.loads(args.spec)
     frames = []
@@ -149,7 +149,7 @@ def sweep(args: argparse.Namespace) -> int:
     """
     import pandas as pd
 
-    from repro.analysis.head_allocation import sweep_heads
+    from repro.papers.param_allocation.head_allocation import sweep_heads
     from repro.data.streams import make_stream
 
     spec = json.loads(args.spec)
@@ -184,7 +184,7 @@ def sweep(args: argparse.Namespace) -> int:
 
 
 def saturation(args: argparse.Namespace) -> int:
-    from repro.analysis.head_allocation import fit_low_rank_students
+    from repro.papers.param_allocation.head_allocation import fit_low_rank_students
     from repro.data.streams import TeacherAttention
 
     spec = json.loads(args.spec)
@@ -214,8 +214,8 @@ def teacher(args: argparse.Namespace) -> int:
     import numpy as np
     import torch
 
-    from repro.analysis.logit_norms import logit_statistics
-    from repro.analysis.replacement_study import replacement_study
+    from repro.papers.param_allocation.logit_norms import logit_statistics
+    from repro.papers.param_allocation.replacement_study import replacement_study
     from repro.data.lm_tokens import load_token_chunks
     from repro.runs import load_model
     from repro.training.seeding import generator
@@ -267,7 +267,7 @@ def decoders(args: argparse.Namespace) -> int:
     """Fig 5: spec is the config section `decoders`; the vocabulary is the tokenizer's (from the token file)."""
     import torch
 
-    from repro.analysis.head_dim_decoders import train_head_dim_grid
+    from repro.papers.param_allocation.head_dim_decoders import train_head_dim_grid
     from repro.data.lm_tokens import load_token_stream
 
     spec = json.loads(args.spec)
@@ -351,8 +351,8 @@ def _check_decoder_parts(config: dict, paper: str) -> list[str]:
     """lm, replacement, logit_norms and decoders: buildable models whose heads can be replaced exactly,
     replaced layers and heads that exist, ranks within the head dim, buckets and lengths within the context,
     lengths that divide tokens_per_step."""
-    from repro.analysis.head_dim_decoders import grid_spec
-    from repro.analysis.head_replacement import UNSUPPORTED_POSITIONS
+    from repro.papers.param_allocation.head_dim_decoders import grid_spec
+    from repro.papers.param_allocation.head_replacement import UNSUPPORTED_POSITIONS
     from repro.models import ConfigError, config_from_dict
     from repro.training.config import TrainConfig
 

@@ -1,0 +1,15 @@
+"""Yu et al., "Allocation of Parameters in Transformers" (arXiv 2510.03784, 2025): everything
+particular to this paper.
+
+    commands           `python -m repro param-allocation <action>` and the config section check
+    claims             the registered claims of every figure and table, and DEVIATIONS
+    theory/            the exact theory: softmax Jacobian, allocation bound, low-rank scores
+    shallow            the one-layer attention models of the head-count sweeps
+    head_allocation    head-count sweeps and low-rank students on synthetic streams (Figs 2, 3, 7, 8)
+    u_shape            the interior optimum of a head-count curve
+    head_replacement, replacement_study, recovery
+                       single-head replacement in trained decoders (Figs 4, 6, 9)
+    logit_norms        attention logit statistics (Fig 10)
+    head_dim_decoders  decoders across head dims and lengths (Fig 5)
+    plots              figure helpers of the notebooks
+"""

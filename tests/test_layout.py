@@ -1,0 +1,33 @@
+"""The shape of the code: the shared library imports no paper package (import-linter contract)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LINT = str(Path(sys.executable).parent / "lint-imports")
+
+
+def lint(root: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(root / "src"))
+    return subprocess.run([LINT, "--no-cache"], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_the_shared_library_imports_no_paper_package():
+    result = lint(ROOT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "1 kept, 0 broken" in result.stdout
+
+
+def test_the_contract_catches_a_shared_module_importing_a_paper(tmp_path):
+    shutil.copytree(ROOT / "src", tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    runs = tmp_path / "src" / "repro" / "runs.py"
+    runs.write_text(runs.read_text() + "\nfrom repro.papers.param_allocation import u_shape  # noqa\n")
+    result = lint(tmp_path)
+    assert result.returncode != 0 and "BROKEN" in result.stdout
+    assert "repro.runs -> repro.papers.param_allocation.u_shape" in result.stdout
