@@ -146,7 +146,8 @@ def test_deleted_outputs_of_a_finished_run_come_back_without_training(reference,
     """What Snakemake does on --forcerun: it deletes the outputs, then runs the job again."""
     workdir = new_checkout(tmp_path_factory, "forcerun")
     run_to_end(workdir, str(RUN / "model.safetensors"))
-    run_to_end(workdir, "--forcerun", "sixteen_heads_train", str(RUN / "model.safetensors"))
+    # the target first: --forcerun takes every word after it until the next flag
+    run_to_end(workdir, str(RUN / "model.safetensors"), "--forcerun", "sixteen_heads_train")
     log = (workdir / "results/smoke/logs/sixteen_heads/train/sst2_seed0.log").read_text()
     assert "resumed_from=200" in log
     assert (workdir / RUN / "model.safetensors").read_bytes() == (reference / RUN / "model.safetensors").read_bytes()

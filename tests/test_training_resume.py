@@ -387,3 +387,13 @@ def test_a_full_disk_names_the_file_being_written(tmp_path, monkeypatch):
     monkeypatch.setattr(checkpoint_module, "save_file", full)
     with pytest.raises(OSError, match=r"no space left on the device while writing .*checkpoint-000003.safetensors"):
         run(tmp_path)
+
+
+def test_a_damaged_weight_file_says_how_to_rebuild_it(uninterrupted, tmp_path):
+    from repro.training.checkpoint import load_weights
+
+    _, dir_a = uninterrupted
+    damaged = tmp_path / "model.safetensors"
+    damaged.write_bytes((dir_a / "model.safetensors").read_bytes()[:100])
+    with pytest.raises(CheckpointError, match=r"model.safetensors: unreadable safetensors.*delete .* rerun the same snakemake"):
+        load_weights(fresh_model(), damaged)

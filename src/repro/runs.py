@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from repro.data.errors import rebuild_hint
 from repro.models import Transformer, TransformerConfig, config_from_dict
 from repro.training import load_weights
 
@@ -29,7 +30,7 @@ def write_model_config(run_dir: str | Path, cfg: TransformerConfig) -> None:
 def read_model_config(run_dir: str | Path) -> TransformerConfig:
     path = Path(run_dir) / MODEL_CONFIG_FILE
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: {run_dir} is not a finished training run")
+        raise FileNotFoundError(f"{path} is missing: {run_dir} is not a finished training run; {rebuild_hint(path)}")
     return config_from_dict(json.loads(path.read_text()), where=str(path))
 
 
@@ -43,5 +44,5 @@ def load_model(run_dir: str | Path) -> Transformer:
 def read_metrics(run_dir: str | Path) -> list[dict]:
     path = Path(run_dir) / "metrics.jsonl"
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing")
+        raise FileNotFoundError(f"{path} is missing; {rebuild_hint(path)}")
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -32,7 +32,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
 
-from repro.data.errors import writing
+from repro.data.errors import rebuild_hint, writing
 from repro.training.optim import named_parameters_in_order
 
 STATE_FILE = "checkpoint.json"
@@ -159,8 +159,10 @@ def save_weights(model: nn.Module, path: Path, metadata: dict[str, str] | None =
 def load_weights(model: nn.Module, path: str | Path) -> None:
     """Load a file written by `save_weights` into `model` (strict: every key must match)."""
     path = Path(path)
-    tensors = read_tensors(path)
-    _load_model_state(model, tensors, path, prefix="")
+    try:
+        _load_model_state(model, read_tensors(path), path, prefix="")
+    except CheckpointError as err:
+        raise CheckpointError(f"{err}; {rebuild_hint(path)}") from None
 
 
 def load_initial_weights(model: nn.Module, path: str | Path, keep_init: tuple[str, ...] = ()) -> list[str]:
