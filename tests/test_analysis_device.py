@@ -15,7 +15,7 @@ import yaml
 from repro.analysis.device import DEVICES, DeviceError, analysis_device, model_device
 from repro.cli import main
 from repro.data.synthetic import generate_task, write_task
-from repro.ensemble_runs import family_run_spec
+from repro.papers.layer_diversity.runs import family_run_spec
 from repro.pipeline.configcheck import PipelineConfigError, check_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,13 +102,13 @@ def ld_runs(tmp_path_factory):
     """The four prompt tasks and one smoke family trained two updates at each smoke depth."""
     root = tmp_path_factory.mktemp("ld_device")
     data = root / "data"
-    assert main(["layer-diversity", "data", "--tasks", *LD_TASKS, "--out-dir", str(data), "--seed", "0",
+    assert main(["layer_diversity", "data", "--tasks", *LD_TASKS, "--out-dir", str(data), "--seed", "0",
                  "--train-size", "16", "--test-size", "12"]) == 0
     config = yaml.safe_load((ROOT / "config" / "smoke.yaml").read_text())
     family = config["layer_diversity"]["families"][0]
     spec = family_run_spec(config, "layer_diversity", family, seed=0)
     spec["train"].update(steps=2, log_every=1)
-    assert main(["layer-diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(data),
+    assert main(["layer_diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(data),
                  "--runs-root", str(root / "runs")]) == 0
     runs = [str(root / "runs" / family / f"L{d}" / "seed0") for d in spec["depths"]]
     return data, family, runs, max(spec["depths"])
@@ -116,7 +116,7 @@ def ld_runs(tmp_path_factory):
 
 def _readout(ld_runs, out: Path, *device: str) -> dict[str, bytes]:
     data, family, runs, deepest = ld_runs
-    assert main(["layer-diversity", "readout", "--runs", *runs, "--family", family, "--seed", "0",
+    assert main(["layer_diversity", "readout", "--runs", *runs, "--family", family, "--seed", "0",
                  "--data-dir", str(data), "--tasks", *LD_TASKS, "--out-dir", str(out), "--batch-size", "5",
                  "--duplicate-depths", str(deepest), *device]) == 0
     return {path.name: path.read_bytes() for path in sorted(out.glob("*.csv"))}
@@ -134,7 +134,7 @@ def test_layer_diversity_readout_is_byte_identical_to_no_flag(ld_runs, tmp_path)
 def test_readout_keeps_float64_on_the_device_asked_for(ld_runs):
     """read_residual_stream(device=...) computes on a float64 copy there, leaves the caller's model as it
     was, and its decomposition identities hold to float64 rounding."""
-    from repro.analysis.residual_stream import read_residual_stream
+    from repro.papers.layer_diversity.residual_stream import read_residual_stream
     from repro.data.synthetic import load_task
     from repro.runs import load_model
 
@@ -188,7 +188,7 @@ def test_commands_refuse_a_bad_device_before_any_work(sh_runs, ld_runs, tmp_path
 
     data, family, ld_run_dirs, _ = ld_runs
     with pytest.raises(SystemExit) as exit_info:
-        main(["layer-diversity", "readout", "--runs", *ld_run_dirs, "--family", family, "--seed", "0",
+        main(["layer_diversity", "readout", "--runs", *ld_run_dirs, "--family", family, "--seed", "0",
               "--data-dir", str(data), "--tasks", *LD_TASKS, "--out-dir", str(tmp_path / "readout"), "--device", value])
     assert exit_info.value.code == 2
     assert "layer_diversity.analysis_device" in capsys.readouterr().err
@@ -206,7 +206,7 @@ def test_config_check_names_a_bad_analysis_device():
 
 
 def test_scales_default_to_cpu_and_paper_to_auto():
-    """cpu at smoke and laptop scale (the rules then pass no --device: their command lines are unchanged)."""
+    """cpu at smoke and laptop scale, auto at paper scale (the rules pass it as --device)."""
     for name, expected in (("smoke.yaml", "cpu"), ("config.yaml", "cpu"), ("paper.yaml", "auto")):
         config = yaml.safe_load((ROOT / "config" / name).read_text())
         assert config["sixteen_heads"]["analysis_device"] == expected, name
@@ -224,7 +224,7 @@ def test_config_check_names_a_bad_masked_lm_device():
 def test_finetune_refuses_a_bad_device_naming_the_key(tmp_path, capsys):
     out = tmp_path / "part0.csv"
     with pytest.raises(SystemExit) as exit_info:
-        main(["simplified_blocks_mlm", "finetune", "--run-dirs", str(tmp_path), "--glue", str(tmp_path / "g.npz"),
+        main(["simplified_blocks", "finetune", "--run-dirs", str(tmp_path), "--glue", str(tmp_path / "g.npz"),
               "--settings", "{}", "--seeds", "0", "--out", str(out), "--device", "gpu"])
     assert exit_info.value.code == 2
     assert "simplified_blocks.mlm.train.device" in capsys.readouterr().err

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from repro.analysis import bias_diversity as bd
-from repro.analysis import information as it
+from repro.papers.layer_diversity import bias_diversity as bd
+from repro.papers.layer_diversity import information as it
 
 
 @pytest.fixture
@@ -213,7 +213,7 @@ def test_plugin_estimate_and_its_bias():
 
 
 def test_toy_ensembles():
-    from repro.analysis.toy_ensemble import toy_curves, toy_members
+    from repro.papers.layer_diversity.toy_ensemble import toy_curves, toy_members
 
     curves = toy_curves(n_examples=4000, n_classes=4, max_members=16, noise_sd=1.0, offset=0.3, seed=0)
     identical = curves[curves["ensemble"] == "identical"]
@@ -229,7 +229,7 @@ def test_toy_ensembles():
 
 
 def test_log_fit_and_doublings():
-    from repro.analysis.depth_scaling import diminishing_doublings, doubling_chain, doubling_gains, log_depth_fit
+    from repro.papers.layer_diversity.depth_scaling import diminishing_doublings, doubling_chain, doubling_gains, log_depth_fit
 
     depths = [1, 2, 3, 4, 6, 8]
     a, b, r2 = log_depth_fit(depths, [0.5 + 0.1 * np.log(d) for d in depths])

@@ -20,7 +20,8 @@ tokenizers = pytest.importorskip("tokenizers")
 from repro.cli import main  # noqa: E402
 from repro.data.errors import DataError  # noqa: E402
 from repro.data.synthetic import load_task  # noqa: E402
-from repro.ensemble_runs import check_config_section, family_run_spec, hub_data_spec  # noqa: E402
+from repro.papers.layer_diversity.checks import check_section as check_config_section
+from repro.papers.layer_diversity.runs import family_run_spec, hub_data_spec  # noqa: E402
 from repro.hub.datasets import DATASETS, Encoder, build_task  # noqa: E402
 from repro.runs import load_model  # noqa: E402
 
@@ -118,19 +119,19 @@ def paper_run(tmp_path_factory):
 
     data = root / "data" / "tasks" / "llama"
     spec = hub_data_spec(config, "layer_diversity", "llama")
-    assert main(["layer-diversity", "hub-data", "--tasks", *TASKS, "--tokenizer", spec["tokenizer"],
+    assert main(["layer_diversity", "hub-data", "--tasks", *TASKS, "--tokenizer", spec["tokenizer"],
                  "--out-dir", str(data), "--test-size", str(spec["test_size"]),
                  "--train-sizes", json.dumps(spec["train_sizes"]), "--hub", json.dumps(spec["hub"]),
                  "--max-tokens", str(spec["max_tokens"]), "--mirror", spec["mirror"]]) == 0
     run_spec = family_run_spec(config, "layer_diversity", "llama", seed=0)
-    assert main(["layer-diversity", "train", "--spec", json.dumps(run_spec), "--data-dir", str(data),
+    assert main(["layer_diversity", "train", "--spec", json.dumps(run_spec), "--data-dir", str(data),
                  "--runs-root", str(root / "runs")]) == 0
     run = root / "runs" / "llama" / "L2" / "seed0"
     readout = root / "readout" / "llama_seed0"
-    assert main(["layer-diversity", "readout", "--runs", str(run), "--family", "llama", "--seed", "0",
+    assert main(["layer_diversity", "readout", "--runs", str(run), "--family", "llama", "--seed", "0",
                  "--data-dir", str(data), "--tasks", *TASKS, "--out-dir", str(readout)]) == 0
     collected = root / "collected"
-    assert main(["layer-diversity", "collect", "--inputs", str(readout), "--data-dir", str(data), "--tasks", *TASKS,
+    assert main(["layer_diversity", "collect", "--inputs", str(readout), "--data-dir", str(data), "--tasks", *TASKS,
                  "--stands-for", json.dumps({t: e["stands_for"] for t, e in section["data"]["tasks"].items()}),
                  "--out-dir", str(collected)]) == 0
     return {"root": root, "hf": hf, "checkpoint": checkpoint, "data": data, "run": run, "readout": readout,
@@ -209,7 +210,7 @@ def test_table01_describes_hub_tasks(paper_run):
 def test_convert_refuses_a_depth_that_is_not_the_models(paper_run, capsys):
     spec = family_run_spec(paper_run["config"], "layer_diversity", "llama", seed=0)
     spec["depths"] = [3]
-    code = main(["layer-diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(paper_run["data"]),
+    code = main(["layer_diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(paper_run["data"]),
                  "--runs-root", str(paper_run["root"] / "bad_runs")])
     assert code == 2 and "has 2 layers but layer_diversity.depths gives 3" in capsys.readouterr().err
     assert not (paper_run["root"] / "bad_runs").exists()
@@ -250,7 +251,7 @@ def test_sentencepiece_label_words_are_read_after_the_answer_marker(tmp_path):
 
 
 def test_hub_data_step_names_a_task_that_is_not_a_prompt_task(tmp_path, capsys, paper_run):
-    code = main(["layer-diversity", "hub-data", "--tasks", "sent", "--tokenizer", str(paper_run["checkpoint"]),
+    code = main(["layer_diversity", "hub-data", "--tasks", "sent", "--tokenizer", str(paper_run["checkpoint"]),
                  "--out-dir", str(tmp_path), "--test-size", "2", "--max-tokens", "64",
                  "--hub", json.dumps({"mnli": "nyu-mll/glue:mnli"})])
     assert code == 2 and "mnli" in capsys.readouterr().err
@@ -279,14 +280,14 @@ def test_phi_checkpoint_converts_and_its_readout_carries_the_lm_bias(paper_run, 
     hf.save_pretrained(tmp_path / "tiny-phi")
     spec = family_run_spec(paper_run["config"], "layer_diversity", "llama", seed=0)
     spec.update(family="phi", hub=[str(tmp_path / "tiny-phi")])
-    assert main(["layer-diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(paper_run["data"]),
+    assert main(["layer_diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(paper_run["data"]),
                  "--runs-root", str(tmp_path / "runs")]) == 0
     run = tmp_path / "runs" / "phi" / "L2" / "seed0"
     task = load_task(paper_run["data"] / "mc.npz", "mc")
     ids = task.tensors("test")["input_ids"]
     with torch.no_grad():
         assert (load_model(run).double()(ids) - hf(ids).logits).abs().max().item() < TOL
-    assert main(["layer-diversity", "readout", "--runs", str(run), "--family", "phi", "--seed", "0", "--data-dir",
+    assert main(["layer_diversity", "readout", "--runs", str(run), "--family", "phi", "--seed", "0", "--data-dir",
                  str(paper_run["data"]), "--tasks", "mc", "--out-dir", str(tmp_path / "readout")]) == 0
     checks = pd.read_csv(tmp_path / "readout" / "checks.csv")
     assert hf.lm_head.bias.detach()[task.meta["label_token_ids"]].abs().max().item() > 0.1  # a bias to carry

@@ -6,9 +6,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from repro.analysis.layer_ensemble import analyse_readout
+from repro.papers.layer_diversity.layer_ensemble import analyse_readout
 from repro.analysis.parameter_count import analytic_parameter_count
-from repro.analysis.residual_stream import (
+from repro.papers.layer_diversity.residual_stream import (
     NotAdditiveError,
     frozen_norm_contributions,
     read_residual_stream,
@@ -208,7 +208,7 @@ def test_closed_form_refuses_other_blocks():
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_duplicated_block_applies_the_same_block_twice(family):
-    from repro.analysis.block_duplication import duplicate_block
+    from repro.papers.layer_diversity.block_duplication import duplicate_block
 
     m = model(family, n_layers=3).double()
     d = duplicate_block(m, 1)
@@ -229,7 +229,7 @@ def test_duplicated_block_applies_the_same_block_twice(family):
 
 
 def test_duplicating_a_missing_block_is_refused():
-    from repro.analysis.block_duplication import duplicate_block
+    from repro.papers.layer_diversity.block_duplication import duplicate_block
 
     with pytest.raises(ValueError, match="layer 3 does not exist"):
         duplicate_block(model("gpt", n_layers=3), 3)

@@ -12,8 +12,9 @@ from safetensors.torch import load_file
 
 from repro.cli import main
 from repro.data.errors import DataError
-from repro.claims import layer_diversity as claims
-from repro.ensemble_runs import check_config_section, family_run_spec
+from repro.papers.layer_diversity import claims
+from repro.papers.layer_diversity.checks import check_section as check_config_section
+from repro.papers.layer_diversity.runs import family_run_spec
 from repro.pipeline.claims import NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, judge_paper, load_claims
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,26 +29,26 @@ def smoke_config():
 def collected(tmp_path_factory):
     root = tmp_path_factory.mktemp("ld")
     data = root / "data"
-    assert main(["layer-diversity", "data", "--tasks", *TASKS, "--out-dir", str(data), "--seed", "0",
+    assert main(["layer_diversity", "data", "--tasks", *TASKS, "--out-dir", str(data), "--seed", "0",
                  "--train-size", "32", "--test-size", "24"]) == 0
     config = smoke_config()
     readouts = []
     for family in ("gpt",):
         spec = family_run_spec(config, "layer_diversity", family, seed=0)
         spec["train"].update(steps=2, log_every=1)
-        assert main(["layer-diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(data),
+        assert main(["layer_diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(data),
                      "--runs-root", str(root / "runs")]) == 0
         runs = [str(root / "runs" / family / f"L{d}" / "seed0") for d in spec["depths"]]
         out = root / "readout" / family
-        assert main(["layer-diversity", "readout", "--runs", *runs, "--family", family, "--seed", "0",
+        assert main(["layer_diversity", "readout", "--runs", *runs, "--family", family, "--seed", "0",
                      "--data-dir", str(data), "--tasks", *TASKS, "--out-dir", str(out)]) == 0
         readouts.append(str(out))
     results = root / "results" / "layer_diversity" / "data"
-    assert main(["layer-diversity", "collect", "--inputs", *readouts, "--data-dir", str(data), "--tasks", *TASKS,
+    assert main(["layer_diversity", "collect", "--inputs", *readouts, "--data-dir", str(data), "--tasks", *TASKS,
                  "--stands-for", json.dumps({"sent": "SST-2"}), "--out-dir", str(results)]) == 0
-    assert main(["layer-diversity", "toy", "--examples", "200", "--classes", "3", "--max-members", "6",
+    assert main(["layer_diversity", "toy", "--examples", "200", "--classes", "3", "--max-members", "6",
                  "--noise-sd", "1.0", "--offset", "0.2", "--seed", "0", "--out", str(results / "fig01_toy.csv")]) == 0
-    assert main(["layer-diversity", "submodularity", "--samples", "500", "4000", "--judged-samples", "4000",
+    assert main(["layer_diversity", "submodularity", "--samples", "500", "4000", "--judged-samples", "4000",
                  "--classes", "3", "--flip-probs", "0.3", "0.5", "0.4", "--seed", "0",
                  "--out", str(results / "fig06_submodularity.csv")]) == 0
     return root / "results"
@@ -87,7 +88,7 @@ def test_training_is_resumable_without_change(collected, tmp_path):
     before = load_file(weights)
     spec = family_run_spec(smoke_config(), "layer_diversity", "gpt", seed=0)
     spec["train"].update(steps=2, log_every=1)
-    assert main(["layer-diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(collected.parent / "data"),
+    assert main(["layer_diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(collected.parent / "data"),
                  "--runs-root", str(collected.parent / "runs")]) == 0
     after = load_file(weights)
     assert after.keys() == before.keys() and all(torch.equal(after[k], before[k]) for k in before)
@@ -98,7 +99,7 @@ def test_changed_settings_restart_the_run_and_keep_the_old_one(collected):
     spec.update(depths=[1])
     spec["train"].update(steps=3, log_every=1)
     runs = collected.parent / "runs"
-    assert main(["layer-diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(collected.parent / "data"),
+    assert main(["layer_diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(collected.parent / "data"),
                  "--runs-root", str(runs)]) == 0
     run = runs / "gpt" / "L1" / "seed0"
     assert json.loads((run / "run.json").read_text())["final"]["step"] == 3
@@ -111,7 +112,7 @@ def test_paper_scale_train_step_names_the_missing_task_file(tmp_path):
     spec = family_run_spec(yaml.safe_load((ROOT / "config" / "paper.yaml").read_text()), "layer_diversity", "llama", 0)
     assert spec["hub"] == ["meta-llama/Meta-Llama-3-8B"]
     with pytest.raises(DataError, match="sent.npz"):
-        main(["layer-diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(tmp_path),
+        main(["layer_diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(tmp_path),
               "--runs-root", str(tmp_path)])
 
 

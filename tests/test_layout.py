@@ -1,12 +1,18 @@
-"""The shape of the code: the shared library imports no paper package (import-linter contract)."""
+"""The shape of the code: one package per paper with the same parts, the shared library imports no
+paper package and no paper imports another (import-linter contracts)."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import importlib
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from repro.papers import PAPERS, part
 
 ROOT = Path(__file__).resolve().parents[1]
 LINT = str(Path(sys.executable).parent / "lint-imports")
@@ -20,7 +26,7 @@ def lint(root: Path) -> subprocess.CompletedProcess:
 def test_the_shared_library_imports_no_paper_package():
     result = lint(ROOT)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert "1 kept, 0 broken" in result.stdout
+    assert "2 kept, 0 broken" in result.stdout
 
 
 def test_the_contract_catches_a_shared_module_importing_a_paper(tmp_path):
@@ -31,3 +37,25 @@ def test_the_contract_catches_a_shared_module_importing_a_paper(tmp_path):
     result = lint(tmp_path)
     assert result.returncode != 0 and "BROKEN" in result.stdout
     assert "repro.runs -> repro.papers.param_allocation.u_shape" in result.stdout
+
+
+def test_a_paper_importing_another_breaks_the_contract(tmp_path):
+    shutil.copytree(ROOT / "src", tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    runs = tmp_path / "src" / "repro" / "papers" / "layer_diversity" / "runs.py"
+    runs.write_text(runs.read_text() + "\nfrom repro.papers.sixteen_heads import head_summaries  # noqa\n")
+    result = lint(tmp_path)
+    assert result.returncode != 0 and "No paper imports another BROKEN" in result.stdout
+
+
+@pytest.mark.parametrize("paper", sorted(PAPERS))
+def test_every_paper_has_the_same_parts(paper):
+    import argparse
+
+    checks = importlib.import_module(part(paper, "checks"))
+    commands = importlib.import_module(part(paper, "commands"))
+    claims = importlib.import_module(part(paper, "claims"))
+    assert callable(checks.check_section) and isinstance(claims.DEVIATIONS, list)
+    subparsers = argparse.ArgumentParser().add_subparsers()
+    commands.register(subparsers)
+    assert list(subparsers.choices) == [paper]  # `python -m repro <paper> <action>`

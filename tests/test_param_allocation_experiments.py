@@ -283,7 +283,7 @@ def test_sweep_command_runs_every_task_of_a_seed_and_names_unknown_tasks(tmp_pat
             "tasks": {"copy": {"stream": "previous_tokens", "params": {"vocab": 3, "lags": 1}},
                       "lags": {"stream": "continuous_ngram", "params": {"dim": 2, "lags": 2, "decay": 0.0}}}}
     out = tmp_path / "seed0.csv"
-    args = ["param-allocation", "sweep", "--spec", json.dumps(spec), "--seed", "0", "--runs-dir", str(tmp_path / "runs"),
+    args = ["param_allocation", "sweep", "--spec", json.dumps(spec), "--seed", "0", "--runs-dir", str(tmp_path / "runs"),
             "--out", str(out)]
     assert main(args) == 0
     table = pd.read_csv(out)

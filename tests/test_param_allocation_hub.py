@@ -97,11 +97,11 @@ def test_a_corpus_that_is_not_a_language_model_corpus_is_refused(mirror_and_toke
 
 
 def test_the_fig5_decoder_step_reads_the_hub_token_files(mirror_and_tokenizer, tmp_path):
-    """`param-allocation decoders`, as its rule calls it, with the smoke scale's tiny grid."""
+    """`param_allocation decoders`, as its rule calls it, with the smoke scale's tiny grid."""
     mirror, tok = mirror_and_tokenizer
     assert hub_tokens(tmp_path / "tokens", mirror, tok, train=60, valid=20) == 0
     spec = yaml.safe_load((ROOT / "config" / "smoke.yaml").read_text())[PA]["decoders"]
-    rc = main(["param-allocation", "decoders", "--spec", json.dumps(spec), "--seed", "0",
+    rc = main(["param_allocation", "decoders", "--spec", json.dumps(spec), "--seed", "0",
                "--train-tokens", str(tmp_path / "tokens" / "train.npz"), "--valid-tokens", str(tmp_path / "tokens" / "valid.npz"),
                "--runs-dir", str(tmp_path / "runs"), "--out", str(tmp_path / "runs.csv"), "--out-curves", str(tmp_path / "c.csv")])
     assert rc == 0

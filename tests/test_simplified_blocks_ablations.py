@@ -10,9 +10,9 @@ import pytest
 import torch
 import yaml
 
-from repro.analysis.block_structure import attention_identity_error
+from repro.papers.simplified_blocks.block_structure import attention_identity_error
 from repro.analysis.training_curves import mean_curve
-from repro.analysis.variant_table import style_key, variant_table
+from repro.papers.simplified_blocks.variant_table import style_key, variant_table
 from repro.models import Transformer, TransformerConfig, config_from_dict
 from repro.pipeline.claims import judge_claim, load_claims
 from repro.pipeline.configcheck import merged_run_config
@@ -174,7 +174,7 @@ def test_ablation_claims_need_two_seeds(tmp_path):
 
 def test_one_curves_job_writes_each_figure_as_collect_curves_would(tmp_path):
     from repro.analysis.training_curves import collect_curves
-    from repro.commands.simplified_blocks import curves_cmd
+    from repro.papers.simplified_blocks.commands import curves_cmd
     from repro.runs import write_model_config
     from repro.training import LanguageModelTask, TrainConfig, train
 

@@ -10,10 +10,10 @@ import pytest
 import torch
 import yaml
 
-from repro.analysis import gain_trajectories as gt
-from repro.analysis.equal_budget import loss_at, total
+from repro.papers.simplified_blocks import gain_trajectories as gt
+from repro.papers.simplified_blocks.equal_budget import loss_at, total
 from repro.analysis.throughput import ThroughputSettings, matmul_weights, measure_throughput, summarize
-from repro.analysis.variant_table import value_proj_lr_ratio, variant_table
+from repro.papers.simplified_blocks.variant_table import value_proj_lr_ratio, variant_table
 from repro.models import Transformer, TransformerConfig, build_model
 from repro.pipeline.claims import judge_claim, load_claims
 from repro.pipeline.configcheck import PipelineConfigError, check_config

@@ -1,6 +1,6 @@
 """simplified_blocks masked-LM part at paper scale (mlm.data.source hub), offline: a tiny WordPiece
 vocabulary saved as a BERT fast tokenizer, tiny files in the Pile's and GLUE's own row formats (a
-local mirror), through `data hub-tokens --masked-lm` / `simplified_blocks_mlm hub-glue` and on into `pretrain` and
+local mirror), through `data hub-tokens --masked-lm` / `simplified_blocks hub-glue` and on into `pretrain` and
 `finetune` unchanged."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import yaml
 transformers = pytest.importorskip("transformers")
 
 from repro.cli import main  # noqa: E402
-from repro.commands.simplified_blocks_mlm import run_spec  # noqa: E402
+from repro.papers.simplified_blocks.mlm_commands import run_spec  # noqa: E402
 from repro.data.glue_standin import TASKS, load_glue_standin  # noqa: E402
 from repro.data.lm_tokens import load_token_chunks, load_token_stream  # noqa: E402
 from repro.data.npz import read_npz  # noqa: E402
@@ -75,7 +75,7 @@ def built(tmp_path_factory):
     mirror = write_mirror(root / "mirror")
     assert main(["data", "hub-tokens", "--masked-lm", "--dataset", "pile", "--tokenizer", str(tok), "--out-dir", str(root / "text"),
                  "--train-rows", "8", "--valid-rows", "3", "--mirror", str(mirror)]) == 0
-    assert main(["simplified_blocks_mlm", "hub-glue", "--tokenizer", str(tok), "--out", str(root / "glue.npz"),
+    assert main(["simplified_blocks", "hub-glue", "--tokenizer", str(tok), "--out", str(root / "glue.npz"),
                  "--max-tokens", "12", "--mirror", str(mirror)]) == 0
     return {"root": root, "tok": tok, "mirror": mirror}
 
@@ -120,16 +120,16 @@ def test_pretrain_and_finetune_read_the_hub_files_unchanged(built, tmp_path):
     spec["eval_chunks"] = 2
     assert len(load_token_chunks(built["root"] / "text" / "valid.npz", 8)) >= 2
     run = tmp_path / "mlm_runs" / "pre_ln" / "seed0"
-    assert main(["simplified_blocks_mlm", "pretrain", "--spec", json.dumps(spec), "--train-tokens",
+    assert main(["simplified_blocks", "pretrain", "--spec", json.dumps(spec), "--train-tokens",
                  str(built["root"] / "text" / "train.npz"), "--valid-tokens", str(built["root"] / "text" / "valid.npz"),
                  "--run-dir", str(run)]) == 0
     assert (run / "model.safetensors").is_file()
     # fine-tuning needs inputs no longer than the encoder's positions: a GLUE file of 8 tokens
-    assert main(["simplified_blocks_mlm", "hub-glue", "--tokenizer", str(built["tok"]), "--out", str(tmp_path / "g.npz"),
+    assert main(["simplified_blocks", "hub-glue", "--tokenizer", str(built["tok"]), "--out", str(tmp_path / "g.npz"),
                  "--max-tokens", "8", "--mirror", str(built["mirror"])]) == 0
     out = tmp_path / "part0.csv"
     settings = dict(section["finetune"], epochs=1, batch_size=4)
-    assert main(["simplified_blocks_mlm", "finetune", "--run-dirs", str(run), "--glue", str(tmp_path / "g.npz"),
+    assert main(["simplified_blocks", "finetune", "--run-dirs", str(run), "--glue", str(tmp_path / "g.npz"),
                  "--settings", json.dumps(settings), "--seeds", "0", "--out", str(out)]) == 0
     import pandas as pd
 
@@ -167,7 +167,7 @@ def test_glue_from_the_hub_reads_each_task_config_and_split(built, tmp_path, mon
 
     monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
     out = tmp_path / "glue.npz"
-    assert main(["simplified_blocks_mlm", "hub-glue", "--tokenizer", str(built["tok"]), "--out", str(out),
+    assert main(["simplified_blocks", "hub-glue", "--tokenizer", str(built["tok"]), "--out", str(out),
                  "--max-tokens", "12"]) == 0
     assert {c[0] for c in calls} == {"nyu-mll/glue"} and len(calls) == 17  # 8 tasks x 2 splits + MNLI mismatched
     assert ("nyu-mll/glue", "mnli", "validation_mismatched") in calls and ("nyu-mll/glue", "stsb", "train") in calls

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 import torch
 
-from repro.analysis.glue_standin import FinetuneSettings, finetune, glue_average, metric_score
-from repro.claims import _simplified_blocks_mlm as mlm_claims
-from repro.commands.simplified_blocks_mlm import run_spec
+from repro.papers.simplified_blocks.glue_finetune import FinetuneSettings, finetune, glue_average, metric_score
+from repro.papers.simplified_blocks import mlm_claims
+from repro.papers.simplified_blocks.mlm_commands import run_spec
 from repro.data.glue_standin import TASKS, TaskSplit
 from repro.models import Transformer, TransformerConfig
 from repro.pipeline.claims import NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED

@@ -15,11 +15,11 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
-from repro.analysis import block_structure as bs
-from repro.analysis.lr_duality import duality_gap, plain_twin
-from repro.analysis.structure_checks import run_all
+from repro.papers.simplified_blocks import block_structure as bs
+from repro.papers.simplified_blocks.lr_duality import duality_gap, plain_twin
+from repro.papers.simplified_blocks.structure_checks import run_all
 from repro.models import ConfigError, TransformerConfig, build_model, count_parameters
-from repro.pipeline.block_diagram import draw_block
+from repro.papers.simplified_blocks.block_diagram import draw_block
 
 @pytest.fixture(autouse=True, scope="module")
 def one_thread():

@@ -16,7 +16,7 @@ import yaml
 
 transformers = pytest.importorskip("transformers")
 
-from repro import synthetic_runs as runs  # noqa: E402
+from repro.papers.sixteen_heads import runs  # noqa: E402
 from repro.cli import main  # noqa: E402
 from repro.data.synthetic import generate_task, load_task  # noqa: E402
 from repro.runs import load_model, read_model_config  # noqa: E402
@@ -359,7 +359,7 @@ def test_scale_files_select_the_data_source():
     assert paper["data_source"] == "hub"
     assert paper["hub"]["pretrained"] == {"cls": "bert-base-uncased", "s2s": None}
     assert paper["hub"]["tokenizers"]["cls"] == "bert-base-uncased"
-    from repro.commands.sixteen_heads import HUB_SPLITS
+    from repro.papers.sixteen_heads.commands import HUB_SPLITS
 
     for task, settings in paper["tasks"].items():  # every split the paper scale names is built from the hub
         assert set(settings["sizes"]) <= set(HUB_SPLITS[task]), task
@@ -368,7 +368,7 @@ def test_scale_files_select_the_data_source():
 
 
 def test_config_check_wants_the_checkpoints_own_tokenizer():
-    from repro.synthetic_runs import check_config_section
+    from repro.papers.sixteen_heads.checks import check_section as check_config_section
 
     config = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
     assert check_config_section(config, "sixteen_heads") == []

@@ -13,7 +13,7 @@ import torch
 
 from repro.analysis import heads as H
 from repro.analysis.decoding import cached_greedy_decode
-from repro.analysis.head_eval import ClassifierEvaluator, TranslationEvaluator
+from repro.papers.sixteen_heads.head_eval import ClassifierEvaluator, TranslationEvaluator
 from repro.models import EncoderDecoder, TransformerConfig, prune_heads
 from repro.models.segments import SegmentTransformer
 

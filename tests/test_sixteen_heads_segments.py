@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from repro import synthetic_runs as runs
+from repro.papers.sixteen_heads import runs
 from repro.data.synthetic import generate_task
 from repro.models import Transformer, TransformerConfig, heads_from_mask, prune_heads
 from repro.models.segments import SegmentTransformer, segment_ids

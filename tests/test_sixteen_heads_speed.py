@@ -17,10 +17,10 @@ import pytest
 import torch
 
 from repro.analysis import heads as H
-from repro.analysis import pruned_speed as speed
-from repro.analysis.head_eval import Evaluation
+from repro.papers.sixteen_heads import pruned_speed as speed
+from repro.papers.sixteen_heads.head_eval import Evaluation
 from repro.analysis.throughput import time_interleaved
-from repro.commands.sixteen_heads import importance_curves
+from repro.papers.sixteen_heads.commands import importance_curves
 from repro.models import EncoderDecoder, TransformerConfig
 from repro.models.segments import SegmentTransformer
 
@@ -156,7 +156,7 @@ def test_importance_curves_prune_within_one_type_in_importance_order():
 def test_config_check_names_bad_during_training_and_speed():
     import yaml
 
-    from repro.synthetic_runs import check_config_section
+    from repro.papers.sixteen_heads.checks import check_section as check_config_section
 
     config = yaml.safe_load(open("config/smoke.yaml"))
     section = config["sixteen_heads"]

@@ -5,10 +5,10 @@ import pandas as pd
 import pytest
 from sacrebleu.metrics import BLEU
 
-from repro.analysis import head_summaries as S
+from repro.papers.sixteen_heads import head_summaries as S
 from repro.analysis.bleu import bleu_from_stats, corpus_bleu, ids_to_text, sentence_stats
-from repro.analysis.head_eval import classification_score, confusion_stats
-from repro.analysis.head_sweeps import best_kept_heads, order_by_score, pruning_counts, random_order
+from repro.papers.sixteen_heads.head_eval import classification_score, confusion_stats
+from repro.papers.sixteen_heads.head_sweeps import best_kept_heads, order_by_score, pruning_counts, random_order
 from repro.analysis.significance import bootstrap_indices, mcnemar_p, paired_bleu_p
 
 

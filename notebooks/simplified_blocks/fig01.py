@@ -14,7 +14,7 @@
 # connections, no value or projection matrices and no normalisation.
 #
 # Here the three blocks are drawn from the module inventory of the model objects that the
-# training runs build (`repro.analysis.block_structure.block_inventory`): a box appears only if
+# training runs build (`repro.papers.simplified_blocks.block_structure.block_inventory`): a box appears only if
 # the model has that component, a skip arrow only if the block adds its input back. The second
 # layer is shown; the first layer of the simplified models keeps a trainable W^V = I + ΔW and,
 # without norms, one LayerNorm on the embeddings (as the official code does).
@@ -30,7 +30,7 @@ inputs = ["results/simplified_blocks/data/structure_inventory.csv"]
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from repro.pipeline.block_diagram import draw_block
+from repro.papers.simplified_blocks.block_diagram import draw_block
 from repro.pipeline.plotting import label, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 

@@ -31,10 +31,10 @@ inputs = ["results/simplified_blocks/data/fig04_gains.csv", "results/simplified_
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from repro.analysis.gain_trajectories import final, ratios
+from repro.papers.simplified_blocks.gain_trajectories import final, ratios
 from repro.pipeline.plotting import save_figure, use_style
 from repro.pipeline.tables import to_markdown
-from repro.pipeline.trajectory_plots import plot_ratio_trajectories
+from repro.papers.simplified_blocks.trajectory_plots import plot_ratio_trajectories
 
 use_style()
 gains = pd.read_csv(inputs[0])

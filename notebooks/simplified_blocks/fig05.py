@@ -31,7 +31,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.analysis.equal_budget import loss_at, total
+from repro.papers.simplified_blocks.equal_budget import loss_at, total
 from repro.pipeline.plotting import label, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 

@@ -29,9 +29,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.analysis.equal_budget import loss_at, total
+from repro.papers.simplified_blocks.equal_budget import loss_at, total
 from repro.analysis.training_curves import mean_curve
-from repro.analysis.variant_table import style_key
+from repro.papers.simplified_blocks.variant_table import style_key
 from repro.pipeline.plotting import label, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 

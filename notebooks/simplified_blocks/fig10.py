@@ -30,7 +30,7 @@ variant = "sas"
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from repro.pipeline.block_diagram import draw_block
+from repro.papers.simplified_blocks.block_diagram import draw_block
 from repro.pipeline.plotting import label, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 

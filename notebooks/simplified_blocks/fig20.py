@@ -28,10 +28,10 @@ symbol = "beta_FF"
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from repro.analysis.gain_trajectories import start_and_final
+from repro.papers.simplified_blocks.gain_trajectories import start_and_final
 from repro.pipeline.plotting import save_figure, use_style
 from repro.pipeline.tables import to_markdown
-from repro.pipeline.trajectory_plots import SYMBOL_TEX, plot_gain_trajectories
+from repro.papers.simplified_blocks.trajectory_plots import SYMBOL_TEX, plot_gain_trajectories
 
 use_style()
 gains = pd.read_csv(inputs[0])

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from repro.analysis.training_curves import final_losses, mean_curve
-from repro.analysis.variant_table import style_key
+from repro.papers.simplified_blocks.variant_table import style_key
 from repro.pipeline.plotting import label, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 

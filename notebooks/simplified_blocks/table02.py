@@ -31,7 +31,7 @@ inputs = ["results/simplified_blocks/data/glue_scores.csv", "results/simplified_
 # %%
 import pandas as pd
 
-from repro.claims._simplified_blocks_mlm import chance_level
+from repro.papers.simplified_blocks.mlm_claims import chance_level
 from repro.pipeline.plotting import label
 from repro.pipeline.tables import save_table, to_markdown
 

@@ -30,7 +30,7 @@ inputs = ["results/sixteen_heads/data/ablation.csv"]
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from repro.analysis import head_summaries as S
+from repro.papers.sixteen_heads import head_summaries as S
 from repro.pipeline.plotting import palette, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 

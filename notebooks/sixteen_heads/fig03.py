@@ -31,7 +31,7 @@ inputs = ["results/sixteen_heads/data/pruning.csv", "results/sixteen_heads/data/
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from repro.analysis import head_summaries as S
+from repro.papers.sixteen_heads import head_summaries as S
 from repro.pipeline.plotting import label, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 

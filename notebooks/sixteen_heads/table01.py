@@ -29,7 +29,7 @@ inputs = ["results/sixteen_heads/data/ablation.csv"]
 # %%
 import pandas as pd
 
-from repro.analysis import head_summaries as S
+from repro.papers.sixteen_heads import head_summaries as S
 from repro.pipeline.tables import save_table
 
 ablation = pd.read_csv(inputs[0])

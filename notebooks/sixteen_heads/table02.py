@@ -29,7 +29,7 @@ inputs = ["results/sixteen_heads/data/ablation.csv"]
 # %%
 import pandas as pd
 
-from repro.analysis import head_summaries as S
+from repro.papers.sixteen_heads import head_summaries as S
 from repro.pipeline.tables import save_table
 
 PAPER = {  # Table 2 of the paper, layers 1-6 ("*": significant at p < 0.01)

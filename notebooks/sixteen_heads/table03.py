@@ -28,7 +28,7 @@ inputs = ["results/sixteen_heads/data/ablation.csv"]
 # %%
 import pandas as pd
 
-from repro.analysis import head_summaries as S
+from repro.papers.sixteen_heads import head_summaries as S
 from repro.pipeline.tables import save_table
 
 PAPER = {"self": ["−0.01", "+0.10", "−0.14", "−0.53", "−0.29", "−0.52", "+0.05", "−0.72", "−0.96", "+0.07",

@@ -30,7 +30,7 @@ inputs = ["results/sixteen_heads/data/speed.csv", "results/sixteen_heads/data/sp
 # %%
 import pandas as pd
 
-from repro.analysis.pruned_speed import summarize_speed
+from repro.papers.sixteen_heads.pruned_speed import summarize_speed
 from repro.pipeline.tables import save_table, to_markdown
 
 PAPER = {  # Table 4 of the paper: examples/s, mean ± std

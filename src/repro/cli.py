@@ -11,7 +11,10 @@ import argparse
 import importlib
 import sys
 
-# Command name -> module that registers it. Order is the order shown by --help.
+from repro.papers import PAPERS
+
+# Command name -> module that registers it. Order is the order shown by --help. Each paper adds
+# `python -m repro <paper id> <action>` from its package (repro.papers).
 COMMAND_MODULES = {
     "data": "repro.commands.data",
     "train": "repro.commands.train",
@@ -22,13 +25,8 @@ COMMAND_MODULES = {
     "report": "repro.commands.report",
     "compare": "repro.commands.compare",
     "clean": "repro.commands.clean",
-    # Paper-specific commands (a module that does not exist yet is skipped).
-    "simplified_blocks": "repro.commands.simplified_blocks",
-    "simplified_blocks_mlm": "repro.commands.simplified_blocks_mlm",
-    "sixteen_heads": "repro.commands.sixteen_heads",
-    "param-allocation": "repro.papers.param_allocation.commands",
-    "layer-diversity": "repro.commands.layer_diversity",
 }
+COMMAND_MODULES.update({paper: f"repro.papers.{paper}.commands" for paper in PAPERS})
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -42,12 +40,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     names = [only] if only in COMMAND_MODULES else list(COMMAND_MODULES)
     for command in names:
         name = COMMAND_MODULES[command]
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as err:
-            if err.name == name:  # command module not written yet
-                continue
-            raise
+        module = importlib.import_module(name)
         before = set(subparsers.choices)
         module.register(subparsers)
         added = set(subparsers.choices) - before

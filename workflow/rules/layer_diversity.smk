@@ -33,7 +33,7 @@ rule layer_diversity_data:
     conda:
         ENV
     shell:
-        "python -m repro layer-diversity data --tasks {params.tasks} --out-dir {params.out_dir} --seed {params.seed} "
+        "python -m repro layer_diversity data --tasks {params.tasks} --out-dir {params.out_dir} --seed {params.seed} "
         "--train-sizes {params.train_sizes:q} --test-size {params.test_size} --params {params.generator_params:q} "
         "> {log} 2>&1"
 
@@ -66,7 +66,7 @@ rule layer_diversity_hub_data:
     conda:
         ENV
     shell:
-        "python -m repro layer-diversity hub-data --tasks {params.tasks} --tokenizer {params.tokenizer:q} "
+        "python -m repro layer_diversity hub-data --tasks {params.tasks} --tokenizer {params.tokenizer:q} "
         "--out-dir {params.out_dir} --test-size {params.test_size} --train-sizes {params.train_sizes:q} "
         "--hub {params.hub:q} --max-tokens {params.max_tokens} {params.mirror} > {log} 2>&1"
 
@@ -98,7 +98,7 @@ rule layer_diversity_train:
     conda:
         ENV
     shell:
-        "python -m repro layer-diversity train --spec {params.spec:q} --data-dir {params.data_dir} "
+        "python -m repro layer_diversity train --spec {params.spec:q} --data-dir {params.data_dir} "
         "--runs-root {params.runs_root} --threads {threads} > {log} 2>&1"
 
 
@@ -117,6 +117,7 @@ rule layer_diversity_readout:
         out_dir=parent_dir,
         batch_size=LD_CFG["analysis"]["batch_size"],
         duplicate_depths=LD_CFG["analysis"]["duplicate_depths"],
+        device=LD_ANALYSIS_DEVICE,
     log:
         f"{RESULTS}/logs/{LD}/readout/{{family}}_seed{{seed}}.log",
     benchmark:
@@ -128,10 +129,10 @@ rule layer_diversity_readout:
     conda:
         ENV
     shell:
-        "python -m repro layer-diversity readout --runs {params.runs} --family {wildcards.family} "
+        "python -m repro layer_diversity readout --runs {params.runs} --family {wildcards.family} "
         "--seed {wildcards.seed} --data-dir {params.data_dir} --tasks {params.tasks} --out-dir {params.out_dir} "
-        "--batch-size {params.batch_size} --duplicate-depths {params.duplicate_depths} --threads {threads}"
-        f"{LD_DEVICE_ARG}" " > {log} 2>&1"
+        "--batch-size {params.batch_size} --duplicate-depths {params.duplicate_depths} --threads {threads} "
+        "--device {params.device} > {log} 2>&1"
 
 
 rule layer_diversity_collect:
@@ -157,7 +158,7 @@ rule layer_diversity_collect:
     conda:
         ENV
     shell:
-        "python -m repro layer-diversity collect --inputs {params.inputs} --data-dir {params.data_dir} "
+        "python -m repro layer_diversity collect --inputs {params.inputs} --data-dir {params.data_dir} "
         "--tasks {params.tasks} --stands-for {params.stands_for:q} --out-dir {params.out_dir} > {log} 2>&1"
 
 
@@ -182,7 +183,7 @@ rule layer_diversity_toy:
     conda:
         ENV
     shell:
-        "python -m repro layer-diversity toy --examples {params.examples} --classes {params.classes} "
+        "python -m repro layer_diversity toy --examples {params.examples} --classes {params.classes} "
         "--max-members {params.max_members} --noise-sd {params.noise_sd} --offset {params.offset} "
         "--seed {params.seed} --out {output} > {log} 2>&1"
 
@@ -207,7 +208,7 @@ rule layer_diversity_submodularity:
     conda:
         ENV
     shell:
-        "python -m repro layer-diversity submodularity --samples {params.samples} "
+        "python -m repro layer_diversity submodularity --samples {params.samples} "
         "--judged-samples {params.judged_samples} --classes {params.classes} --flip-probs {params.flip_probs} "
         "--seed {params.seed} --out {output} > {log} 2>&1"
 

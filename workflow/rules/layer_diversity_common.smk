@@ -1,5 +1,5 @@
 # Helpers of workflow/rules/layer_diversity.smk (Snakemake lint wants functions and rules apart).
-from repro.ensemble_runs import family_run_spec, hub_data_spec
+from repro.papers.layer_diversity.runs import family_run_spec, hub_data_spec
 
 LD = "layer_diversity"
 LD_DIR = f"{RESULTS}/{LD}"
@@ -14,9 +14,8 @@ LD_HUB = LD_CFG["data"]["source"] == "hub"
 # in float64 at paper scale; the synthetic models are tiny.
 LD_TRAIN_MEM_MB = 96000 if LD_HUB else 2000
 LD_READOUT_MEM_MB = 128000 if LD_HUB else 3000
-# --device of the readout (analysis_device); cpu (the default) adds nothing, so the command lines of
-# CPU runs stay those Snakemake recorded (a changed command line reruns a job).
-LD_DEVICE_ARG = "" if LD_CFG["analysis_device"] == "cpu" else f" --device {LD_CFG['analysis_device']}"
+# --device of the readout.
+LD_ANALYSIS_DEVICE = LD_CFG["analysis_device"]
 # Per-figure CSVs written by the collect step (every figure's plotted numbers, auditable alone).
 LD_COLLECTED = [
     "table01_tasks",

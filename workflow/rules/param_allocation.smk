@@ -29,7 +29,7 @@ rule param_allocation_jacobian:
     conda:
         ENV
     shell:
-        "python -m repro param-allocation jacobian --spec {params.spec:q} --out {output} > {log} 2>&1"
+        "python -m repro param_allocation jacobian --spec {params.spec:q} --out {output} > {log} 2>&1"
 
 
 rule param_allocation_low_rank:
@@ -48,7 +48,7 @@ rule param_allocation_low_rank:
     conda:
         ENV
     shell:
-        "python -m repro param-allocation low-rank --spec {params.spec:q} --out {output} > {log} 2>&1"
+        "python -m repro param_allocation low-rank --spec {params.spec:q} --out {output} > {log} 2>&1"
 
 
 rule param_allocation_bound:
@@ -67,7 +67,7 @@ rule param_allocation_bound:
     conda:
         ENV
     shell:
-        "python -m repro param-allocation bound --spec {params.spec:q} --out {output} > {log} 2>&1"
+        "python -m repro param_allocation bound --spec {params.spec:q} --out {output} > {log} 2>&1"
 
 
 # One job per seed: every task, every head count, both position kinds (one process start per seed).
@@ -88,7 +88,7 @@ rule param_allocation_sweep:
     conda:
         ENV
     shell:
-        "python -m repro param-allocation sweep --spec {params.spec:q} "
+        "python -m repro param_allocation sweep --spec {params.spec:q} "
         "--seed {wildcards.seed} --runs-dir {params.runs_dir} --threads {threads} --out {output} > {log} 2>&1"
 
 
@@ -109,7 +109,7 @@ rule param_allocation_saturation:
     conda:
         ENV
     shell:
-        "python -m repro param-allocation saturation --spec {params.spec:q} --seed {wildcards.seed} "
+        "python -m repro param_allocation saturation --spec {params.spec:q} --seed {wildcards.seed} "
         "--runs-dir {params.runs_dir} --threads {threads} --out {output} > {log} 2>&1"
 
 
@@ -129,7 +129,7 @@ rule param_allocation_gather_sweep:
     conda:
         ENV
     shell:
-        "python -m repro param-allocation concat --inputs {input} --out {output} > {log} 2>&1"
+        "python -m repro param_allocation concat --inputs {input} --out {output} > {log} 2>&1"
 
 
 rule param_allocation_gather_saturation:
@@ -148,7 +148,7 @@ rule param_allocation_gather_saturation:
     conda:
         ENV
     shell:
-        "python -m repro param-allocation concat --inputs {input} --out {output} > {log} 2>&1"
+        "python -m repro param_allocation concat --inputs {input} --out {output} > {log} 2>&1"
 
 
 # Paper scale (data.source hub): the first rows of WikiText-103 encoded by a hub tokenizer into token
@@ -236,7 +236,7 @@ rule param_allocation_teacher_analysis:
     conda:
         ENV
     shell:
-        "python -m repro param-allocation teacher --spec {params.spec:q} --seed {wildcards.seed} "
+        "python -m repro param_allocation teacher --spec {params.spec:q} --seed {wildcards.seed} "
         "--teacher {params.teacher} --train-tokens {input.train} --valid-tokens {input.valid} "
         "--runs-dir {params.runs_dir} --threads {threads} --out {output.replacement} "
         "--out-positions {output.positions} --out-logits {output.logits} > {log} 2>&1"
@@ -264,7 +264,7 @@ rule param_allocation_decoders:
     conda:
         ENV
     shell:
-        "python -m repro param-allocation decoders --spec {params.spec:q} --seed {wildcards.seed} "
+        "python -m repro param_allocation decoders --spec {params.spec:q} --seed {wildcards.seed} "
         "--train-tokens {input.train} --valid-tokens {input.valid} --runs-dir {params.runs_dir} "
         "--threads {threads} --out {output.runs} --out-curves {output.curves} > {log} 2>&1"
 
@@ -291,7 +291,7 @@ rule param_allocation_gather_lm:
     conda:
         ENV
     shell:
-        "python -m repro param-allocation gather {params.groups} > {log} 2>&1"
+        "python -m repro param_allocation gather {params.groups} > {log} 2>&1"
 
 
 # -- figures and tables (notebooks/param_allocation/<item>.py) ---------------------------------------

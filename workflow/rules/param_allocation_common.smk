@@ -101,7 +101,7 @@ def pa_lm_gather_inputs(wildcards):
 
 
 def pa_gather_groups(wildcards, input, output):
-    """`--group OUT IN ...` arguments of `param-allocation gather`, one per gathered file."""
+    """`--group OUT IN ...` arguments of `param_allocation gather`, one per gathered file."""
     groups = []
     for name in ("replacement", "positions", "logits", "decoders", "curves"):
         groups.append("--group " + " ".join(shlex.quote(path) for path in [getattr(output, name), *getattr(input, name)]))

@@ -33,7 +33,7 @@ rule simplified_blocks_mlm_prose:
     conda:
         ENV
     shell:
-        "python -m repro simplified_blocks_mlm prose --corpus-dir {params.corpus_dir} --out-dir {params.out_dir} "
+        "python -m repro simplified_blocks prose --corpus-dir {params.corpus_dir} --out-dir {params.out_dir} "
         "--max-bytes {params.max_bytes} > {log} 2>&1"
 
 
@@ -85,7 +85,7 @@ rule simplified_blocks_mlm_glue_data:
     conda:
         ENV
     shell:
-        "python -m repro simplified_blocks_mlm glue-data --corpus-dir {params.corpus_dir} --tokenizer {input.tokenizer} "
+        "python -m repro simplified_blocks glue-data --corpus-dir {params.corpus_dir} --tokenizer {input.tokenizer} "
         "--settings {params.settings:q} --out {output} > {log} 2>&1"
 
 
@@ -138,7 +138,7 @@ rule simplified_blocks_mlm_hub_glue:
     conda:
         ENV
     shell:
-        "python -m repro simplified_blocks_mlm hub-glue --tokenizer {params.tokenizer:q} --out {output} "
+        "python -m repro simplified_blocks hub-glue --tokenizer {params.tokenizer:q} --out {output} "
         "--max-tokens {params.max_tokens} {params.limit} {params.mirror} > {log} 2>&1"
 
 
@@ -166,7 +166,7 @@ rule simplified_blocks_mlm_pretrain:
     conda:
         ENV
     shell:
-        "python -m repro simplified_blocks_mlm pretrain --spec {params.spec:q} --train-tokens {input.train} --valid-tokens {input.valid} "
+        "python -m repro simplified_blocks pretrain --spec {params.spec:q} --train-tokens {input.train} --valid-tokens {input.valid} "
         "--run-dir {params.run_dir} --threads {threads} > {log} 2>&1"
 
 
@@ -203,6 +203,7 @@ rule simplified_blocks_mlm_finetune:
         run_dirs=lambda wildcards, input: " ".join(os.path.dirname(path) for path in input.runs),
         settings=mlm_finetune_json,
         seeds=mlm_finetune_seeds,
+        device=MLM_FINETUNE_DEVICE,
     log:
         f"{RESULTS}/logs/{SB}/mlm/finetune/part{{shard}}.log",
     benchmark:
@@ -214,8 +215,8 @@ rule simplified_blocks_mlm_finetune:
     conda:
         ENV
     shell:
-        "python -m repro simplified_blocks_mlm finetune --run-dirs {params.run_dirs} --glue {input.glue} --settings {params.settings:q} "
-        "--seeds {params.seeds} --out {output} --threads {threads}" f"{MLM_FINETUNE_DEVICE_ARG}" " > {log} 2>&1"
+        "python -m repro simplified_blocks finetune --run-dirs {params.run_dirs} --glue {input.glue} --settings {params.settings:q} "
+        "--seeds {params.seeds} --out {output} --threads {threads} --device {params.device} > {log} 2>&1"
 
 
 rule simplified_blocks_mlm_glue:
@@ -235,7 +236,7 @@ rule simplified_blocks_mlm_glue:
     conda:
         ENV
     shell:
-        "python -m repro simplified_blocks_mlm glue --inputs {input} --out-scores {output.scores} --out-average {output.average} > {log} 2>&1"
+        "python -m repro simplified_blocks glue --inputs {input} --out-scores {output.scores} --out-average {output.average} > {log} 2>&1"
 
 
 register_notebook(SB, "fig07", [sb_data("mlm_curves.csv")])

@@ -1,7 +1,7 @@
 # Helpers of the masked-LM rules of simplified_blocks (functions only; rules in simplified_blocks_mlm.smk).
 import json
 
-from repro.commands.simplified_blocks_mlm import run_spec as mlm_run_spec
+from repro.papers.simplified_blocks.mlm_commands import run_spec as mlm_run_spec
 
 MLM_CFG = SB_CFG["mlm"]
 MLM_DATA = f"{RESULTS}/{SB}/mlm_data"
@@ -14,10 +14,8 @@ MLM_HUB_DIR = f"{MLM_DATA}/hub"
 MLM_GLUE_FILE = f"{MLM_HUB_DIR}/glue.npz" if MLM_HUB else f"{MLM_DATA}/glue_standin.npz"
 # Memory (MB) of a pre-training job: at paper scale ~1B tokens are cut into int64 chunks in memory.
 MLM_PRETRAIN_MEM_MB = 48000 if MLM_HUB else 3000
-# GLUE fine-tuning runs on the device of pre-training (mlm.train.device; absent means cpu), passed
-# as --device only when it is not cpu so that CPU command lines stay as they were.
+# GLUE fine-tuning runs on the device of pre-training (mlm.train.device; absent means cpu).
 MLM_FINETUNE_DEVICE = MLM_CFG["train"].get("device", "cpu")
-MLM_FINETUNE_DEVICE_ARG = "" if MLM_FINETUNE_DEVICE == "cpu" else f" --device {MLM_FINETUNE_DEVICE}"
 
 
 def mlm_spec_json(wildcards):

@@ -116,7 +116,8 @@ rule sixteen_heads_train:
     conda:
         ENV
     shell:
-        SH_TRAIN_SHELL
+        "python -m repro sixteen_heads train --task-file {input.data} --spec {params.spec:q} "
+        "--run-dir {params.run_dir} --threads {threads} {params.init} > {log} 2>&1"
 
 
 rule sixteen_heads_ablate:
@@ -128,6 +129,7 @@ rule sixteen_heads_ablate:
     params:
         spec=sh_analysis_spec,
         run_dir=sh_run_dir,
+        device=SH_ANALYSIS_DEVICE,
     log:
         f"{RESULTS}/logs/{SH}/ablate/{{task}}_seed{{seed}}.log",
     benchmark:
@@ -140,7 +142,7 @@ rule sixteen_heads_ablate:
         ENV
     shell:
         "python -m repro sixteen_heads ablate --run-dir {params.run_dir} --task-file {input.data} "
-        "--spec {params.spec:q} --threads {threads}" f"{SH_DEVICE_ARG}" " --out {output} > {log} 2>&1"
+        "--spec {params.spec:q} --threads {threads} --device {params.device} --out {output} > {log} 2>&1"
 
 
 rule sixteen_heads_prune:
@@ -154,6 +156,7 @@ rule sixteen_heads_prune:
     params:
         spec=sh_analysis_spec,
         run_dir=sh_run_dir,
+        device=SH_ANALYSIS_DEVICE,
         ablation=sh_ablation_arg,
     log:
         f"{RESULTS}/logs/{SH}/prune/{{task}}_seed{{seed}}.log",
@@ -167,7 +170,7 @@ rule sixteen_heads_prune:
         ENV
     shell:
         "python -m repro sixteen_heads prune --run-dir {params.run_dir} --task-file {input.data} "
-        "--spec {params.spec:q} --threads {threads}" f"{SH_DEVICE_ARG}" " {params.ablation} "
+        "--spec {params.spec:q} --threads {threads} --device {params.device} {params.ablation} "
         "--importance-out {output.importance} --out {output.pruning} > {log} 2>&1"
 
 
@@ -180,6 +183,7 @@ rule sixteen_heads_epochs:
     params:
         spec=sh_analysis_spec,
         run_dir=sh_run_dir,
+        device=SH_ANALYSIS_DEVICE,
     log:
         f"{RESULTS}/logs/{SH}/epochs/{{task}}_seed{{seed}}.log",
     benchmark:
@@ -192,7 +196,7 @@ rule sixteen_heads_epochs:
         ENV
     shell:
         "python -m repro sixteen_heads epochs --run-dir {params.run_dir} --task-file {input.data} "
-        "--spec {params.spec:q} --threads {threads}" f"{SH_DEVICE_ARG}" " --out {output} > {log} 2>&1"
+        "--spec {params.spec:q} --threads {threads} --device {params.device} --out {output} > {log} 2>&1"
 
 
 rule sixteen_heads_speed:
@@ -206,6 +210,7 @@ rule sixteen_heads_speed:
     params:
         spec=sh_speed_spec,
         run_dir=sh_run_dir,
+        device=SH_ANALYSIS_DEVICE,
     log:
         f"{RESULTS}/logs/{SH}/speed.log",
     benchmark:
@@ -219,7 +224,7 @@ rule sixteen_heads_speed:
         ENV
     shell:
         "python -m repro sixteen_heads speed --run-dir {params.run_dir} --task-file {input.data} "
-        "--importance {input.importance} --spec {params.spec:q} --threads {threads}" f"{SH_DEVICE_ARG}" " "
+        "--importance {input.importance} --spec {params.spec:q} --threads {threads} --device {params.device} "
         "--out {output.timings} --facts-out {output.facts} > {log} 2>&1"
 
 

@@ -16,15 +16,8 @@ SH_SPEED = SH_CFG["speed"]
 SH_HUB = SH_CFG["data_source"] == "hub"
 SH_TASK_DIR = f"{SH_DIR}/data/{'hub_tasks' if SH_HUB else 'tasks'}"
 SH_PRETRAINED_DIR = f"{SH_DIR}/pretrained"
-# The train command; only hub runs name the converted checkpoint, so the synthetic command line (which
-# Snakemake compares to decide reruns) stays as it was.
-# --device of ablate, prune, epochs and speed (analysis_device); cpu (the default) adds nothing, so the
-# command lines of CPU runs stay those Snakemake recorded (a changed command line reruns a job).
-SH_DEVICE_ARG = "" if SH_CFG["analysis_device"] == "cpu" else f" --device {SH_CFG['analysis_device']}"
-SH_TRAIN_SHELL = (
-    "python -m repro sixteen_heads train --task-file {input.data} --spec {params.spec:q} "
-    "--run-dir {params.run_dir} --threads {threads}" + (" {params.init}" if SH_HUB else "") + " > {log} 2>&1"
-)
+# The device of ablate, prune, epochs and speed (--device).
+SH_ANALYSIS_DEVICE = SH_CFG["analysis_device"]
 
 
 def sh_task_file(wildcards):

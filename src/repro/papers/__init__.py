@@ -1,18 +1,19 @@
 """The four works this pipeline reproduces, by id, and where each one's code lives.
 
-A paper's package, ``repro.papers.<id>``, holds everything particular to that paper: its commands
-(``commands``: the ``python -m repro <command>`` actions and the config section check), its
-analyses, its claims (``claims``, with its DEVIATIONS) and its plot helpers. The shared library
-(models, training, data, hub, pipeline, analysis) imports no paper package; it reaches a paper's
-parts through this registry, by name, when it needs them.
+Each paper's package, ``repro.papers.<id>``, holds everything particular to that paper, in parts
+of the same names:
 
-Papers not moved yet keep their parts in the per-kind folders (repro.claims.<id>,
-repro.commands.<id>, ...); ``part`` finds either.
+    checks     `check_section(config, paper)`: what the config schema cannot see, run before any job
+    commands   `register(subparsers)`: the `python -m repro <id> <action>` actions
+    claims     the registered claims of every figure and table, and DEVIATIONS
+    (others)   the paper's run specs, analyses and plot helpers
+
+The shared library (models, training, data, hub, pipeline, analysis) imports no paper package (an
+import-linter contract in pyproject.toml holds it to that); it reaches a paper's parts by name,
+through `part`, when it needs them.
 """
 
 from __future__ import annotations
-
-import importlib.util
 
 PAPERS = {
     "simplified_blocks": 'He & Hofmann, "Simplifying Transformer Blocks", ICLR 2024 (arXiv 2311.01906)',
@@ -25,10 +26,8 @@ PAPERS = {
 }
 
 
-def has_package(paper: str) -> bool:
-    return paper in PAPERS and importlib.util.find_spec(f"repro.papers.{paper}") is not None
-
-
 def part(paper: str, name: str) -> str:
-    """The module name of one part of a paper ("claims", "commands"), without importing it."""
-    return f"repro.papers.{paper}.{name}" if has_package(paper) else f"repro.{name}.{paper}"
+    """The module name of one part of a paper ("checks", "commands", "claims"), without importing it."""
+    if paper not in PAPERS:
+        raise KeyError(f"unknown paper {paper!r}; the papers are: {', '.join(PAPERS)}")
+    return f"repro.papers.{paper}.{name}"

@@ -25,15 +25,13 @@ the verdict is "not measurable at this scale". Nothing is ever turned into a ver
 missing input raises :class:`MissingInputError` naming the file, and a claim function that raises or
 returns something malformed raises :class:`ClaimError` naming the claim.
 
-Claims of paper ``P`` live in ``repro.papers.P.claims`` (or, for a paper not moved yet,
-``repro.claims.P``); importing the module registers them.
+Claims of paper ``P`` live in ``repro.papers.P.claims``; importing the module registers them.
 """
 
 from __future__ import annotations
 
 import importlib
 import math
-import pkgutil
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -180,28 +178,22 @@ def natural_key(text: str) -> tuple:
 
 
 def papers() -> list[str]:
-    """Papers with a claims module (see repro.papers.part), plus any registered directly."""
-    import repro.claims
-    from repro.papers import PAPERS, has_package
+    """The papers of repro.papers, plus any whose claims were registered directly (tests do this)."""
+    from repro.papers import PAPERS
 
-    modules = {info.name for info in pkgutil.iter_modules(repro.claims.__path__) if not info.name.startswith("_")}
-    packaged = {paper for paper in PAPERS if has_package(paper)}
-    return sorted(modules | packaged | {paper for paper, _ in _REGISTRY})
+    return sorted(set(PAPERS) | {paper for paper, _ in _REGISTRY})
 
 
 def load_claims(paper: str) -> list[Claim]:
-    """Import the paper's claims module (registering its claims) and return them sorted by item and id."""
-    from repro.papers import part
+    """Import the paper's claims module (registering its claims) and return them sorted by item and id.
 
-    module = part(paper, "claims")
-    try:
-        importlib.import_module(module)
-    except ModuleNotFoundError as err:
-        if err.name != module:  # the claims module exists but imports something missing
-            raise
-        # No module is fine only if claims were registered another way (tests do this).
-        if not any(key[0] == paper for key in _REGISTRY):
-            raise ModuleNotFoundError(f"no claims for paper {paper!r}: module {module} does not exist") from err
+    A paper outside repro.papers has only the claims registered directly (tests do this)."""
+    from repro.papers import PAPERS, part
+
+    if paper in PAPERS:
+        importlib.import_module(part(paper, "claims"))
+    elif not any(key[0] == paper for key in _REGISTRY):
+        raise ModuleNotFoundError(f"no claims for paper {paper!r}: the papers are {', '.join(PAPERS)}")
     found = [c for (p, _), c in _REGISTRY.items() if p == paper]
     return sorted(found, key=lambda c: (natural_key(c.item), c.claim_id))
 

@@ -12,8 +12,8 @@ Two layers:
 `merged_run_config` is also what the Snakemake rules use to write each run's spec,
 so what is checked is exactly what runs. Given the config's sources (the Snakefile passes
 them), `check_config` also reads `--config` values as YAML and holds each scale file to its
-scale (repro.pipeline.configsources); relations between keys that a job would otherwise
-trip over are in repro.pipeline.configrelations.
+scale (repro.pipeline.configsources). Each paper's own checks, including the relations between
+keys that one of its jobs would otherwise trip over, are in repro.papers.<paper>.checks.
 """
 
 from __future__ import annotations
@@ -135,27 +135,19 @@ def _describe(error: jsonschema.ValidationError) -> str:
 
 # -- semantics ---------------------------------------------------------------------
 def section_checks() -> dict[str, Callable[[dict, str], list[str]]]:
-    """Every paper's section check: those registered below, and the `check_section` of each paper
-    package's commands (imported by name, so that this module imports no paper)."""
-    from repro.papers import PAPERS, has_package, part
+    """Every paper's section check: the `check_section` of repro.papers.<id>.checks, imported by
+    name so that this module imports no paper."""
+    from repro.papers import PAPERS, part
 
-    checks = dict(SECTION_CHECKS)
-    for paper in PAPERS:
-        if paper not in checks and has_package(paper):
-            checks[paper] = importlib.import_module(part(paper, "commands")).check_section
-    return checks
+    return {paper: importlib.import_module(part(paper, "checks")).check_section for paper in PAPERS}
 
 
 def semantic_problems(config: dict) -> list[str]:
-    """Problems found by every registered section check (see SECTION_CHECKS)."""
-    from repro.pipeline.configrelations import RELATION_CHECKS
-
+    """Problems found by the section check of every paper in `config` (see section_checks)."""
     problems = []
     for paper, check in section_checks().items():
         if paper in config:
             problems += check(config, paper)
-            for relation in RELATION_CHECKS.get(paper, []):
-                problems += relation(config, paper)
     return problems
 
 
@@ -232,6 +224,17 @@ def variant_build_problems(where: str, section: dict, vocab_size: int) -> list[s
     return problems
 
 
+# Positions whose table has max_seq_len rows; rope, alibi and none take any length.
+TABLE_POSITIONS = ("learned", "sinusoidal")
+
+
+def source_key(where: str, section: dict, variant: str, part: str, field: str) -> str:
+    """The key a variant's `part.field` comes from: its own override, else the shared setting (so a
+    shared value is named once, however many variants inherit it)."""
+    own = (section["variants"].get(variant) or {}).get(part) or {}
+    return f"{where}.variants.{variant}.{part}.{field}" if field in own else f"{where}.{part}.{field}"
+
+
 def merged_run_config(config: dict, paper: str, variant: str, seed: int) -> dict[str, Any]:
     """The full spec of one run: shared model/train settings with the variant's overrides."""
     section = config[paper]
@@ -244,15 +247,3 @@ def merged_run_config(config: dict, paper: str, variant: str, seed: int) -> dict
     train.update(copy.deepcopy(overrides.get("train", {})))
     train["seed"] = int(seed)
     return {"paper": paper, "variant": variant, "seed": int(seed), "model": model, "train": train}
-
-
-# Semantic checks per paper section: paper id -> function(config, paper) -> problems.
-# Each paper registers its own line below.
-SECTION_CHECKS: dict[str, Callable[[dict, str], list[str]]] = {}
-SECTION_CHECKS["simplified_blocks"] = check_lm_section
-from repro.synthetic_runs import check_config_section as check_sixteen_heads_section  # noqa: E402
-SECTION_CHECKS["sixteen_heads"] = check_sixteen_heads_section
-from repro.ensemble_runs import check_config_section as check_layer_diversity_section  # noqa: E402
-SECTION_CHECKS["layer_diversity"] = check_layer_diversity_section
-from repro.commands.simplified_blocks import check_section as check_simplified_blocks_section  # noqa: E402
-SECTION_CHECKS["simplified_blocks"] = check_simplified_blocks_section

@@ -1,7 +1,8 @@
 """Yu et al., "Allocation of Parameters in Transformers" (arXiv 2510.03784, 2025): everything
 particular to this paper.
 
-    commands           `python -m repro param-allocation <action>` and the config section check
+    checks             the config section check
+    commands           `python -m repro param_allocation <action>`
     claims             the registered claims of every figure and table, and DEVIATIONS
     theory/            the exact theory: softmax Jacobian, allocation bound, low-rank scores
     shallow            the one-layer attention models of the head-count sweeps

@@ -1,4 +1,4 @@
-"""`python -m repro param-allocation <step>`: the computations of "Allocation of Parameters in Transformers".
+"""`python -m repro param_allocation <step>`: the computations of "Allocation of Parameters in Transformers".
 
 Steps (each writes one tidy CSV; `--spec` is a JSON object, the matching part of the config section):
   jacobian     ‖J(z)‖₂ of the softmax against L for bounded logits, beside e^{2Λ}/L (Fig 1)
@@ -12,8 +12,6 @@ Steps (each writes one tidy CSV; `--spec` is a JSON object, the matching part of
   decoders     train decoders for every (sequence length, head dim) of one seed (Fig 5)
   concat       concatenate tidy CSVs (per-seed files into one)
   gather       several concatenations in one process: --group OUT IN [IN ...], repeated
-
-`check_section` is the semantic check of the config section, registered in repro.pipeline.configcheck.
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ PAPER = "param_allocation"
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("param-allocation", help="computations of 'Allocation of Parameters in Transformers'")
+    parser = subparsers.add_parser("param_allocation", help="computations of 'Allocation of Parameters in Transformers'")
     steps = parser.add_subparsers(dest="step", required=True, metavar="STEP")
 
     def add(name: str, help_text: str, func, seeded: bool = False, runs: bool = False):
@@ -311,99 +309,3 @@ def concat(args: argparse.Namespace) -> int:
 
 
 # -- semantic config check ---------------------------------------------------------------------------
-def check_section(config: dict, paper: str = PAPER) -> list[str]:
-    """Problems the schema cannot see: head counts that do not divide the budget, sequences too short
-    for a task's lags, ranks above the teacher's dimension, unknown stream parameters, and training
-    settings TrainConfig refuses. Builds the very objects the runs build (cheaply: no training)."""
-    from repro.data.errors import DataError
-    from repro.data.streams import make_stream
-    from repro.training.config import TrainConfig
-
-    problems: list[str] = []
-    section = config[paper]
-    sweep_cfg = section["sweep"]
-    for heads in sweep_cfg["heads"]:
-        if sweep_cfg["budget"] % heads:
-            problems.append(f"{paper}.sweep.heads has {heads}, which does not divide sweep.budget={sweep_cfg['budget']}")
-    for task, entry in sweep_cfg["tasks"].items():
-        try:
-            stream = make_stream(entry["stream"], 0, **entry["params"])
-            stream.check_length(sweep_cfg["seq_len"])
-        except (DataError, ValueError) as err:
-            problems.append(f"{paper}.sweep.tasks.{task}: {err}")
-    saturation_cfg = section["saturation"]
-    for rank in saturation_cfg["ranks"]:
-        if rank > saturation_cfg["dim"]:
-            problems.append(f"{paper}.saturation.ranks has {rank} > saturation.dim={saturation_cfg['dim']}")
-    for rank in section["low_rank"]["ranks"]:
-        if rank > section["low_rank"]["dim"]:
-            problems.append(f"{paper}.low_rank.ranks has {rank} > low_rank.dim={section['low_rank']['dim']}")
-    for part in ("sweep", "saturation"):
-        try:
-            TrainConfig(**dict(section[part]["train"], seed=0))
-        except (ValueError, TypeError) as err:
-            problems.append(f"{paper}.{part}.train: {err}")
-    problems += _check_decoder_parts(config, paper)
-    return problems
-
-
-def _check_decoder_parts(config: dict, paper: str) -> list[str]:
-    """lm, replacement, logit_norms and decoders: buildable models whose heads can be replaced exactly,
-    replaced layers and heads that exist, ranks within the head dim, buckets and lengths within the context,
-    lengths that divide tokens_per_step."""
-    from repro.papers.param_allocation.head_dim_decoders import grid_spec
-    from repro.papers.param_allocation.head_replacement import UNSUPPORTED_POSITIONS
-    from repro.models import ConfigError, config_from_dict
-    from repro.training.config import TrainConfig
-
-    problems: list[str] = []
-    section = config[paper]
-    vocab = config.get("tokenizer", {}).get("vocab_size", 256)
-    lm = section["lm"]
-    try:
-        cfg = config_from_dict(dict(lm["model"], vocab_size=vocab), where=f"{paper}.lm.model")
-    except (ConfigError, ValueError, TypeError) as err:
-        return problems + [str(err)]
-    for part, train_cfg in (("lm", lm["train"]), ("replacement", section["replacement"]["train"])):
-        try:
-            TrainConfig(**dict(train_cfg, seed=0))
-        except (ValueError, TypeError) as err:
-            problems.append(f"{paper}.{part}.train: {err}")
-    if cfg.qk_bias or cfg.vo_bias:
-        problems.append(f"{paper}.lm.model: qk_bias and vo_bias must be false (a head is then an exact bilinear form)")
-    if cfg.position in UNSUPPORTED_POSITIONS:
-        problems.append(f"{paper}.lm.model.position is {cfg.position!r}; head replacement needs learned, sinusoidal "
-                        "or none (RoPE and ALiBi make a head's logits non-bilinear)")
-    if cfg.block_spec.attention != "softmax" or cfg.cross_attention:
-        problems.append(f"{paper}.lm.model: head replacement needs plain softmax self-attention blocks")
-    repl = section["replacement"]
-    for layer in repl["layers"]:
-        if layer >= cfg.n_layers:
-            problems.append(f"{paper}.replacement.layers has {layer}; lm.model has {cfg.n_layers} layers (0-based)")
-        elif (cfg.n_heads[layer], cfg.head_dim[layer]) != (cfg.n_heads[0], cfg.head_dim[0]):
-            problems.append(f"{paper}.replacement.layers: every replaced layer needs the heads and head dim of layer 0")
-    if repl["head"] >= cfg.n_heads[0]:
-        problems.append(f"{paper}.replacement.head is {repl['head']}; lm.model has {cfg.n_heads[0]} heads per layer")
-    for rank in repl["ranks"]:
-        if rank > cfg.head_dim[0]:
-            problems.append(f"{paper}.replacement.ranks has {rank} > the head dim {cfg.head_dim[0]} of lm.model")
-    if repl["heatmap_rank"] not in repl["ranks"]:
-        problems.append(f"{paper}.replacement.heatmap_rank={repl['heatmap_rank']} must be one of replacement.ranks")
-    if repl["finetune_chunks"] < repl["train"].get("batch_size", 1):
-        problems.append(f"{paper}.replacement.finetune_chunks must be ≥ replacement.train.batch_size")
-    edges = repl["position_buckets"]
-    if edges[0] != 0 or any(b <= a for a, b in zip(edges, edges[1:])) or edges[-1] > cfg.max_seq_len:
-        problems.append(f"{paper}.replacement.position_buckets={edges} must increase strictly from 0 to at most "
-                        f"lm.model.max_seq_len={cfg.max_seq_len}")
-    for length in section["logit_norms"]["lengths"]:
-        if length > cfg.max_seq_len:
-            problems.append(f"{paper}.logit_norms.lengths has {length} > lm.model.max_seq_len={cfg.max_seq_len}")
-    dec = section["decoders"]
-    for length in dec["lengths"]:
-        for head_dim in dec["head_dims"]:
-            try:
-                fields, _ = grid_spec(dec["model"], dec["train"], length, head_dim, dec["tokens_per_step"], vocab, 0)
-                config_from_dict(fields, where=f"{paper}.decoders (L={length}, d_h={head_dim})")
-            except (ConfigError, ValueError, TypeError) as err:
-                problems.append(f"{paper}.decoders: {err}")
-    return sorted(set(problems), key=problems.index)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from repro.analysis import head_summaries as S
+from repro.papers.sixteen_heads import head_summaries as S
 from repro.pipeline.claims import NOT_MEASURABLE, Measurement, claim, format_mean_spread, format_number, verdict
 
 PAPER = "sixteen_heads"
@@ -421,7 +421,7 @@ SPEED_MODELS = "data/speed_models.csv"
 
 
 def _speedups(data) -> pd.Series:
-    from repro.analysis.pruned_speed import summarize_speed
+    from repro.papers.sixteen_heads.pruned_speed import summarize_speed
 
     summary = summarize_speed(data[SPEED], "original")
     pruned = summary[summary["variant"] == "pruned"].set_index("batch_size")

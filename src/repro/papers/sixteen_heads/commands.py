@@ -123,7 +123,7 @@ def _fail(message: str) -> int:
 def _train(args: argparse.Namespace) -> int:
     import torch
 
-    from repro import synthetic_runs as runs
+    from repro.papers.sixteen_heads import runs
     from repro.data.errors import DataError
     from repro.data.synthetic import load_task
     from repro.models import ConfigError, count_parameters
@@ -353,8 +353,8 @@ def _setup(args: argparse.Namespace):
     """(spec, task, family, model, evaluator, set sources) of an analysis step."""
     import torch
 
-    from repro import synthetic_runs as runs
-    from repro.analysis.head_eval import make_evaluator
+    from repro.papers.sixteen_heads import runs
+    from repro.papers.sixteen_heads.head_eval import make_evaluator
     from repro.data.synthetic import load_task
 
     torch.set_num_threads(args.threads)
@@ -372,7 +372,7 @@ def _evaluator_kwargs(task, family: str, analysis: dict, spec: dict) -> dict:
     kwargs = dict(batch_size=analysis["eval_batch_size"], bootstrap_resamples=analysis["bootstrap_resamples"],
                   bootstrap_seed=spec["data_seed"], pad_id=int(task.meta["pad_id"]))
     if family == "s2s":
-        from repro import synthetic_runs as runs
+        from repro.papers.sixteen_heads import runs
 
         kwargs.update(bos_id=runs.special_id(task, "bos"), eos_id=runs.special_id(task, "eos"),
                       extra_tokens=analysis["decode_extra_tokens"])
@@ -427,7 +427,7 @@ def _write(df, path: str) -> None:
 def _ablate(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from repro.analysis import head_sweeps as sweeps
+    from repro.papers.sixteen_heads import head_sweeps as sweeps
 
     spec, task, family, model, evaluator, sources = _setup(args)
     names = evaluator.set_names()
@@ -457,7 +457,7 @@ def _importance(model, family: str, task, spec: dict):
     data (the paper uses all of it), in eval mode, with the family's training loss."""
     import torch
 
-    from repro import synthetic_runs as runs
+    from repro.papers.sixteen_heads import runs
     from repro.analysis import head_importance as imp
     from repro.training.seeding import generator
 
@@ -481,7 +481,7 @@ def importance_curves(model, evaluator, normalised, family: str, per_type: bool,
     import pandas as pd
 
     from repro.analysis import head_importance as imp
-    from repro.analysis import head_sweeps as sweeps
+    from repro.papers.sixteen_heads import head_sweeps as sweeps
 
     order = sweeps.order_by_score(imp.importance_by_head(model, normalised), ascending=True)
     base = base if base is not None else evaluator.evaluate(None, "test")
@@ -501,7 +501,7 @@ def importance_curves(model, evaluator, normalised, family: str, per_type: bool,
 def _prune(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from repro.analysis import head_sweeps as sweeps
+    from repro.papers.sixteen_heads import head_sweeps as sweeps
     from repro.analysis import heads as H
     from repro.training.seeding import derive_seed
 
@@ -552,7 +552,7 @@ def _epochs(args: argparse.Namespace) -> int:
     """Fig. 5: for each kept snapshot, importance on that checkpoint and its pruning curve."""
     import pandas as pd
 
-    from repro.analysis.head_eval import make_evaluator
+    from repro.papers.sixteen_heads.head_eval import make_evaluator
     from repro.training import load_weights
     from repro.training.checkpoint import snapshot_path
 
@@ -589,10 +589,10 @@ def _speed(args: argparse.Namespace) -> int:
     import pandas as pd
     import torch
 
-    from repro import synthetic_runs as runs
-    from repro.analysis import head_sweeps as sweeps
+    from repro.papers.sixteen_heads import runs
+    from repro.papers.sixteen_heads import head_sweeps as sweeps
     from repro.analysis import heads as H
-    from repro.analysis import pruned_speed as speed
+    from repro.papers.sixteen_heads import pruned_speed as speed
     from repro.data.synthetic import load_task
 
     torch.set_num_threads(args.threads)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from repro.analysis.depth_scaling import diminishing_doublings, doubling_chain, doubling_gains
+from repro.papers.layer_diversity.depth_scaling import diminishing_doublings, doubling_chain, doubling_gains
 from repro.pipeline.claims import (
     NOT_MEASURABLE,
     Measurement,

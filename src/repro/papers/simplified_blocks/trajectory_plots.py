@@ -1,6 +1,6 @@
 """Plots of gain trajectories over training (He & Hofmann 2024, Figs 4, 16-22).
 
-Both functions take the tidy table of `repro.analysis.gain_trajectories` (variant, seed, step,
+Both functions take the tidy table of `repro.papers.simplified_blocks.gain_trajectories` (variant, seed, step,
 layer, symbol, head, value) and draw one line per layer, coloured along a sequential colormap from
 the first layer to the last, averaged over seeds (and over heads for per-head gains).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import matplotlib as mpl
 import pandas as pd
 
-from repro.analysis.gain_trajectories import ratios
+from repro.papers.simplified_blocks.gain_trajectories import ratios
 
 SYMBOL_TEX = {
     "alpha": r"$\alpha$",

@@ -1,4 +1,4 @@
-"""`python -m repro layer-diversity STEP`: the "Diversity of Transformer Layers" analogue (Kamigaito et al. 2025).
+"""`python -m repro layer_diversity STEP`: the "Diversity of Transformer Layers" analogue (Kamigaito et al. 2025).
 
 Steps (each is one Snakemake rule of workflow/rules/layer_diversity.smk):
   data      generate the four prompt tasks (sent, entail, topic, mc) into one directory, with cards
@@ -7,7 +7,7 @@ Steps (each is one Snakemake rule of workflow/rules/layer_diversity.smk):
   train     train one model family at every depth for one seed, multitask LM loss on the four tasks;
             with source hub, convert the family's frozen pretrained checkpoints instead (no training)
   readout   read every trained model's residual stream on each task's test split (float64) and
-            write the bias–diversity and information tables of repro.analysis.layer_ensemble; for
+            write the bias–diversity and information tables of repro.papers.layer_diversity.layer_ensemble; for
             the depths asked, also the same tables of the model with its last block duplicated;
             --device (config key layer_diversity.analysis_device: auto, cpu, cuda; default cpu)
             is where the float64 copy of each model computes
@@ -249,11 +249,11 @@ def _convert_family(spec: dict, args: argparse.Namespace) -> int:
 def _readout(args: argparse.Namespace) -> int:
     import torch
 
-    from repro.analysis.bias_diversity import logit_margin
-    from repro.analysis.block_duplication import duplicate_block
-    from repro.analysis.layer_ensemble import analyse_readout, unit_table
+    from repro.papers.layer_diversity.bias_diversity import logit_margin
+    from repro.papers.layer_diversity.block_duplication import duplicate_block
+    from repro.papers.layer_diversity.layer_ensemble import analyse_readout, unit_table
     from repro.analysis.parameter_count import analytic_parameter_count
-    from repro.analysis.residual_stream import read_residual_stream
+    from repro.papers.layer_diversity.residual_stream import read_residual_stream
     from repro.models import count_parameters
     from repro.runs import load_model
     from repro.training.seeding import derive_seed
@@ -377,7 +377,7 @@ def model_accuracy(units: pd.DataFrame) -> pd.DataFrame:
 
 def depth_fits(depth: pd.DataFrame) -> pd.DataFrame:
     """acc ≈ a + b·ln L on seed-mean accuracy, per family and task, and per family on the task mean ("all")."""
-    from repro.analysis.depth_scaling import doubling_gains, log_depth_fit
+    from repro.papers.layer_diversity.depth_scaling import doubling_gains, log_depth_fit
 
     per_task = depth.groupby(["family", "task", "depth"], as_index=False)["accuracy"].mean()
     task_mean = per_task.groupby(["family", "depth"], as_index=False)["accuracy"].mean().assign(task="all")
@@ -508,7 +508,7 @@ def _collect(args: argparse.Namespace) -> int:
 
 
 def _toy(args: argparse.Namespace) -> int:
-    from repro.analysis.toy_ensemble import toy_curves
+    from repro.papers.layer_diversity.toy_ensemble import toy_curves
 
     try:
         frame = toy_curves(args.examples, args.classes, args.max_members, args.noise_sd, args.offset, args.seed)
@@ -530,7 +530,7 @@ def submodularity_table(sample_sizes: list[int], n_classes: int, flip_probs: lis
     the plug-in gains and violation (bits), the exact gains and violation of the true distribution, and
     the first-order plug-in bias of the violation (every cell has positive probability when 0 < p_i < 1).
     """
-    from repro.analysis.information import (
+    from repro.papers.layer_diversity.information import (
         conditionally_independent_members,
         noisy_copies_information,
         plugin_information_bias,
@@ -587,7 +587,7 @@ def _submodularity(args: argparse.Namespace) -> int:
 def register(subparsers) -> None:
     from repro.analysis.device import DEVICES, device_argument
 
-    parser = subparsers.add_parser("layer-diversity", help="the 'Diversity of Transformer Layers' analogue",
+    parser = subparsers.add_parser("layer_diversity", help="the 'Diversity of Transformer Layers' analogue",
                                    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     steps = parser.add_subparsers(dest="step", required=True, metavar="STEP")
 

@@ -1,7 +1,7 @@
 """Draw a Transformer block of the model family from its inventory (He & Hofmann 2024, Figs 1, 10, 11).
 
 The input is the list of inventory rows of one layer, as written by
-`repro.analysis.block_structure.block_inventory` (component, present, kind, trainable). Nothing is
+`repro.papers.simplified_blocks.block_structure.block_inventory` (component, present, kind, trainable). Nothing is
 drawn by hand: a component appears only if the model object has it, a skip arrow only if the block
 adds its input back, and the sequential or parallel layout follows the block's own wiring (a
 parallel block has one shared norm and no separate MLP skip). Components that the block removes

@@ -1,6 +1,6 @@
 """Claims of "Simplifying Transformer Blocks", masked-LM part (Figs 7, 27; Tables 1 and 2, GLUE).
 
-Imported by repro.claims.simplified_blocks (the leading underscore keeps this module from being
+Imported by repro.papers.simplified_blocks.claims (the leading underscore keeps this module from being
 taken for a paper of its own). Every tolerance below was fixed before any result of these runs
 existed (catalog ../shared/papers/simplified_blocks.md §2, "Check"):
 

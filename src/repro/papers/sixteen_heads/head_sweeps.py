@@ -1,6 +1,6 @@
 """Ablation sweeps over the heads of a model, written as tidy tables (Michel et al. 2019, §3-4).
 
-All sweeps take an evaluator of repro.analysis.head_eval and return a DataFrame with one row per
+All sweeps take an evaluator of repro.papers.sixteen_heads.head_eval and return a DataFrame with one row per
 (condition, evaluation set): the score in points, the unmasked baseline on the same set, Δ =
 score − baseline, and the paired-test p-value against the baseline.
 
@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from repro.analysis import heads as H
-from repro.analysis.head_summaries import best_kept_heads  # noqa: F401  (re-exported: part of the sweep API)
+from repro.papers.sixteen_heads.head_summaries import best_kept_heads  # noqa: F401  (re-exported: part of the sweep API)
 
 ROUNDING = ("floor", "ceil")
 

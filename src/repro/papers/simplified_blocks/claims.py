@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from repro.analysis.equal_budget import loss_at, total
-from repro.analysis.gain_trajectories import final as final_step
-from repro.analysis.gain_trajectories import ratios
+from repro.papers.simplified_blocks.equal_budget import loss_at, total
+from repro.papers.simplified_blocks.gain_trajectories import final as final_step
+from repro.papers.simplified_blocks.gain_trajectories import ratios
 from repro.analysis.training_curves import final_losses
 from repro.pipeline.claims import (
     NOT_MEASURABLE,
@@ -691,7 +691,7 @@ PPL_RATIO = 1.02  # Fig 28: ppl_SAS ≤ 1.02 · ppl_Parallel (catalog)
 
 def _runs(data, csv: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(seed × variant final losses, the variants' facts with a style `key` per block)."""
-    from repro.analysis.variant_table import style_key
+    from repro.papers.simplified_blocks.variant_table import style_key
 
     table = _final(data, csv)
     facts = _variant_facts(data).loc[list(table.columns)].copy()
@@ -961,6 +961,6 @@ DEVIATIONS = [
 ]
 
 
-from repro.claims import _simplified_blocks_mlm  # noqa: E402,F401  (masked-LM claims)
+from repro.papers.simplified_blocks import mlm_claims  # noqa: E402,F401  (registers the masked-LM claims)
 # The dossier reads this module's DEVIATIONS: add the masked-LM part's.
-DEVIATIONS = DEVIATIONS + list(getattr(_simplified_blocks_mlm, "DEVIATIONS", []))
+DEVIATIONS = DEVIATIONS + list(getattr(mlm_claims, "DEVIATIONS", []))

@@ -1,4 +1,4 @@
-"""`python -m repro simplified_blocks_mlm <action>`: the masked-LM part of "Simplifying
+"""`python -m repro simplified_blocks <action>`: the masked-LM part of "Simplifying
 Transformer Blocks" (crammed-BERT stand-in, Figs 7, 27, Tables 1-2).
 
     prose      docstrings and comments of the code corpus, as a text corpus (repro.data.mlm_text)
@@ -11,8 +11,8 @@ Transformer Blocks" (crammed-BERT stand-in, Figs 7, 27, Tables 1-2).
     hub-glue   the real GLUE tasks in the stand-in's file format (repro.hub.glue)
     (the pre-training text, the Pile, comes from `python -m repro data hub-tokens --masked-lm`)
 
-The module registers the command `simplified_blocks_mlm` (`register`) for repro.cli, which lists
-it in COMMAND_MODULES. `run_spec` turns the config section
+repro.papers.simplified_blocks.commands adds these actions (`add_actions`) to the paper's command.
+`run_spec` turns the config section
 `simplified_blocks.mlm` into the JSON spec of one pre-training run (used by the Snakemake rules).
 """
 
@@ -26,9 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from repro.analysis.device import DEVICES, device_argument
-
-COMMAND = "simplified_blocks_mlm"
-
 
 def run_spec(section: dict, variant: str, seed: int) -> dict[str, Any]:
     """The spec of one pre-training run: the section's model/train settings with the variant's
@@ -50,9 +47,8 @@ def run_spec(section: dict, variant: str, seed: int) -> dict[str, Any]:
 FINETUNE_DEVICE_KEY = "simplified_blocks.mlm.train.device"
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser(COMMAND, help="masked-LM part of 'Simplifying Transformer Blocks'")
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+def add_actions(actions) -> None:
+    """The masked-LM actions, added to the subparsers of `python -m repro simplified_blocks`."""
 
     prose = actions.add_parser("prose", help="docstrings and comments of the code corpus")
     prose.add_argument("--corpus-dir", required=True)
@@ -208,7 +204,7 @@ def finetune_cmd(args: argparse.Namespace) -> int:
     import pandas as pd
     import torch
 
-    from repro.analysis.glue_standin import FinetuneSettings, finetune
+    from repro.papers.simplified_blocks.glue_finetune import FinetuneSettings, finetune
     from repro.data.glue_standin import TASKS, load_glue_standin
     from repro.runs import load_model
     from repro.training.checkpoint import atomic_write_text, sha256_file
@@ -260,7 +256,7 @@ def finetune_cmd(args: argparse.Namespace) -> int:
 def glue_cmd(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from repro.analysis.glue_standin import glue_average
+    from repro.papers.simplified_blocks.glue_finetune import glue_average
 
     scores = pd.concat([pd.read_csv(path) for path in args.inputs], ignore_index=True)
     scores = scores.sort_values(["variant", "pretrain_seed", "task", "column", "seed"], kind="stable")

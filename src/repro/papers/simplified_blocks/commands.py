@@ -7,12 +7,11 @@
                 Table 1)
     curves      loss curves of every figure's runs, one tidy CSV per figure (each run read once)
     gains       trajectories of the trainable gains of runs trained with log_gains (Figs 4, 16-22)
+    prose, glue-data, pretrain, finetune, glue, hub-glue
+                the masked-LM part (repro.papers.simplified_blocks.mlm_commands)
 
 Model settings arrive as JSON: {variant: TransformerConfig fields}, exactly what the training
 runs of those variants are built from (see workflow/rules/simplified_blocks_common.smk).
-
-The module also holds the semantic check of the config section (`check_section`), registered in
-repro.pipeline.configcheck.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ import json
 import sys
 from pathlib import Path
 
-from repro.analysis.device import DEVICES
+from repro.papers.simplified_blocks import mlm_commands
 
 
 def register(subparsers) -> None:
@@ -63,6 +62,8 @@ def register(subparsers) -> None:
     gains.add_argument("--out", required=True)
     gains.set_defaults(func=gains_cmd)
 
+    mlm_commands.add_actions(actions)
+
 
 def _write(df, path: str) -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -81,7 +82,7 @@ def _configs(text: str) -> dict:
 def structure_cmd(args: argparse.Namespace) -> int:
     import torch
 
-    from repro.analysis import structure_checks
+    from repro.papers.simplified_blocks import structure_checks
 
     torch.set_num_threads(args.threads)
     configs = _configs(args.models)
@@ -101,7 +102,7 @@ def structure_cmd(args: argparse.Namespace) -> int:
 
 
 def variants_cmd(args: argparse.Namespace) -> int:
-    from repro.analysis.variant_table import variant_table
+    from repro.papers.simplified_blocks.variant_table import variant_table
 
     _write(variant_table(json.loads(args.specs)), args.out)
     return 0
@@ -140,41 +141,10 @@ def curves_cmd(args: argparse.Namespace) -> int:
 
 
 def gains_cmd(args: argparse.Namespace) -> int:
-    from repro.analysis.gain_trajectories import collect_gain_trajectories
+    from repro.papers.simplified_blocks.gain_trajectories import collect_gain_trajectories
 
     _write(collect_gain_trajectories(args.runs), args.out)
     return 0
 
 
 # -- config check -------------------------------------------------------------------------------
-
-
-def check_section(config: dict, paper: str) -> list[str]:
-    """The language-model checks of every variant and figure, plus this section's own keys: the
-    measured `blocks` must be defined variants and include pre_ln (the reference of the speed
-    ratios), and every block must still be a valid model at `paper_size`."""
-    from repro.models import ConfigError, config_from_dict
-    from repro.pipeline.configcheck import check_lm_section, merged_run_config
-
-    problems = check_lm_section(config, paper)
-    section = config[paper]
-    blocks = section.get("blocks", [])
-    for variant in blocks:
-        if variant not in section["variants"]:
-            problems.append(
-                f"config key {paper}.blocks names {variant!r}, which is not defined under "
-                f"{paper}.variants (defined: {', '.join(section['variants'])})"
-            )
-        elif not problems:
-            model = dict(merged_run_config(config, paper, variant, 0)["model"], **section.get("paper_size", {}))
-            try:
-                config_from_dict(model, where="")
-            except (ConfigError, TypeError) as err:
-                problems.append(f"config key {paper}.paper_size does not fit block {variant!r}: {str(err).removeprefix(': ')}")
-    if blocks and "pre_ln" not in blocks:
-        problems.append(f"config key {paper}.blocks must include pre_ln, the reference of the speed ratios")
-    mlm_device = section.get("mlm", {}).get("train", {}).get("device", "cpu")
-    if mlm_device not in DEVICES:  # the GLUE fine-tuning's --device takes it too
-        problems.append(f"config key {paper}.mlm.train.device is {mlm_device!r}; allowed values: {', '.join(DEVICES)} "
-                        "(the GLUE fine-tuning runs there as well)")
-    return problems

@@ -1,63 +1,12 @@
-"""Run specs of the layer_diversity section: one training job per (model family, seed), every depth.
-
-`family_run_spec` merges the section's shared model and training settings with a family's model
-overrides (with data.source hub it also carries the family's checkpoints); the Snakemake rule
-passes it to `python -m repro layer-diversity train`. `hub_data_spec` gives the hub-data step a
-family's tokenizer and the dataset settings. `check_config_section` builds every (family, depth)
-model and the training config from the same spec before any job starts, so a bad value is reported
-by key. Kept free of heavy imports: the Snakefile imports it.
-"""
+"""The config check of the layer_diversity section: what the schema cannot see (repro.pipeline.configcheck
+calls `check_section` before any job starts)."""
 
 from __future__ import annotations
 
-import copy
-from typing import Any
-
-TASKS = ("sent", "entail", "topic", "mc")
-#: Vocabulary size of the PROMPT task family (repro.data.synthetic.vocab); the data step checks it.
-PROMPT_VOCAB_SIZE = 164
+from repro.papers.layer_diversity.runs import PROMPT_VOCAB_SIZE, TASKS, family_run_spec
 
 
-def family_run_spec(config: dict, paper: str, family: str, seed: int) -> dict[str, Any]:
-    """Everything the train step needs for one family and seed (JSON-able)."""
-    section = config[paper]
-    variant = section["variants"][family]
-    model = copy.deepcopy(section["model"])
-    model.update(copy.deepcopy(variant["model"]))
-    spec = {
-        "family": family,
-        "seed": int(seed),
-        "depths": list(section["depths"]),
-        "tasks": list(section["data"]["tasks"]),
-        "source": section["data"]["source"],
-        "model": model,
-        "train": copy.deepcopy(section["train"]),
-        "label_weight": section["label_weight"],
-        "eval_examples": section["eval_examples"],
-    }
-    if spec["source"] == "hub":  # frozen pretrained checkpoints, one per depth (synthetic specs stay as they were)
-        spec["hub"] = list(variant["hub"])
-    return spec
-
-
-def hub_data_spec(config: dict, paper: str, family: str) -> dict[str, Any]:
-    """What the hub-data step needs for one family: its tokenizer (the first checkpoint's) and the tasks."""
-    section = config[paper]
-    data = section["data"]
-    hub = section["variants"][family]["hub"]
-    if not hub:
-        raise ValueError(f"config key {paper}.variants.{family}.hub is empty; data.source hub needs a checkpoint")
-    return {
-        "tokenizer": hub[0],
-        "hub": {task: entry["hub"] for task, entry in data["tasks"].items()},
-        "train_sizes": {task: entry["train_size"] for task, entry in data["tasks"].items()},
-        "test_size": data["test_size"],
-        "max_tokens": data.get("max_tokens", 512),
-        "mirror": data.get("mirror"),
-    }
-
-
-def check_config_section(config: dict, paper: str) -> list[str]:
+def check_section(config: dict, paper: str) -> list[str]:
     """Problems with the section that the schema cannot see (one line each, naming the key)."""
     from repro.models.config import ConfigError, config_from_dict
     from repro.training.config import TrainConfig
@@ -117,6 +66,3 @@ def check_config_section(config: dict, paper: str) -> list[str]:
     if section["data"]["source"] == "synthetic" and rows < section["train"]["batch_size"]:
         problems.append(f"{paper}.data.tasks.<task>.train_size sum to {rows} rows, less than train.batch_size")
     return problems
-
-
-__all__ = ["PROMPT_VOCAB_SIZE", "TASKS", "check_config_section", "family_run_spec", "hub_data_spec"]

@@ -27,8 +27,8 @@ import dataclasses
 import pandas as pd
 import torch
 
-from repro.analysis import block_structure as bs
-from repro.analysis.lr_duality import duality_gap
+from repro.papers.simplified_blocks import block_structure as bs
+from repro.papers.simplified_blocks.lr_duality import duality_gap
 from repro.models import Transformer, TransformerConfig, count_parameters
 
 CHECK_COLUMNS = ["check", "variant", "setting", "value", "tolerance", "passed"]

@@ -1,0 +1,13 @@
+"""Michel, Levy & Neubig, "Are Sixteen Heads Really Better than One?" (NeurIPS 2019): everything
+particular to this paper.
+
+    checks          the config section check
+    commands        `python -m repro sixteen_heads <action>`: train, ablate, prune, epochs, speed, ...
+    claims          the registered claims of every figure and table, and DEVIATIONS
+    runs            the classifier and translator runs on the synthetic tasks: model configs, builders,
+                    task objectives, the run directory's model.json
+    head_eval       one evaluator per task (accuracy, MCC, F1, BLEU) for a head mask
+    head_sweeps     single-head ablations and pruning curves under a head mask
+    head_summaries  the tables and statistics the notebooks and claims read
+    pruned_speed    inference speed of physically pruned classifiers (Table 4)
+"""
