@@ -3,7 +3,8 @@
 #   make test       build .venv if needed, run the test suite
 #   make smoke      the whole DAG at smoke scale (minutes, CPU)
 #   make reproduce  the whole DAG at the default (laptop) scale, then the HTML report
-#   make lint       snakemake --lint
+#   make lint       ruff (lint, format), snakefmt, snakemake --lint
+#   make format     apply ruff's and snakefmt's formatting
 #   make test-cluster  the smoke DAG through a local single-node SLURM (root; minutes)
 
 PYTHON ?= python3
@@ -28,7 +29,7 @@ PYTEST_ARGS ?=
 # Rules call `python -m repro ...`: put the venv first on PATH so that `python` is this one.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: install test smoke reproduce lint test-cluster
+.PHONY: install test smoke reproduce lint format test-cluster
 
 install: $(STAMP)
 
@@ -51,7 +52,15 @@ reproduce: $(STAMP)
 	$(SNAKEMAKE) --workflow-profile $(PROFILE) --report results/laptop/report.html
 
 lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/snakefmt --check Snakefile workflow
 	$(SNAKEMAKE) --workflow-profile $(PROFILE) --lint
+
+format: $(STAMP)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/snakefmt Snakefile workflow
 
 # The smoke DAG through a real single-node SLURM started on this machine (root: installs slurm-wlm and
 # munge with apt-get), compared with a local run; outside `make test`. TARGETS="..." limits the DAG.

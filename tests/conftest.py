@@ -20,7 +20,10 @@ def planned_rules():
     def plan(configfile: str, *targets: str) -> set[str]:
         out = subprocess.run(
             [str(ROOT / ".venv" / "bin" / "snakemake"), *targets, "-n", "-F", "--configfile", configfile],
-            cwd=ROOT, capture_output=True, text=True, check=True,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         return {line.split()[1].rstrip(":") for line in out.splitlines() if line.startswith(("rule ", "localrule "))}
 
@@ -32,7 +35,10 @@ def copy_checkout(target: Path) -> Path:
     with the uncommitted changes, without results/, .snakemake/ or .venv/."""
     listing = subprocess.run(
         ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     for name in listing.split("\0"):
         if name and (ROOT / name).is_file():

@@ -24,16 +24,42 @@ NO_GPU = not torch.cuda.is_available()
 
 
 def analysis_spec(task: str, selection: str) -> dict:
-    return {"task": task, "seed": 0, "data_seed": 0, "selection": selection, "main": True,
-            "analysis": {"selection_examples": 4, "importance_examples": 8, "eval_batch_size": 4, "random_orders": 1,
-                         "bootstrap_resamples": 20, "alpha": 0.01, "decode_extra_tokens": 3}, "label_smoothing": 0.1}
+    return {
+        "task": task,
+        "seed": 0,
+        "data_seed": 0,
+        "selection": selection,
+        "main": True,
+        "analysis": {
+            "selection_examples": 4,
+            "importance_examples": 8,
+            "eval_batch_size": 4,
+            "random_orders": 1,
+            "bootstrap_resamples": 20,
+            "alpha": 0.01,
+            "decode_extra_tokens": 3,
+        },
+        "label_smoothing": 0.1,
+    }
 
 
 def train_spec(family: str) -> dict:
     model = {"n_layers": 2, "d_model": 16, "n_heads": 2, "d_ff": 32, "max_seq_len": 48, "block": "pre_ln"}
-    return {"family": family, "model": model, "label_smoothing": 0.1,
-            "train": {"steps": 3, "batch_size": 4, "lr": 3e-3, "schedule": "constant", "warmup_fraction": 0.0,
-                      "eval_every": 0, "log_every": 1, "seed": 0}}
+    return {
+        "family": family,
+        "model": model,
+        "label_smoothing": 0.1,
+        "train": {
+            "steps": 3,
+            "batch_size": 4,
+            "lr": 3e-3,
+            "schedule": "constant",
+            "warmup_fraction": 0.0,
+            "eval_every": 0,
+            "log_every": 1,
+            "seed": 0,
+        },
+    }
 
 
 @pytest.fixture(scope="module")
@@ -41,13 +67,28 @@ def sh_runs(tmp_path_factory):
     """A tiny nli classifier and a tiny mt translator, each trained three updates through the CLI."""
     root = tmp_path_factory.mktemp("sh_device")
     out = {}
-    for task, family, sizes in (("nli", "cls", {"train": 24, "selection": 6, "test": 10, "test_mismatched": 6}),
-                                ("mt", "s2s", {"train": 24, "selection": 4, "test": 6, "test_ood": 4})):
+    for task, family, sizes in (
+        ("nli", "cls", {"train": 24, "selection": 6, "test": 10, "test_mismatched": 6}),
+        ("mt", "s2s", {"train": 24, "selection": 4, "test": 6, "test_ood": 4}),
+    ):
         task_file = root / f"{task}.npz"
         write_task(task_file, generate_task(task, 0, sizes=sizes))
         run = root / task / "seed0"
-        assert main(["sixteen_heads", "train", "--task-file", str(task_file), "--spec", json.dumps(train_spec(family)),
-                     "--run-dir", str(run)]) == 0
+        assert (
+            main(
+                [
+                    "sixteen_heads",
+                    "train",
+                    "--task-file",
+                    str(task_file),
+                    "--spec",
+                    json.dumps(train_spec(family)),
+                    "--run-dir",
+                    str(run),
+                ]
+            )
+            == 0
+        )
         out[task] = (task_file, run)
     return root, out
 
@@ -56,9 +97,26 @@ def _prune(sh_runs, out_dir: Path, *device: str) -> list[Path]:
     _, runs = sh_runs
     task_file, run = runs["nli"]
     outs = [out_dir / "importance.csv", out_dir / "pruning.csv"]
-    assert main(["sixteen_heads", "prune", "--run-dir", str(run), "--task-file", str(task_file),
-                 "--spec", json.dumps(analysis_spec("nli", "train")), *device,
-                 "--importance-out", str(outs[0]), "--out", str(outs[1])]) == 0
+    assert (
+        main(
+            [
+                "sixteen_heads",
+                "prune",
+                "--run-dir",
+                str(run),
+                "--task-file",
+                str(task_file),
+                "--spec",
+                json.dumps(analysis_spec("nli", "train")),
+                *device,
+                "--importance-out",
+                str(outs[0]),
+                "--out",
+                str(outs[1]),
+            ]
+        )
+        == 0
+    )
     return outs
 
 
@@ -81,8 +139,24 @@ def test_sixteen_heads_translation_ablation_and_speed_are_byte_identical(sh_runs
     files = {}
     for name, flag in (("plain", []), ("cpu", ["--device", "cpu"])):
         files[name] = tmp_path / f"{name}_ablation.csv"
-        assert main(["sixteen_heads", "ablate", "--run-dir", str(run), "--task-file", str(task_file),
-                     "--spec", json.dumps(analysis_spec("mt", "selection")), *flag, "--out", str(files[name])]) == 0
+        assert (
+            main(
+                [
+                    "sixteen_heads",
+                    "ablate",
+                    "--run-dir",
+                    str(run),
+                    "--task-file",
+                    str(task_file),
+                    "--spec",
+                    json.dumps(analysis_spec("mt", "selection")),
+                    *flag,
+                    "--out",
+                    str(files[name]),
+                ]
+            )
+            == 0
+        )
     assert files["plain"].read_bytes() == files["cpu"].read_bytes()
 
     importance, _ = _prune(sh_runs, tmp_path / "nli")
@@ -91,9 +165,28 @@ def test_sixteen_heads_translation_ablation_and_speed_are_byte_identical(sh_runs
     facts = {}
     for name, flag in (("plain", []), ("cpu", ["--device", "cpu"])):
         facts[name] = tmp_path / f"{name}_facts.csv"
-        assert main(["sixteen_heads", "speed", "--run-dir", str(run), "--task-file", str(task_file),
-                     "--importance", str(importance), "--spec", speed, *flag,
-                     "--out", str(tmp_path / f"{name}_speed.csv"), "--facts-out", str(facts[name])]) == 0
+        assert (
+            main(
+                [
+                    "sixteen_heads",
+                    "speed",
+                    "--run-dir",
+                    str(run),
+                    "--task-file",
+                    str(task_file),
+                    "--importance",
+                    str(importance),
+                    "--spec",
+                    speed,
+                    *flag,
+                    "--out",
+                    str(tmp_path / f"{name}_speed.csv"),
+                    "--facts-out",
+                    str(facts[name]),
+                ]
+            )
+            == 0
+        )
     assert facts["plain"].read_bytes() == facts["cpu"].read_bytes()
 
 
@@ -102,23 +195,76 @@ def ld_runs(tmp_path_factory):
     """The four prompt tasks and one smoke family trained two updates at each smoke depth."""
     root = tmp_path_factory.mktemp("ld_device")
     data = root / "data"
-    assert main(["layer_diversity", "data", "--tasks", *LD_TASKS, "--out-dir", str(data), "--seed", "0",
-                 "--train-size", "16", "--test-size", "12"]) == 0
+    assert (
+        main(
+            [
+                "layer_diversity",
+                "data",
+                "--tasks",
+                *LD_TASKS,
+                "--out-dir",
+                str(data),
+                "--seed",
+                "0",
+                "--train-size",
+                "16",
+                "--test-size",
+                "12",
+            ]
+        )
+        == 0
+    )
     config = yaml.safe_load((ROOT / "config" / "smoke.yaml").read_text())
     family = config["layer_diversity"]["families"][0]
     spec = family_run_spec(config, "layer_diversity", family, seed=0)
     spec["train"].update(steps=2, log_every=1)
-    assert main(["layer_diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(data),
-                 "--runs-root", str(root / "runs")]) == 0
+    assert (
+        main(
+            [
+                "layer_diversity",
+                "train",
+                "--spec",
+                json.dumps(spec),
+                "--data-dir",
+                str(data),
+                "--runs-root",
+                str(root / "runs"),
+            ]
+        )
+        == 0
+    )
     runs = [str(root / "runs" / family / f"L{d}" / "seed0") for d in spec["depths"]]
     return data, family, runs, max(spec["depths"])
 
 
 def _readout(ld_runs, out: Path, *device: str) -> dict[str, bytes]:
     data, family, runs, deepest = ld_runs
-    assert main(["layer_diversity", "readout", "--runs", *runs, "--family", family, "--seed", "0",
-                 "--data-dir", str(data), "--tasks", *LD_TASKS, "--out-dir", str(out), "--batch-size", "5",
-                 "--duplicate-depths", str(deepest), *device]) == 0
+    assert (
+        main(
+            [
+                "layer_diversity",
+                "readout",
+                "--runs",
+                *runs,
+                "--family",
+                family,
+                "--seed",
+                "0",
+                "--data-dir",
+                str(data),
+                "--tasks",
+                *LD_TASKS,
+                "--out-dir",
+                str(out),
+                "--batch-size",
+                "5",
+                "--duplicate-depths",
+                str(deepest),
+                *device,
+            ]
+        )
+        == 0
+    )
     return {path.name: path.read_bytes() for path in sorted(out.glob("*.csv"))}
 
 
@@ -134,8 +280,8 @@ def test_layer_diversity_readout_is_byte_identical_to_no_flag(ld_runs, tmp_path)
 def test_readout_keeps_float64_on_the_device_asked_for(ld_runs):
     """read_residual_stream(device=...) computes on a float64 copy there, leaves the caller's model as it
     was, and its decomposition identities hold to float64 rounding."""
-    from repro.papers.layer_diversity.residual_stream import read_residual_stream
     from repro.data.synthetic import load_task
+    from repro.papers.layer_diversity.residual_stream import read_residual_stream
     from repro.runs import load_model
 
     data, _, runs, _ = ld_runs
@@ -144,8 +290,9 @@ def test_readout_keeps_float64_on_the_device_asked_for(ld_runs):
     before = {k: v.clone() for k, v in model.state_dict().items()}
     labels = load_task(Path(data) / "sent.npz", task="sent").meta["label_token_ids"]
     default = read_residual_stream(model, test["input_ids"], test["answer_pos"], labels, batch_size=5)
-    on_cpu = read_residual_stream(model, test["input_ids"], test["answer_pos"], labels, batch_size=5,
-                                  device=torch.device("cpu"))
+    on_cpu = read_residual_stream(
+        model, test["input_ids"], test["answer_pos"], labels, batch_size=5, device=torch.device("cpu")
+    )
     for name in ("lens", "contributions", "logits"):
         assert getattr(on_cpu, name).dtype == "float64"
         assert (getattr(on_cpu, name) == getattr(default, name)).all(), name
@@ -179,8 +326,22 @@ def test_commands_refuse_a_bad_device_before_any_work(sh_runs, ld_runs, tmp_path
     task_file, run = runs["nli"]
     out = tmp_path / "ablation.csv"
     with pytest.raises(SystemExit) as exit_info:
-        main(["sixteen_heads", "ablate", "--run-dir", str(run), "--task-file", str(task_file),
-              "--spec", json.dumps(analysis_spec("nli", "train")), "--device", value, "--out", str(out)])
+        main(
+            [
+                "sixteen_heads",
+                "ablate",
+                "--run-dir",
+                str(run),
+                "--task-file",
+                str(task_file),
+                "--spec",
+                json.dumps(analysis_spec("nli", "train")),
+                "--device",
+                value,
+                "--out",
+                str(out),
+            ]
+        )
     assert exit_info.value.code == 2
     message = capsys.readouterr().err
     assert "sixteen_heads.analysis_device" in message and repr(value) in message and "--device" in message
@@ -188,8 +349,26 @@ def test_commands_refuse_a_bad_device_before_any_work(sh_runs, ld_runs, tmp_path
 
     data, family, ld_run_dirs, _ = ld_runs
     with pytest.raises(SystemExit) as exit_info:
-        main(["layer_diversity", "readout", "--runs", *ld_run_dirs, "--family", family, "--seed", "0",
-              "--data-dir", str(data), "--tasks", *LD_TASKS, "--out-dir", str(tmp_path / "readout"), "--device", value])
+        main(
+            [
+                "layer_diversity",
+                "readout",
+                "--runs",
+                *ld_run_dirs,
+                "--family",
+                family,
+                "--seed",
+                "0",
+                "--data-dir",
+                str(data),
+                "--tasks",
+                *LD_TASKS,
+                "--out-dir",
+                str(tmp_path / "readout"),
+                "--device",
+                value,
+            ]
+        )
     assert exit_info.value.code == 2
     assert "layer_diversity.analysis_device" in capsys.readouterr().err
     assert not (tmp_path / "readout").exists()
@@ -200,8 +379,11 @@ def test_config_check_names_a_bad_analysis_device():
     for section, value in (("sixteen_heads", "gpu"), ("layer_diversity", "cuda:0")):
         broken = copy.deepcopy(config)
         broken[section]["analysis_device"] = value
-        with pytest.raises(PipelineConfigError, match=rf"config key {section}\.analysis_device is '{value}'; "
-                                                       r"allowed values: auto, cpu, cuda"):
+        with pytest.raises(
+            PipelineConfigError,
+            match=rf"config key {section}\.analysis_device is '{value}'; "
+            r"allowed values: auto, cpu, cuda",
+        ):
             check_config(broken)
 
 
@@ -217,15 +399,33 @@ def test_config_check_names_a_bad_masked_lm_device():
     """mlm.train.device also gives the GLUE fine-tuning its --device, which takes auto, cpu or cuda only."""
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     config["simplified_blocks"]["mlm"]["train"]["device"] = "cuda:0"
-    with pytest.raises(PipelineConfigError, match=r"simplified_blocks\.mlm\.train\.device is 'cuda:0'; allowed values: auto, cpu, cuda"):
+    with pytest.raises(
+        PipelineConfigError, match=r"simplified_blocks\.mlm\.train\.device is 'cuda:0'; allowed values: auto, cpu, cuda"
+    ):
         check_config(config)
 
 
 def test_finetune_refuses_a_bad_device_naming_the_key(tmp_path, capsys):
     out = tmp_path / "part0.csv"
     with pytest.raises(SystemExit) as exit_info:
-        main(["simplified_blocks", "finetune", "--run-dirs", str(tmp_path), "--glue", str(tmp_path / "g.npz"),
-              "--settings", "{}", "--seeds", "0", "--out", str(out), "--device", "gpu"])
+        main(
+            [
+                "simplified_blocks",
+                "finetune",
+                "--run-dirs",
+                str(tmp_path),
+                "--glue",
+                str(tmp_path / "g.npz"),
+                "--settings",
+                "{}",
+                "--seeds",
+                "0",
+                "--out",
+                str(out),
+                "--device",
+                "gpu",
+            ]
+        )
     assert exit_info.value.code == 2
     assert "simplified_blocks.mlm.train.device" in capsys.readouterr().err
     assert not out.exists()

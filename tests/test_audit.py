@@ -26,10 +26,16 @@ def row(claim, measured, verdict):
 
 
 def test_compare_reports_changed_rows_and_data(tmp_path, capsys):
-    a = make_results(tmp_path / "a", [row("c1", "1.0", "reproduced"), row("c2", "2.0", "reproduced")],
-                     {"fig01.csv": "x\n1\n", "fig02.csv": "y\n2\n"})
-    b = make_results(tmp_path / "b", [row("c1", "1.0", "reproduced"), row("c2", "2.5", "not reproduced"),
-                                      row("c3", "3", "reproduced")], {"fig01.csv": "x\n1\n", "fig02.csv": "y\n3\n"})
+    a = make_results(
+        tmp_path / "a",
+        [row("c1", "1.0", "reproduced"), row("c2", "2.0", "reproduced")],
+        {"fig01.csv": "x\n1\n", "fig02.csv": "y\n2\n"},
+    )
+    b = make_results(
+        tmp_path / "b",
+        [row("c1", "1.0", "reproduced"), row("c2", "2.5", "not reproduced"), row("c3", "3", "reproduced")],
+        {"fig01.csv": "x\n1\n", "fig02.csv": "y\n3\n"},
+    )
     changed = changed_claims(a, b)
     assert list(changed["claim"]) == ["c2", "c3"]
     assert changed.loc[0, "verdict_b"] == "not reproduced" and changed.loc[1, "measured_a"] == "(absent)"
@@ -67,11 +73,16 @@ def test_upstream_jobs_follow_records_and_find_benchmarks(tmp_path):
 
 def test_lineage_steps_follow_dependencies_not_start_times():
     """Two schedulers start independent jobs in different orders; the card lists them the same way."""
+
     def job(rule, inputs, output, start):
         return Job(rule, f"{rule} {output}", [], inputs, [], [output], starttime=start)
 
-    chain = [job("notebook", ["d/b.csv", "d/a.csv"], "fig.png", 1.0), job("train_b", ["corpus"], "d/b.csv", 3.0),
-             job("train_a", ["corpus"], "d/a.csv", 4.0), job("corpus", [], "corpus", 9.0)]
+    chain = [
+        job("notebook", ["d/b.csv", "d/a.csv"], "fig.png", 1.0),
+        job("train_b", ["corpus"], "d/b.csv", 3.0),
+        job("train_a", ["corpus"], "d/a.csv", 4.0),
+        job("corpus", [], "corpus", 9.0),
+    ]
     expected = ["corpus", "train_a", "train_b", "notebook"]
     assert [j.rule for j in in_dependency_order(chain)] == expected
     for j, start in zip(chain, (9.0, 2.0, 1.0, 0.5)):

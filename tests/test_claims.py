@@ -59,9 +59,9 @@ def example_claims():
 def _results(tmp_path: Path) -> Path:
     paper_dir = tmp_path / "results" / PAPER / "analysis"
     paper_dir.mkdir(parents=True)
-    pd.DataFrame(
-        {"variant": ["a", "a", "b", "b"], "seed": [0, 1, 0, 1], "loss": [2.50, 2.60, 2.52, 2.61]}
-    ).to_csv(paper_dir / "final_loss.csv", index=False)
+    pd.DataFrame({"variant": ["a", "a", "b", "b"], "seed": [0, 1, 0, 1], "loss": [2.50, 2.60, 2.52, 2.61]}).to_csv(
+        paper_dir / "final_loss.csv", index=False
+    )
     (paper_dir / "extra.csv").write_text("x\n1\n")
     return tmp_path / "results"
 
@@ -96,7 +96,9 @@ def test_missing_input_names_the_file(tmp_path, capsys):
         claims.judge_claim(c, results, "laptop")
 
     out = results / PAPER / "claims.csv"
-    code = main(["claims", "judge", "--paper", PAPER, "--results-dir", str(results), "--scale", "laptop", "--out", str(out)])
+    code = main(
+        ["claims", "judge", "--paper", PAPER, "--results-dir", str(results), "--scale", "laptop", "--out", str(out)]
+    )
     assert code == 1
     assert f"{PAPER}/analysis/extra.csv, which does not exist" in capsys.readouterr().err
     assert not out.exists()
@@ -109,11 +111,15 @@ def test_failing_claim_function_is_an_error_not_a_verdict(tmp_path):
     def broken(data):
         return data[LOSSES]["no_such_column"]
 
-    @claim(paper=PAPER, item="fig4", claim_id="bad_verdict", statement="s", paper_value="v", tolerance="t", inputs=[LOSSES])
+    @claim(
+        paper=PAPER, item="fig4", claim_id="bad_verdict", statement="s", paper_value="v", tolerance="t", inputs=[LOSSES]
+    )
     def bad_verdict(data):
         return Measurement(1.0, "sort of")
 
-    @claim(paper=PAPER, item="fig5", claim_id="undeclared", statement="s", paper_value="v", tolerance="t", inputs=[LOSSES])
+    @claim(
+        paper=PAPER, item="fig5", claim_id="undeclared", statement="s", paper_value="v", tolerance="t", inputs=[LOSSES]
+    )
     def undeclared(data):
         return Measurement(len(data["analysis/extra.csv"]), claims.REPRODUCED)
 
@@ -129,14 +135,31 @@ def test_failing_claim_function_is_an_error_not_a_verdict(tmp_path):
 def test_registration_checks():
     with pytest.raises(ValueError, match="registered twice"):
 
-        @claim(paper=PAPER, item="fig2", claim_id="a_below_three", statement="s", paper_value="v", tolerance="t", inputs=["x.csv"])
+        @claim(
+            paper=PAPER,
+            item="fig2",
+            claim_id="a_below_three",
+            statement="s",
+            paper_value="v",
+            tolerance="t",
+            inputs=["x.csv"],
+        )
         def another(data):
             raise AssertionError
 
     with pytest.raises(ValueError, match="relative"):
         claim(paper=PAPER, item="f", claim_id="c", statement="s", paper_value="v", tolerance="t", inputs=["../x.csv"])
     with pytest.raises(ValueError, match="unknown scale"):
-        claim(paper=PAPER, item="f", claim_id="c", statement="s", paper_value="v", tolerance="t", inputs=["x.csv"], judged_at=["huge"])
+        claim(
+            paper=PAPER,
+            item="f",
+            claim_id="c",
+            statement="s",
+            paper_value="v",
+            tolerance="t",
+            inputs=["x.csv"],
+            judged_at=["huge"],
+        )
     with pytest.raises(ModuleNotFoundError, match="no claims for paper 'no_such_paper'"):
         claims.load_claims("no_such_paper")
 
@@ -165,7 +188,18 @@ def test_judge_cli_and_scorecard(tmp_path, capsys):
     assert main(["claims", "judge", "--paper", PAPER, "--results-dir", str(results), "--scale", "laptop"]) == 0
     with out.open(newline="") as fh:
         header = next(csv.reader(fh))
-    assert header == ["paper", "item", "claim", "paper_value", "measured", "tolerance", "verdict", "scale", "seeds", "detail"]
+    assert header == [
+        "paper",
+        "item",
+        "claim",
+        "paper_value",
+        "measured",
+        "tolerance",
+        "verdict",
+        "scale",
+        "seeds",
+        "detail",
+    ]
 
     # A second paper's file, written without the optional detail column and out of order.
     other = tmp_path / "other_claims.csv"
@@ -178,7 +212,17 @@ def test_judge_cli_and_scorecard(tmp_path, capsys):
     ).to_csv(other, index=False)
 
     card_csv, card_md = tmp_path / "scorecard.csv", tmp_path / "scorecard.md"
-    argv = ["claims", "scorecard", "--inputs", str(out), str(other), "--out-csv", str(card_csv), "--out-md", str(card_md)]
+    argv = [
+        "claims",
+        "scorecard",
+        "--inputs",
+        str(out),
+        str(other),
+        "--out-csv",
+        str(card_csv),
+        "--out-md",
+        str(card_md),
+    ]
     assert main(argv) == 0
     card = pd.read_csv(card_csv, dtype=str, keep_default_na=False)
     assert tuple(card.columns) == claims.COLUMNS
@@ -197,11 +241,23 @@ def test_judge_cli_and_scorecard(tmp_path, capsys):
     first_bytes = (card_csv.read_bytes(), card_md.read_bytes())
 
     # Same inputs in another order give the same bytes.
-    argv = ["claims", "scorecard", "--inputs", str(other), str(out), "--out-csv", str(card_csv), "--out-md", str(card_md)]
+    argv = [
+        "claims",
+        "scorecard",
+        "--inputs",
+        str(other),
+        str(out),
+        "--out-csv",
+        str(card_csv),
+        "--out-md",
+        str(card_md),
+    ]
     assert main(argv) == 0
     assert (card_csv.read_bytes(), card_md.read_bytes()) == first_bytes
 
     bad = tmp_path / "bad.csv"
     bad.write_text("paper,item\nx,y\n")
-    assert main(["claims", "scorecard", "--inputs", str(bad), "--out-csv", str(card_csv), "--out-md", str(card_md)]) == 1
+    assert (
+        main(["claims", "scorecard", "--inputs", str(bad), "--out-csv", str(card_csv), "--out-md", str(card_md)]) == 1
+    )
     assert "expected ['paper', 'item', 'claim'" in capsys.readouterr().err

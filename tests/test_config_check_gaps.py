@@ -217,8 +217,9 @@ def test_a_variant_error_still_names_the_variant():
 
 
 def snakemake(*args):
-    return subprocess.run([sys.executable, "-m", "snakemake", "-n", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.mark.slow

@@ -61,21 +61,33 @@ def broken(edit):
 
 CASES = [
     # (edit, fragments that must appear in the message)
-    (lambda c: c["simplified_blocks"]["train"].update(stepz=3), ["simplified_blocks.train.stepz", "allowed keys", "steps"]),
+    (
+        lambda c: c["simplified_blocks"]["train"].update(stepz=3),
+        ["simplified_blocks.train.stepz", "allowed keys", "steps"],
+    ),
     (lambda c: c.update(sacle="laptop"), ["unknown config key sacle", "scale"]),
     (lambda c: c["simplified_blocks"]["train"].update(steps=-10), ["simplified_blocks.train.steps", "-10", "≥ 1"]),
     (lambda c: c["simplified_blocks"]["train"].update(lr="fast"), ["simplified_blocks.train.lr", "'fast'", "number"]),
-    (lambda c: c["simplified_blocks"]["variants"]["sas"]["model"].update(block="sandwich"),
-     ["variants.sas.model.block", "'sandwich'", "pre_ln", "sas_p"]),
+    (
+        lambda c: c["simplified_blocks"]["variants"]["sas"]["model"].update(block="sandwich"),
+        ["variants.sas.model.block", "'sandwich'", "pre_ln", "sas_p"],
+    ),
     (lambda c: c["simplified_blocks"]["model"].update(n_heads=3), ["n_heads=3", "divide d_model=128"]),
-    (lambda c: c["simplified_blocks"]["variants"]["sas"]["model"].update(head_dim=16, n_heads=4),
-     ["variants.{sas}.model", "n_heads × head_dim must equal d_model=128", "4 × 16 = 64"]),
-    (lambda c: c["simplified_blocks"]["train"].update(schedule="exp"), ["simplified_blocks.train.schedule", "'exp'", "cosine"]),
+    (
+        lambda c: c["simplified_blocks"]["variants"]["sas"]["model"].update(head_dim=16, n_heads=4),
+        ["variants.{sas}.model", "n_heads × head_dim must equal d_model=128", "4 × 16 = 64"],
+    ),
+    (
+        lambda c: c["simplified_blocks"]["train"].update(schedule="exp"),
+        ["simplified_blocks.train.schedule", "'exp'", "cosine"],
+    ),
     (lambda c: c["simplified_blocks"]["figures"]["fig26"]["variants"].append("sas3"), ["fig26.variants names 'sas3'"]),
     (lambda c: c["simplified_blocks"].update(seeds=[]), ["simplified_blocks.seeds"]),
     (lambda c: c["corpus"].update(valid_fraction=0.9), ["corpus.valid_fraction", "0.9", "< 0.5"]),
-    (lambda c: c["simplified_blocks"]["train"].update(warmup_steps=10),
-     ["warmup_steps", "give warmup_steps or warmup_fraction, not both"]),
+    (
+        lambda c: c["simplified_blocks"]["train"].update(warmup_steps=10),
+        ["warmup_steps", "give warmup_steps or warmup_fraction, not both"],
+    ),
 ]
 
 
@@ -140,8 +152,11 @@ def test_cluster_profiles_name_only_rules_that_exist():
     """A typo in a profile's per-rule resources would silently leave that rule on the defaults."""
     import re
 
-    rules = {m for path in (ROOT / "workflow" / "rules").glob("*.smk")
-             for m in re.findall(r"^rule (\w+):", path.read_text(), flags=re.M)}
+    rules = {
+        m
+        for path in (ROOT / "workflow" / "rules").glob("*.smk")
+        for m in re.findall(r"^rule (\w+):", path.read_text(), flags=re.M)
+    }
     for profile in sorted((ROOT / "profiles").glob("*/profile.v9+.yaml")):
         settings = yaml.safe_load(profile.read_text())
         for key in ("set-resources", "set-threads"):
@@ -149,13 +164,24 @@ def test_cluster_profiles_name_only_rules_that_exist():
             assert named <= rules, f"{profile.parent.name} {key}: {sorted(named - rules)}"
 
 
-@pytest.mark.parametrize("configfile, scale", [("config/smoke.yaml", "smoke"), ("config/config.yaml", "laptop"),
-                                               ("config/paper.yaml", "paper")])
+@pytest.mark.parametrize(
+    "configfile, scale",
+    [("config/smoke.yaml", "smoke"), ("config/config.yaml", "laptop"), ("config/paper.yaml", "paper")],
+)
 def test_each_scale_writes_only_into_its_own_results_tree(configfile, scale):
     """So that `make smoke` (or `make test`) after `make reproduce` leaves every laptop output in place."""
-    out = subprocess.run([str(ROOT / ".venv" / "bin" / "snakemake"), "-n", "-F", "--configfile", configfile],
-                         cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    written = [path.strip() for line in out.splitlines() if line.startswith(("    output:", "    log:", "    benchmark:"))
-               for path in line.split(":", 1)[1].split(",")]
+    out = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "snakemake"), "-n", "-F", "--configfile", configfile],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    written = [
+        path.strip()
+        for line in out.splitlines()
+        if line.startswith(("    output:", "    log:", "    benchmark:"))
+        for path in line.split(":", 1)[1].split(",")
+    ]
     assert len(written) > 100
     assert [path for path in written if not path.startswith(f"results/{scale}/")] == []

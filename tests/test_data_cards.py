@@ -16,8 +16,15 @@ from repro.data.npz import read_npz, write_npz
 def test_card_is_canonical_and_byte_identical(tmp_path):
     data = tmp_path / "x.bin"
     data.write_bytes(b"abc")
-    kwargs = dict(name="x", generator="tests", seed=1, params={"b": 2, "a": [1, 2]}, sizes={"train": 3},
-                  files=[data], packages=["numpy", "numpy"])
+    kwargs = dict(
+        name="x",
+        generator="tests",
+        seed=1,
+        params={"b": 2, "a": [1, 2]},
+        sizes={"train": 3},
+        files=[data],
+        packages=["numpy", "numpy"],
+    )
     first = write_card(tmp_path / "one.card.json", make_card(**kwargs))
     second = write_card(tmp_path / "two.card.json", make_card(**kwargs))
     assert first.read_bytes() == second.read_bytes()
@@ -25,7 +32,9 @@ def test_card_is_canonical_and_byte_identical(tmp_path):
     card = json.loads(text)
     assert list(card) == sorted(card) and text.endswith("}\n")
     assert card["files"]["x.bin"] == {
-        "bytes": 3, "sha256": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"}
+        "bytes": 3,
+        "sha256": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+    }
     assert set(card["packages"]) == {"numpy"} and card["seed"] == 1
     assert "time" not in text and str(tmp_path) not in text  # nothing machine- or time-specific
 
@@ -39,8 +48,10 @@ def test_card_location_convention(tmp_path):
 def test_card_file_check_and_read_errors(tmp_path):
     data = tmp_path / "d.bin"
     data.write_bytes(b"123")
-    card_path = write_card(tmp_path / "d.card.json", make_card(
-        name="d", generator="t", seed=None, params={}, sizes={}, files=[data], packages=[]))
+    card_path = write_card(
+        tmp_path / "d.card.json",
+        make_card(name="d", generator="t", seed=None, params={}, sizes={}, files=[data], packages=[]),
+    )
     verify_card_files(card_path)
     data.write_bytes(b"124")
     with pytest.raises(DataError, match=r"d.bin \(sha256 differs\)"):
@@ -88,8 +99,11 @@ def test_a_file_that_differs_from_its_card_is_refused_on_load(tmp_path):
     read_npz(path)  # as written: fine
     other = write_npz(tmp_path / "other.npz", {"x": np.zeros(4, dtype=np.int64)})
     path.write_bytes(other.read_bytes())  # a valid .npz, but not the one the card describes
-    with pytest.raises(DataError, match=r"train.npz is not the file its data card .*card.json describes"
-                                        r".*delete .*train.npz and rerun the same snakemake command"):
+    with pytest.raises(
+        DataError,
+        match=r"train.npz is not the file its data card .*card.json describes"
+        r".*delete .*train.npz and rerun the same snakemake command",
+    ):
         read_npz(path)
 
 

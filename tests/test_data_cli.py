@@ -21,12 +21,57 @@ def run(argv):
 
 def test_corpus_tokenizer_tokenize_chain(tmp_path, capsys):
     corpus, tokens = tmp_path / "corpus", tmp_path / "tokens"
-    assert run(["data", "corpus", "--out-dir", str(corpus), "--max-bytes", "120000", "--valid-fraction", "0.2",
-                "--seed", "2"]) == 0
-    assert run(["data", "tokenizer", "--corpus-dir", str(corpus), "--vocab-size", "300", "--train-bytes", "none",
-                "--out", str(corpus / "tokenizer.json"), "--threads", "1"]) == 0
-    assert run(["data", "tokenize", "--corpus-dir", str(corpus), "--tokenizer", str(corpus / "tokenizer.json"),
-                "--out-dir", str(tokens)]) == 0
+    assert (
+        run(
+            [
+                "data",
+                "corpus",
+                "--out-dir",
+                str(corpus),
+                "--max-bytes",
+                "120000",
+                "--valid-fraction",
+                "0.2",
+                "--seed",
+                "2",
+            ]
+        )
+        == 0
+    )
+    assert (
+        run(
+            [
+                "data",
+                "tokenizer",
+                "--corpus-dir",
+                str(corpus),
+                "--vocab-size",
+                "300",
+                "--train-bytes",
+                "none",
+                "--out",
+                str(corpus / "tokenizer.json"),
+                "--threads",
+                "1",
+            ]
+        )
+        == 0
+    )
+    assert (
+        run(
+            [
+                "data",
+                "tokenize",
+                "--corpus-dir",
+                str(corpus),
+                "--tokenizer",
+                str(corpus / "tokenizer.json"),
+                "--out-dir",
+                str(tokens),
+            ]
+        )
+        == 0
+    )
     assert (tokens / "train.npz").is_file() and (corpus / "tokenizer.card.json").is_file()
     card = json.loads((corpus / "card.json").read_text())
     assert card["params"]["max_bytes"] == 120000 and card["seed"] == 2
@@ -43,9 +88,31 @@ def test_manifest_step(tmp_path):
 
 def test_synthetic_step_with_sizes_and_params(tmp_path):
     out = tmp_path / "tasks" / "cola.npz"
-    assert run(["data", "synthetic", "--task", "cola", "--out", str(out), "--seed", "4", "--size", "train=50",
-                "--size", "selection=0", "--size", "test=20", "--param", "pairs=[1,2]",
-                "--param", "ill_formed_fraction=0.5"]) == 0
+    assert (
+        run(
+            [
+                "data",
+                "synthetic",
+                "--task",
+                "cola",
+                "--out",
+                str(out),
+                "--seed",
+                "4",
+                "--size",
+                "train=50",
+                "--size",
+                "selection=0",
+                "--size",
+                "test=20",
+                "--param",
+                "pairs=[1,2]",
+                "--param",
+                "ill_formed_fraction=0.5",
+            ]
+        )
+        == 0
+    )
     task = load_task(out, task="cola")
     assert task.meta["sizes"] == {"train": 50, "test": 20} and task.meta["params"]["pairs"] == [1, 2]
     assert task.splits["train"]["labels"].mean() == 0.5
@@ -74,7 +141,17 @@ def test_mismatched_sources_fail_the_corpus_step(tmp_path, capsys):
         (site / name).write_text(f"# {name}\n")
     manifest = write_manifest(tmp_path / "m.tsv", site_packages=site.parent, torch_version="1.0")
     (site / "b.py").unlink()
-    code = run(["data", "corpus", "--out-dir", str(tmp_path / "c"), "--manifest", str(manifest),
-                "--site-packages", str(site.parent)])
+    code = run(
+        [
+            "data",
+            "corpus",
+            "--out-dir",
+            str(tmp_path / "c"),
+            "--manifest",
+            str(manifest),
+            "--site-packages",
+            str(site.parent),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 1 and "torch/b.py (missing)" in err and "pip install torch==1.0" in err

@@ -10,8 +10,17 @@ import pytest
 from repro.data import DataError
 from repro.data.cards import card_bytes, read_card
 from repro.data.corpus import (
-    DEFAULT_MANIFEST, EXCLUDED, ManifestEntry, build_corpus, iter_corpus, order_files, read_manifest,
-    read_verified_sources, select_by_budget, split_files, write_manifest,
+    DEFAULT_MANIFEST,
+    EXCLUDED,
+    ManifestEntry,
+    build_corpus,
+    iter_corpus,
+    order_files,
+    read_manifest,
+    read_verified_sources,
+    select_by_budget,
+    split_files,
+    write_manifest,
 )
 
 

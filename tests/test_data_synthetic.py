@@ -50,15 +50,18 @@ def test_nli_label_is_the_entailment_rule(tasks):
     name = names_of(task)
     antonym = dict(enumerate(task.meta["antonym"]))
     assert all(antonym[antonym[i]] == i and (antonym[i] != i) == name[i].startswith("w") for i in antonym)
-    for split_name, split in task.splits.items():
+    for split in task.splits.values():
         for ids, segments, label in zip(rows(split), rows(split, "segment_ids"), split["labels"]):
             assert name[ids[0]] == "<cls>"
             cut = segments.index(1)
             assert name[ids[cut - 1]] == "<sep>" and "<sep>" not in (name[i] for i in ids[cut:])
             premise, hypothesis = set(ids[1 : cut - 1]), ids[cut:]
             novel = [h for h in hypothesis if h not in premise]
-            expected = "entailment" if not novel else (
-                "contradiction" if len(novel) == 1 and antonym[novel[0]] in premise else "neutral")
+            expected = (
+                "entailment"
+                if not novel
+                else ("contradiction" if len(novel) == 1 and antonym[novel[0]] in premise else "neutral")
+            )
             assert task.meta["label_names"][label] == expected
     lengths = task.splits["test_mismatched"]["lengths"] - task.splits["test_mismatched"]["segment_ids"].sum(1) - 2
     assert lengths.min() >= 16 and lengths.max() <= 24  # the longer, mismatched premises
@@ -69,12 +72,14 @@ def test_nli_label_is_the_entailment_rule(tasks):
 
 def polarity_from_names(name):
     """+1 for w0..w14 / s0..s7, -1 for w15..w29 / s8..s15, as vocab.py documents."""
+
     def polarity(token):
         match = re.fullmatch(r"([ws])(\d+)", name[token])
         if not match:
             return 0
         index, block = int(match[2]), 15 if match[1] == "w" else 8
         return 1 if index < block else -1 if index < 2 * block else 0
+
     return polarity
 
 
@@ -84,8 +89,11 @@ def test_sentiment_label_is_the_sign_of_negated_polarity(tasks, task_name):
     name = names_of(task)
     polarity = polarity_from_names(name)
     for split in task.splits.values():
-        bodies = rows(split) if task_name == "sst2" else (
-            row[1 : pos] for row, pos in zip(split["input_ids"].tolist(), split["answer_pos"]))
+        bodies = (
+            rows(split)
+            if task_name == "sst2"
+            else (row[1:pos] for row, pos in zip(split["input_ids"].tolist(), split["answer_pos"]))
+        )
         for body, label in zip(bodies, split["labels"]):
             if task_name == "sst2":
                 assert name[body[0]] == "<cls>"
@@ -151,7 +159,11 @@ def test_translation_targets_follow_the_rule(tasks, task_name):
             tgt = split["tgt"][i, : split["tgt_lengths"][i]].tolist()
             assert name[src[-1]] == "<eos>" and name[tgt[0]] == "<bos>" and name[tgt[-1]] == "<eos>"
             assert tgt[1:-1] == reference_translation(src[:-1], rule)
-            swaps += bool(re.search("xy", "".join("x" if t in rule["class_x"] else "y" if t in rule["class_y"] else "z" for t in src)))
+            swaps += bool(
+                re.search(
+                    "xy", "".join("x" if t in rule["class_x"] else "y" if t in rule["class_y"] else "z" for t in src)
+                )
+            )
             fertile += len(tgt) - len(src) - 1
     assert swaps > 0 and fertile > 0  # both parts of the rule are exercised
     assert generate_task("iwslt", 0, {"train": 5}).meta["rule"] == generate_task("mt", 0, {"train": 5}).meta["rule"]
@@ -261,7 +273,10 @@ def test_write_load_round_trip_and_identical_cards(tasks, tmp_path):
     loaded = load_task(tmp_path / "a" / "nli.npz", task="nli")
     assert loaded.meta == task.meta
     tensors = loaded.tensors("train")
-    assert tensors["input_ids"].dtype == torch.long and tensors["input_ids"].shape == task.splits["train"]["input_ids"].shape
+    assert (
+        tensors["input_ids"].dtype == torch.long
+        and tensors["input_ids"].shape == task.splits["train"]["input_ids"].shape
+    )
     with pytest.raises(DataError, match="no split"):
         loaded.tensors("dev")
 

@@ -35,8 +35,9 @@ def test_training_twice_in_fresh_processes_gives_identical_bytes(corpus, tmp_pat
     for threads in ("1", "2"):
         out = tmp_path / f"t{threads}" / "tokenizer.json"
         env = dict(os.environ, RAYON_NUM_THREADS=threads)
-        subprocess.run([sys.executable, "-c", TRAIN, str(corpus), str(out)], check=True, env=env,
-                       stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-c", TRAIN, str(corpus), str(out)], check=True, env=env, stderr=subprocess.DEVNULL
+        )
         outputs.append(out)
     assert outputs[0].read_bytes() == outputs[1].read_bytes()
     card_a, card_b = (p.with_name("tokenizer.card.json").read_bytes() for p in outputs)
@@ -72,6 +73,6 @@ def test_errors(corpus, tmp_path):
         train_tokenizer(corpus, tmp_path / "t.json", vocab_size=100)
     with pytest.raises(DataError, match="not found"):
         load_tokenizer(tmp_path / "missing.json")
-    (tmp_path / "bad.json").write_text("{\"version\": ")
+    (tmp_path / "bad.json").write_text('{"version": ')
     with pytest.raises(DataError, match="could not be read"):
         load_tokenizer(tmp_path / "bad.json")

@@ -56,7 +56,9 @@ def test_makefile_targets_use_the_venv_and_install_once():
     def dry_run(target: str, stamped: bool) -> str:
         # -n prints commands without running them; -o/-W pretend the stamp is up to date or stale.
         flag = ["-o", ".venv/.installed"] if stamped else ["-W", "pyproject.toml"]
-        return subprocess.run(["make", "-n", *flag, target], cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
+        return subprocess.run(
+            ["make", "-n", *flag, target], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+        ).stdout
 
     fresh = dry_run("test", stamped=False)
     assert re.search(r"\.venv/bin/python -m pip install +'torch==2\.13\.0'", fresh)
@@ -84,8 +86,15 @@ def test_ci_script_runs_make_test():
 def test_default_profile_keys_are_all_commented():
     path = ROOT / "profiles/default/profile.v9+.yaml"
     profile = yaml.safe_load(path.read_text())
-    for key in ("cores", "printshellcmds", "rerun-incomplete", "keep-going", "show-failed-logs",
-                "default-resources", "latency-wait"):
+    for key in (
+        "cores",
+        "printshellcmds",
+        "rerun-incomplete",
+        "keep-going",
+        "show-failed-logs",
+        "default-resources",
+        "latency-wait",
+    ):
         assert key in profile
     assert profile["keep-going"] is False
     lines = path.read_text().splitlines()

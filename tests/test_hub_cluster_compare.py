@@ -36,7 +36,11 @@ def test_timings_may_differ_but_values_and_weights_may_not(tmp_path, capsys):
     assert compare_results.main(str(local), str(make_tree(tmp_path / "same-values", seconds="9.0"))) == 0
     out = capsys.readouterr().out
     assert "metrics.jsonl: differs only in time fields" in out
-    assert "differs only in time columns or timing claims" in out and "p/fig.png: bytes differ" in out and "benchmarks" not in out
+    assert (
+        "differs only in time columns or timing claims" in out
+        and "p/fig.png: bytes differ" in out
+        and "benchmarks" not in out
+    )
     assert compare_results.main(str(local), str(make_tree(tmp_path / "other-loss", loss="0.5"))) == 1
     out = capsys.readouterr().out
     assert "values differ in columns ['loss']" in out and "metrics.jsonl: values differ outside time fields" in out
@@ -80,14 +84,21 @@ def test_wall_clock_budgeted_outputs_are_held_to_their_form(tmp_path, capsys):
     assert "glue_scores.csv: from a wall-clock-budgeted run" in capsys.readouterr().out
     # other metadata of a budgeted model is fine; a non-budgeted claim that differs still fails
     write_weights(trees["b"] / "simplified_blocks" / "mlm_runs" / "sas" / "seed0" / "model.safetensors", 2.0, {})
-    (trees["b"] / "simplified_blocks" / "claims.csv").write_text("claim,measured\nglue_sas_matches_pre_ln,0.7\nshaped_identity,2\n")
+    (trees["b"] / "simplified_blocks" / "claims.csv").write_text(
+        "claim,measured\nglue_sas_matches_pre_ln,0.7\nshaped_identity,2\n"
+    )
     assert compare_results.main(str(trees["a"]), str(trees["b"])) == 1
     assert "claims.csv: values differ in columns ['measured']" in capsys.readouterr().out
     # and so does a budgeted model whose tensors changed shape
-    from safetensors.torch import save_file
     import torch
+    from safetensors.torch import save_file
 
-    save_file({"w": torch.zeros(3), "b": torch.zeros(1)}, str(trees["b"] / "simplified_blocks" / "mlm_runs" / "sas" / "seed0" / "model.safetensors"))
+    save_file(
+        {"w": torch.zeros(3), "b": torch.zeros(1)},
+        str(trees["b"] / "simplified_blocks" / "mlm_runs" / "sas" / "seed0" / "model.safetensors"),
+    )
     assert "tensor w differs" in compare_results.weights_difference(
         trees["a"] / "simplified_blocks" / "mlm_runs" / "sas" / "seed0" / "model.safetensors",
-        trees["b"] / "simplified_blocks" / "mlm_runs" / "sas" / "seed0" / "model.safetensors", values=False)
+        trees["b"] / "simplified_blocks" / "mlm_runs" / "sas" / "seed0" / "model.safetensors",
+        values=False,
+    )

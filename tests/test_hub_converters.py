@@ -37,16 +37,27 @@ def _assert_close(ours: torch.Tensor, theirs: torch.Tensor) -> None:
 
 
 def _llama_cfg(**kw):
-    base = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                intermediate_size=40, max_position_embeddings=64, rms_norm_eps=1e-6, bos_token_id=1, eos_token_id=2,
-                pad_token_id=0)
+    base = dict(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        intermediate_size=40,
+        max_position_embeddings=64,
+        rms_norm_eps=1e-6,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=0,
+    )
     base.update(kw)
     return base
 
 
 def test_gpt2_lm_logits_match():
-    cfg = transformers.GPT2Config(vocab_size=VOCAB, n_positions=32, n_embd=24, n_layer=2, n_head=3,
-                                  bos_token_id=0, eos_token_id=0)
+    cfg = transformers.GPT2Config(
+        vocab_size=VOCAB, n_positions=32, n_embd=24, n_layer=2, n_head=3, bos_token_id=0, eos_token_id=0
+    )
     hf = _tiny(transformers.GPT2LMHeadModel, cfg)
     result = convert(hf)
     ours = result.build()
@@ -56,8 +67,16 @@ def test_gpt2_lm_logits_match():
 
 
 def test_bert_classifier_logits_match_with_padding_and_segments():
-    cfg = transformers.BertConfig(vocab_size=VOCAB, hidden_size=24, num_hidden_layers=2, num_attention_heads=3,
-                                  intermediate_size=48, max_position_embeddings=32, num_labels=3, pad_token_id=0)
+    cfg = transformers.BertConfig(
+        vocab_size=VOCAB,
+        hidden_size=24,
+        num_hidden_layers=2,
+        num_attention_heads=3,
+        intermediate_size=48,
+        max_position_embeddings=32,
+        num_labels=3,
+        pad_token_id=0,
+    )
     hf = _tiny(transformers.BertForSequenceClassification, cfg)
     ours = convert(hf).build()
     ids = _ids()
@@ -70,8 +89,15 @@ def test_bert_classifier_logits_match_with_padding_and_segments():
 
 
 def test_bert_encoder_hidden_states_match_on_real_tokens():
-    cfg = transformers.BertConfig(vocab_size=VOCAB, hidden_size=24, num_hidden_layers=2, num_attention_heads=4,
-                                  intermediate_size=48, max_position_embeddings=32, pad_token_id=0)
+    cfg = transformers.BertConfig(
+        vocab_size=VOCAB,
+        hidden_size=24,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=48,
+        max_position_embeddings=32,
+        pad_token_id=0,
+    )
     hf = _tiny(transformers.BertModel, cfg)
     result = convert(hf)
     ours = result.build()
@@ -105,9 +131,18 @@ def test_mistral_logits_match_within_window_and_note_says_so():
 
 
 def test_phi_partial_rotary_parallel_block_and_lm_bias_match():
-    cfg = transformers.PhiConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                                 intermediate_size=48, max_position_embeddings=64, partial_rotary_factor=0.5,
-                                 bos_token_id=1, eos_token_id=2, pad_token_id=0)
+    cfg = transformers.PhiConfig(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=48,
+        max_position_embeddings=64,
+        partial_rotary_factor=0.5,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=0,
+    )
     hf = _tiny(transformers.PhiForCausalLM, cfg)
     result = convert(hf)
     assert result.config.block == "parallel" and result.config.rope_dim == 4 and result.config.lm_head_bias
@@ -116,9 +151,18 @@ def test_phi_partial_rotary_parallel_block_and_lm_bias_match():
 
 
 def test_phi3_fused_projections_match():
-    cfg = transformers.Phi3Config(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                                  num_key_value_heads=2, intermediate_size=40, max_position_embeddings=64,
-                                  bos_token_id=1, eos_token_id=2, pad_token_id=0)
+    cfg = transformers.Phi3Config(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        intermediate_size=40,
+        max_position_embeddings=64,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=0,
+    )
     hf = _tiny(transformers.Phi3ForCausalLM, cfg)
     ids = _ids()
     _assert_close(convert(hf).build()(ids), hf(ids).logits)
@@ -146,12 +190,18 @@ def test_rotate_half_order_pairs_each_dim_with_its_partner():
 
 
 def test_unsupported_settings_are_refused_by_name():
-    llama = _tiny(transformers.LlamaForCausalLM, transformers.LlamaConfig(
-        **_llama_cfg(rope_scaling={"rope_type": "linear", "factor": 2.0})))
+    llama = _tiny(
+        transformers.LlamaForCausalLM,
+        transformers.LlamaConfig(**_llama_cfg(rope_scaling={"rope_type": "linear", "factor": 2.0})),
+    )
     with pytest.raises(ConversionError, match="linear"):
         convert(llama)
-    bert_mlm = _tiny(transformers.BertForMaskedLM, transformers.BertConfig(
-        vocab_size=VOCAB, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=16))
+    bert_mlm = _tiny(
+        transformers.BertForMaskedLM,
+        transformers.BertConfig(
+            vocab_size=VOCAB, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=16
+        ),
+    )
     with pytest.raises(ConversionError, match="BertForMaskedLM"):
         convert(bert_mlm)
     t5 = transformers.T5Config(vocab_size=VOCAB, d_model=16, num_layers=1, num_heads=2, d_ff=16, d_kv=8)

@@ -14,14 +14,52 @@ from repro.data.npz import read_npz
 from repro.data.synthetic import load_task, write_task
 from repro.hub.datasets import DATASETS, Encoder, build_task, build_token_stream, read_rows
 
-WORDS = ["<pad>", "<cls>", "<sep>", "<bos>", "<eos>", "a", "cat", "sat", "dog", "ran", "le", "chat", "Answer:",
-         "negative", "positive", "yes", "no", "A.", "B.", "C.", "D.", "A", "B", "C", "D", "red", "blue", "sky", "is", "="]
+WORDS = [
+    "<pad>",
+    "<cls>",
+    "<sep>",
+    "<bos>",
+    "<eos>",
+    "a",
+    "cat",
+    "sat",
+    "dog",
+    "ran",
+    "le",
+    "chat",
+    "Answer:",
+    "negative",
+    "positive",
+    "yes",
+    "no",
+    "A.",
+    "B.",
+    "C.",
+    "D.",
+    "A",
+    "B",
+    "C",
+    "D",
+    "red",
+    "blue",
+    "sky",
+    "is",
+    "=",
+]
 
 
 def word_encoder() -> Encoder:
     ids = {w: i for i, w in enumerate(WORDS)}
-    return Encoder(encode=lambda text: [ids[w] for w in text.split()], vocab_size=len(WORDS), name="words",
-                   cls_id=1, sep_id=2, bos_id=3, eos_id=4, pad_id=0)
+    return Encoder(
+        encode=lambda text: [ids[w] for w in text.split()],
+        vocab_size=len(WORDS),
+        name="words",
+        cls_id=1,
+        sep_id=2,
+        bos_id=3,
+        eos_id=4,
+        pad_id=0,
+    )
 
 
 def write_jsonl(path, rows):
@@ -29,11 +67,14 @@ def write_jsonl(path, rows):
 
 
 def test_mnli_rows_become_a_pair_classification_task_file(tmp_path):
-    write_jsonl(tmp_path / "train.jsonl", [
-        {"premise": "a cat sat", "hypothesis": "a dog", "label": 2, "idx": 0},
-        {"premise": "a dog ran", "hypothesis": "a dog ran", "label": 0, "idx": 1},
-        {"premise": "a cat", "hypothesis": "a cat", "label": -1, "idx": 2},  # unlabeled: dropped
-    ])
+    write_jsonl(
+        tmp_path / "train.jsonl",
+        [
+            {"premise": "a cat sat", "hypothesis": "a dog", "label": 2, "idx": 0},
+            {"premise": "a dog ran", "hypothesis": "a dog ran", "label": 0, "idx": 1},
+            {"premise": "a cat", "hypothesis": "a cat", "label": -1, "idx": 2},  # unlabeled: dropped
+        ],
+    )
     task = build_task("mnli", word_encoder(), source=tmp_path, splits=["train"])
     write_task(tmp_path / "mnli.npz", task)
     back = load_task(tmp_path / "mnli.npz", "mnli").splits["train"]
@@ -59,10 +100,16 @@ def test_wmt_rows_become_src_and_tgt_with_eos_and_bos(tmp_path):
 
 
 def test_arc_rows_become_prompts_read_at_the_answer_position(tmp_path):
-    write_jsonl(tmp_path / "test.jsonl", [{
-        "question": "sky is", "answerKey": "B",
-        "choices": {"text": ["red", "blue", "a", "cat"], "label": ["A", "B", "C", "D"]},
-    }])
+    write_jsonl(
+        tmp_path / "test.jsonl",
+        [
+            {
+                "question": "sky is",
+                "answerKey": "B",
+                "choices": {"text": ["red", "blue", "a", "cat"], "label": ["A", "B", "C", "D"]},
+            }
+        ],
+    )
     task = build_task("mc", word_encoder(), source=tmp_path, splits=["test"])
     split = task.splits["test"]
     answer_pos = int(split["answer_pos"][0])
@@ -86,7 +133,9 @@ def test_wikitext_lines_become_one_document_per_article(tmp_path):
     assert read_npz(written["train"])[0]["paths"].tolist() == ["wikitext103/train/0", "wikitext103/train/5"]
     assert load_token_chunks(written["train"], 6).tolist() == [first[:6], first[6:12], second[:6]]
     # a row limit cuts the last article where it falls
-    cut = build_token_stream("wikitext103", word_encoder(), tmp_path / "cut", source=tmp_path, splits=["train"], limit=2)
+    cut = build_token_stream(
+        "wikitext103", word_encoder(), tmp_path / "cut", source=tmp_path, splits=["train"], limit=2
+    )
     assert load_token_stream(cut["train"])[0].tolist() == [ids[w] for w in "= sky = a cat sat".split()] + [4]
 
 
@@ -127,8 +176,14 @@ def test_encoder_from_a_saved_pretrained_tokenizer(tmp_path):
     vocab = {w: i for i, w in enumerate(WORDS)}
     core = Tokenizer(models.WordLevel(vocab, unk_token="<pad>"))
     core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=core, pad_token="<pad>", cls_token="<cls>",
-                                                sep_token="<sep>", bos_token="<bos>", eos_token="<eos>")
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        pad_token="<pad>",
+        cls_token="<cls>",
+        sep_token="<sep>",
+        bos_token="<bos>",
+        eos_token="<eos>",
+    )
     fast.save_pretrained(tmp_path / "tok")
     encoder = Encoder.from_pretrained(str(tmp_path / "tok"))
     assert encoder.encode("a cat sat") == [5, 6, 7]

@@ -229,7 +229,12 @@ def test_toy_ensembles():
 
 
 def test_log_fit_and_doublings():
-    from repro.papers.layer_diversity.depth_scaling import diminishing_doublings, doubling_chain, doubling_gains, log_depth_fit
+    from repro.papers.layer_diversity.depth_scaling import (
+        diminishing_doublings,
+        doubling_chain,
+        doubling_gains,
+        log_depth_fit,
+    )
 
     depths = [1, 2, 3, 4, 6, 8]
     a, b, r2 = log_depth_fit(depths, [0.5 + 0.1 * np.log(d) for d in depths])

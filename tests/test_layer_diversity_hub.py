@@ -20,19 +20,61 @@ tokenizers = pytest.importorskip("tokenizers")
 from repro.cli import main  # noqa: E402
 from repro.data.errors import DataError  # noqa: E402
 from repro.data.synthetic import load_task  # noqa: E402
+from repro.hub.datasets import DATASETS, Encoder, build_task  # noqa: E402
 from repro.papers.layer_diversity.checks import check_section as check_config_section
 from repro.papers.layer_diversity.runs import family_run_spec, hub_data_spec  # noqa: E402
-from repro.hub.datasets import DATASETS, Encoder, build_task  # noqa: E402
 from repro.runs import load_model  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TASKS = ["sent", "entail", "topic", "mc"]
 TOL = 1e-5
 SPECIAL = ["<pad>", "<unk>", "<bos>", "<eos>"]
-WORDS = ["Answer:", "negative", "positive", "yes", "no", "world", "sports", "business", "technology",
-         "A", "B", "C", "D", "A.", "B.", "C.", "D.", "a", "the", "film", "is", "good", "bad", "not", "team",
-         "won", "market", "fell", "new", "chip", "war", "ended", "sky", "blue", "red", "green", "what", "color",
-         "it", "rains", "wet", "dry", "cat", "sat"]
+WORDS = [
+    "Answer:",
+    "negative",
+    "positive",
+    "yes",
+    "no",
+    "world",
+    "sports",
+    "business",
+    "technology",
+    "A",
+    "B",
+    "C",
+    "D",
+    "A.",
+    "B.",
+    "C.",
+    "D.",
+    "a",
+    "the",
+    "film",
+    "is",
+    "good",
+    "bad",
+    "not",
+    "team",
+    "won",
+    "market",
+    "fell",
+    "new",
+    "chip",
+    "war",
+    "ended",
+    "sky",
+    "blue",
+    "red",
+    "green",
+    "what",
+    "color",
+    "it",
+    "rains",
+    "wet",
+    "dry",
+    "cat",
+    "sat",
+]
 VOCAB = SPECIAL + WORDS
 
 
@@ -51,15 +93,26 @@ def save_tokenizer(directory: Path) -> None:
 
     tok = tokenizers.Tokenizer(WordLevel({w: i for i, w in enumerate(VOCAB)}, unk_token="<unk>"))
     tok.pre_tokenizer = WhitespaceSplit()
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<bos>", eos_token="<eos>",
-                                                pad_token="<pad>", unk_token="<unk>")
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<bos>", eos_token="<eos>", pad_token="<pad>", unk_token="<unk>"
+    )
     fast.save_pretrained(directory)
 
 
 def tiny_llama() -> torch.nn.Module:
-    cfg = transformers.LlamaConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                                   num_key_value_heads=2, intermediate_size=40, max_position_embeddings=64,
-                                   rms_norm_eps=1e-6, bos_token_id=2, eos_token_id=3, pad_token_id=0)
+    cfg = transformers.LlamaConfig(
+        vocab_size=len(VOCAB),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        intermediate_size=40,
+        max_position_embeddings=64,
+        rms_norm_eps=1e-6,
+        bos_token_id=2,
+        eos_token_id=3,
+        pad_token_id=0,
+    )
     torch.manual_seed(0)
     model = transformers.LlamaForCausalLM(cfg).double().eval()
     with torch.no_grad():  # random norms too, so every mapped weight matters
@@ -76,26 +129,77 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
 
 def write_mirror(root: Path) -> None:
     """Rows in each hub dataset's own format, under MIRROR/<task>/<hub split>.jsonl."""
-    write_jsonl(root / "sent" / "validation.jsonl", [
-        {"sentence": s, "label": y, "idx": i} for i, (s, y) in enumerate([
-            ("the film is good", 1), ("the film is bad", 0), ("not good", 0), ("a good film", 1),
-            ("bad bad film", 0), ("the film is not bad", 1), ("good", 1), ("it is bad", 0)])])
-    write_jsonl(root / "entail" / "validation.jsonl", [
-        {"sentence1": a, "sentence2": b, "label": y, "idx": i} for i, (a, b, y) in enumerate([
-            ("it rains", "it is wet", 0), ("it rains", "it is dry", 1), ("the cat sat", "a cat sat", 0),
-            ("the sky is blue", "the sky is red", 1), ("it is dry", "not wet", 0), ("the team won", "the team fell", 1)])])
-    write_jsonl(root / "topic" / "test.jsonl", [
-        {"text": t, "label": y} for t, y in [
-            ("the war ended", 0), ("the team won", 1), ("the market fell", 2), ("a new chip", 3),
-            ("war", 0), ("team", 1), ("market", 2), ("chip", 3), ("new war", 0)]])
+    write_jsonl(
+        root / "sent" / "validation.jsonl",
+        [
+            {"sentence": s, "label": y, "idx": i}
+            for i, (s, y) in enumerate(
+                [
+                    ("the film is good", 1),
+                    ("the film is bad", 0),
+                    ("not good", 0),
+                    ("a good film", 1),
+                    ("bad bad film", 0),
+                    ("the film is not bad", 1),
+                    ("good", 1),
+                    ("it is bad", 0),
+                ]
+            )
+        ],
+    )
+    write_jsonl(
+        root / "entail" / "validation.jsonl",
+        [
+            {"sentence1": a, "sentence2": b, "label": y, "idx": i}
+            for i, (a, b, y) in enumerate(
+                [
+                    ("it rains", "it is wet", 0),
+                    ("it rains", "it is dry", 1),
+                    ("the cat sat", "a cat sat", 0),
+                    ("the sky is blue", "the sky is red", 1),
+                    ("it is dry", "not wet", 0),
+                    ("the team won", "the team fell", 1),
+                ]
+            )
+        ],
+    )
+    write_jsonl(
+        root / "topic" / "test.jsonl",
+        [
+            {"text": t, "label": y}
+            for t, y in [
+                ("the war ended", 0),
+                ("the team won", 1),
+                ("the market fell", 2),
+                ("a new chip", 3),
+                ("war", 0),
+                ("team", 1),
+                ("market", 2),
+                ("chip", 3),
+                ("new war", 0),
+            ]
+        ],
+    )
     colors = {"text": ["red", "blue", "green", "cat"], "label": ["A", "B", "C", "D"]}
     numbered = {"text": ["wet", "dry", "blue", "red"], "label": ["1", "2", "3", "4"]}  # some ARC rows number choices
     five = {"text": ["red", "blue", "green", "cat", "dry"], "label": ["A", "B", "C", "D", "E"]}  # dropped
-    write_jsonl(root / "mc" / "test.jsonl", [
-        {"id": str(i), "question": q, "choices": c, "answerKey": k} for i, (q, c, k) in enumerate([
-            ("what color is the sky", colors, "B"), ("what color is a cat", colors, "D"), ("what is red", colors, "A"),
-            ("it is", five, "E"), ("what is green", colors, "C"), ("the sky is", colors, "B"),
-            ("the sky is", numbered, "3")])])
+    write_jsonl(
+        root / "mc" / "test.jsonl",
+        [
+            {"id": str(i), "question": q, "choices": c, "answerKey": k}
+            for i, (q, c, k) in enumerate(
+                [
+                    ("what color is the sky", colors, "B"),
+                    ("what color is a cat", colors, "D"),
+                    ("what is red", colors, "A"),
+                    ("it is", five, "E"),
+                    ("what is green", colors, "C"),
+                    ("the sky is", colors, "B"),
+                    ("the sky is", numbered, "3"),
+                ]
+            )
+        ],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -119,23 +223,100 @@ def paper_run(tmp_path_factory):
 
     data = root / "data" / "tasks" / "llama"
     spec = hub_data_spec(config, "layer_diversity", "llama")
-    assert main(["layer_diversity", "hub-data", "--tasks", *TASKS, "--tokenizer", spec["tokenizer"],
-                 "--out-dir", str(data), "--test-size", str(spec["test_size"]),
-                 "--train-sizes", json.dumps(spec["train_sizes"]), "--hub", json.dumps(spec["hub"]),
-                 "--max-tokens", str(spec["max_tokens"]), "--mirror", spec["mirror"]]) == 0
+    assert (
+        main(
+            [
+                "layer_diversity",
+                "hub-data",
+                "--tasks",
+                *TASKS,
+                "--tokenizer",
+                spec["tokenizer"],
+                "--out-dir",
+                str(data),
+                "--test-size",
+                str(spec["test_size"]),
+                "--train-sizes",
+                json.dumps(spec["train_sizes"]),
+                "--hub",
+                json.dumps(spec["hub"]),
+                "--max-tokens",
+                str(spec["max_tokens"]),
+                "--mirror",
+                spec["mirror"],
+            ]
+        )
+        == 0
+    )
     run_spec = family_run_spec(config, "layer_diversity", "llama", seed=0)
-    assert main(["layer_diversity", "train", "--spec", json.dumps(run_spec), "--data-dir", str(data),
-                 "--runs-root", str(root / "runs")]) == 0
+    assert (
+        main(
+            [
+                "layer_diversity",
+                "train",
+                "--spec",
+                json.dumps(run_spec),
+                "--data-dir",
+                str(data),
+                "--runs-root",
+                str(root / "runs"),
+            ]
+        )
+        == 0
+    )
     run = root / "runs" / "llama" / "L2" / "seed0"
     readout = root / "readout" / "llama_seed0"
-    assert main(["layer_diversity", "readout", "--runs", str(run), "--family", "llama", "--seed", "0",
-                 "--data-dir", str(data), "--tasks", *TASKS, "--out-dir", str(readout)]) == 0
+    assert (
+        main(
+            [
+                "layer_diversity",
+                "readout",
+                "--runs",
+                str(run),
+                "--family",
+                "llama",
+                "--seed",
+                "0",
+                "--data-dir",
+                str(data),
+                "--tasks",
+                *TASKS,
+                "--out-dir",
+                str(readout),
+            ]
+        )
+        == 0
+    )
     collected = root / "collected"
-    assert main(["layer_diversity", "collect", "--inputs", str(readout), "--data-dir", str(data), "--tasks", *TASKS,
-                 "--stands-for", json.dumps({t: e["stands_for"] for t, e in section["data"]["tasks"].items()}),
-                 "--out-dir", str(collected)]) == 0
-    return {"root": root, "hf": hf, "checkpoint": checkpoint, "data": data, "run": run, "readout": readout,
-            "collected": collected, "config": config}
+    assert (
+        main(
+            [
+                "layer_diversity",
+                "collect",
+                "--inputs",
+                str(readout),
+                "--data-dir",
+                str(data),
+                "--tasks",
+                *TASKS,
+                "--stands-for",
+                json.dumps({t: e["stands_for"] for t, e in section["data"]["tasks"].items()}),
+                "--out-dir",
+                str(collected),
+            ]
+        )
+        == 0
+    )
+    return {
+        "root": root,
+        "hf": hf,
+        "checkpoint": checkpoint,
+        "data": data,
+        "run": run,
+        "readout": readout,
+        "collected": collected,
+        "config": config,
+    }
 
 
 def _label_logits(logits: torch.Tensor, task) -> torch.Tensor:
@@ -210,8 +391,18 @@ def test_table01_describes_hub_tasks(paper_run):
 def test_convert_refuses_a_depth_that_is_not_the_models(paper_run, capsys):
     spec = family_run_spec(paper_run["config"], "layer_diversity", "llama", seed=0)
     spec["depths"] = [3]
-    code = main(["layer_diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(paper_run["data"]),
-                 "--runs-root", str(paper_run["root"] / "bad_runs")])
+    code = main(
+        [
+            "layer_diversity",
+            "train",
+            "--spec",
+            json.dumps(spec),
+            "--data-dir",
+            str(paper_run["data"]),
+            "--runs-root",
+            str(paper_run["root"] / "bad_runs"),
+        ]
+    )
     assert code == 2 and "has 2 layers but layer_diversity.depths gives 3" in capsys.readouterr().err
     assert not (paper_run["root"] / "bad_runs").exists()
 
@@ -227,8 +418,17 @@ def test_config_check_pairs_each_depth_with_one_checkpoint():
 def test_synthetic_specs_are_unchanged():
     """The smoke/laptop train spec carries no hub key (its JSON, a Snakemake param, stays byte-identical)."""
     spec = family_run_spec(smoke_config(), "layer_diversity", "llama", seed=0)
-    assert sorted(spec) == ["depths", "eval_examples", "family", "label_weight", "model", "seed", "source", "tasks",
-                            "train"]
+    assert sorted(spec) == [
+        "depths",
+        "eval_examples",
+        "family",
+        "label_weight",
+        "model",
+        "seed",
+        "source",
+        "tasks",
+        "train",
+    ]
     assert spec["source"] == "synthetic"
     paper = family_run_spec(paper_config(), "layer_diversity", "mistral", seed=0)
     assert paper["hub"] == ["mistralai/Mistral-7B-v0.1"] and paper["depths"] == [32]
@@ -251,9 +451,24 @@ def test_sentencepiece_label_words_are_read_after_the_answer_marker(tmp_path):
 
 
 def test_hub_data_step_names_a_task_that_is_not_a_prompt_task(tmp_path, capsys, paper_run):
-    code = main(["layer_diversity", "hub-data", "--tasks", "sent", "--tokenizer", str(paper_run["checkpoint"]),
-                 "--out-dir", str(tmp_path), "--test-size", "2", "--max-tokens", "64",
-                 "--hub", json.dumps({"mnli": "nyu-mll/glue:mnli"})])
+    code = main(
+        [
+            "layer_diversity",
+            "hub-data",
+            "--tasks",
+            "sent",
+            "--tokenizer",
+            str(paper_run["checkpoint"]),
+            "--out-dir",
+            str(tmp_path),
+            "--test-size",
+            "2",
+            "--max-tokens",
+            "64",
+            "--hub",
+            json.dumps({"mnli": "nyu-mll/glue:mnli"}),
+        ]
+    )
     assert code == 2 and "mnli" in capsys.readouterr().err
 
 
@@ -269,8 +484,15 @@ def test_an_answer_key_outside_the_label_words_is_named(tmp_path):
 def test_phi_checkpoint_converts_and_its_readout_carries_the_lm_bias(paper_run, tmp_path):
     """Phi's parallel block and partial rotary convert exactly; its LM-head bias goes to the embedding
     member, so the module contributions still sum to the model's own logits."""
-    cfg = transformers.PhiConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                                 intermediate_size=40, max_position_embeddings=64, partial_rotary_factor=0.5)
+    cfg = transformers.PhiConfig(
+        vocab_size=len(VOCAB),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=40,
+        max_position_embeddings=64,
+        partial_rotary_factor=0.5,
+    )
     torch.manual_seed(1)
     hf = transformers.PhiForCausalLM(cfg).double().eval()
     with torch.no_grad():
@@ -280,15 +502,47 @@ def test_phi_checkpoint_converts_and_its_readout_carries_the_lm_bias(paper_run, 
     hf.save_pretrained(tmp_path / "tiny-phi")
     spec = family_run_spec(paper_run["config"], "layer_diversity", "llama", seed=0)
     spec.update(family="phi", hub=[str(tmp_path / "tiny-phi")])
-    assert main(["layer_diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(paper_run["data"]),
-                 "--runs-root", str(tmp_path / "runs")]) == 0
+    assert (
+        main(
+            [
+                "layer_diversity",
+                "train",
+                "--spec",
+                json.dumps(spec),
+                "--data-dir",
+                str(paper_run["data"]),
+                "--runs-root",
+                str(tmp_path / "runs"),
+            ]
+        )
+        == 0
+    )
     run = tmp_path / "runs" / "phi" / "L2" / "seed0"
     task = load_task(paper_run["data"] / "mc.npz", "mc")
     ids = task.tensors("test")["input_ids"]
     with torch.no_grad():
         assert (load_model(run).double()(ids) - hf(ids).logits).abs().max().item() < TOL
-    assert main(["layer_diversity", "readout", "--runs", str(run), "--family", "phi", "--seed", "0", "--data-dir",
-                 str(paper_run["data"]), "--tasks", "mc", "--out-dir", str(tmp_path / "readout")]) == 0
+    assert (
+        main(
+            [
+                "layer_diversity",
+                "readout",
+                "--runs",
+                str(run),
+                "--family",
+                "phi",
+                "--seed",
+                "0",
+                "--data-dir",
+                str(paper_run["data"]),
+                "--tasks",
+                "mc",
+                "--out-dir",
+                str(tmp_path / "readout"),
+            ]
+        )
+        == 0
+    )
     checks = pd.read_csv(tmp_path / "readout" / "checks.csv")
     assert hf.lm_head.bias.detach()[task.meta["label_token_ids"]].abs().max().item() > 0.1  # a bias to carry
     assert checks["stream_error"].iloc[0] < 1e-9

@@ -6,22 +6,31 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from repro.papers.layer_diversity.layer_ensemble import analyse_readout
 from repro.analysis.parameter_count import analytic_parameter_count
+from repro.models import Transformer, TransformerConfig, count_parameters
+from repro.models.layers import RMSNorm
+from repro.papers.layer_diversity.layer_ensemble import analyse_readout
 from repro.papers.layer_diversity.residual_stream import (
     NotAdditiveError,
     frozen_norm_contributions,
     read_residual_stream,
 )
-from repro.models import Transformer, TransformerConfig, count_parameters
-from repro.models.layers import RMSNorm
 from repro.training import evaluate
 from repro.training.prompt_lm import PromptLMTask, stack_prompt_rows
 
 FAMILIES = {
     "gpt": dict(norm="layernorm", activation="gelu", block="pre_ln", position="learned", d_ff=48),
-    "llama": dict(norm="rmsnorm", activation="swiglu", block="pre_ln", position="rope", d_ff=40,
-                  qk_bias=False, vo_bias=False, mlp_bias=False, tie_embeddings=False),
+    "llama": dict(
+        norm="rmsnorm",
+        activation="swiglu",
+        block="pre_ln",
+        position="rope",
+        d_ff=40,
+        qk_bias=False,
+        vo_bias=False,
+        mlp_bias=False,
+        tie_embeddings=False,
+    ),
     "phi": dict(norm="layernorm", activation="gelu", block="parallel", position="rope", d_ff=48, tie_embeddings=False),
 }
 LABELS = [3, 5, 7, 11]
@@ -29,8 +38,11 @@ LABELS = [3, 5, 7, 11]
 
 def model(family, n_layers=3, seed=0):
     torch.manual_seed(seed)
-    m = Transformer(TransformerConfig(vocab_size=30, n_layers=n_layers, d_model=16, n_heads=2, max_seq_len=16,
-                                      init_std=0.2, **FAMILIES[family]))
+    m = Transformer(
+        TransformerConfig(
+            vocab_size=30, n_layers=n_layers, d_model=16, n_heads=2, max_seq_len=16, init_std=0.2, **FAMILIES[family]
+        )
+    )
     with torch.no_grad():  # move norms and biases away from their init, so every term matters
         for name, p in m.named_parameters():
             if "norm" in name or name.endswith("bias"):
@@ -84,14 +96,16 @@ def test_frozen_norm_contributions_sum_to_the_norm(norm):
     assert (parts.sum(dim=1) - layer(stream)).abs().max() <= 1e-13
 
 
-@pytest.mark.parametrize("overrides, message", [
-    (dict(block="post_ln"), "post-norm"),
-    (dict(block="sas"), "skip weights"),
-    (dict(output="classifier", n_classes=2), "output="),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (dict(block="post_ln"), "post-norm"),
+        (dict(block="sas"), "skip weights"),
+        (dict(output="classifier", n_classes=2), "output="),
+    ],
+)
 def test_models_whose_stream_is_not_a_sum_are_refused(overrides, message):
-    m = Transformer(TransformerConfig(vocab_size=30, n_layers=2, d_model=16, n_heads=2, max_seq_len=16,
-                                      **overrides))
+    m = Transformer(TransformerConfig(vocab_size=30, n_layers=2, d_model=16, n_heads=2, max_seq_len=16, **overrides))
     with pytest.raises(NotAdditiveError, match=message):
         read_residual_stream(m, *batch(), LABELS)
 
@@ -185,8 +199,9 @@ def test_prompt_task_rejects_bad_input():
 @pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("n_layers", [1, 4])
 def test_closed_form_parameter_count(family, n_layers):
-    cfg = TransformerConfig(vocab_size=164, n_layers=n_layers, d_model=64, n_heads=4, max_seq_len=32,
-                            **FAMILIES[family])
+    cfg = TransformerConfig(
+        vocab_size=164, n_layers=n_layers, d_model=64, n_heads=4, max_seq_len=32, **FAMILIES[family]
+    )
     m = Transformer(cfg)
     assert analytic_parameter_count(cfg) == count_parameters(m) == sum(p.numel() for p in m.parameters())
 

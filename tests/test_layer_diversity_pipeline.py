@@ -29,28 +29,136 @@ def smoke_config():
 def collected(tmp_path_factory):
     root = tmp_path_factory.mktemp("ld")
     data = root / "data"
-    assert main(["layer_diversity", "data", "--tasks", *TASKS, "--out-dir", str(data), "--seed", "0",
-                 "--train-size", "32", "--test-size", "24"]) == 0
+    assert (
+        main(
+            [
+                "layer_diversity",
+                "data",
+                "--tasks",
+                *TASKS,
+                "--out-dir",
+                str(data),
+                "--seed",
+                "0",
+                "--train-size",
+                "32",
+                "--test-size",
+                "24",
+            ]
+        )
+        == 0
+    )
     config = smoke_config()
     readouts = []
     for family in ("gpt",):
         spec = family_run_spec(config, "layer_diversity", family, seed=0)
         spec["train"].update(steps=2, log_every=1)
-        assert main(["layer_diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(data),
-                     "--runs-root", str(root / "runs")]) == 0
+        assert (
+            main(
+                [
+                    "layer_diversity",
+                    "train",
+                    "--spec",
+                    json.dumps(spec),
+                    "--data-dir",
+                    str(data),
+                    "--runs-root",
+                    str(root / "runs"),
+                ]
+            )
+            == 0
+        )
         runs = [str(root / "runs" / family / f"L{d}" / "seed0") for d in spec["depths"]]
         out = root / "readout" / family
-        assert main(["layer_diversity", "readout", "--runs", *runs, "--family", family, "--seed", "0",
-                     "--data-dir", str(data), "--tasks", *TASKS, "--out-dir", str(out)]) == 0
+        assert (
+            main(
+                [
+                    "layer_diversity",
+                    "readout",
+                    "--runs",
+                    *runs,
+                    "--family",
+                    family,
+                    "--seed",
+                    "0",
+                    "--data-dir",
+                    str(data),
+                    "--tasks",
+                    *TASKS,
+                    "--out-dir",
+                    str(out),
+                ]
+            )
+            == 0
+        )
         readouts.append(str(out))
     results = root / "results" / "layer_diversity" / "data"
-    assert main(["layer_diversity", "collect", "--inputs", *readouts, "--data-dir", str(data), "--tasks", *TASKS,
-                 "--stands-for", json.dumps({"sent": "SST-2"}), "--out-dir", str(results)]) == 0
-    assert main(["layer_diversity", "toy", "--examples", "200", "--classes", "3", "--max-members", "6",
-                 "--noise-sd", "1.0", "--offset", "0.2", "--seed", "0", "--out", str(results / "fig01_toy.csv")]) == 0
-    assert main(["layer_diversity", "submodularity", "--samples", "500", "4000", "--judged-samples", "4000",
-                 "--classes", "3", "--flip-probs", "0.3", "0.5", "0.4", "--seed", "0",
-                 "--out", str(results / "fig06_submodularity.csv")]) == 0
+    assert (
+        main(
+            [
+                "layer_diversity",
+                "collect",
+                "--inputs",
+                *readouts,
+                "--data-dir",
+                str(data),
+                "--tasks",
+                *TASKS,
+                "--stands-for",
+                json.dumps({"sent": "SST-2"}),
+                "--out-dir",
+                str(results),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "layer_diversity",
+                "toy",
+                "--examples",
+                "200",
+                "--classes",
+                "3",
+                "--max-members",
+                "6",
+                "--noise-sd",
+                "1.0",
+                "--offset",
+                "0.2",
+                "--seed",
+                "0",
+                "--out",
+                str(results / "fig01_toy.csv"),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "layer_diversity",
+                "submodularity",
+                "--samples",
+                "500",
+                "4000",
+                "--judged-samples",
+                "4000",
+                "--classes",
+                "3",
+                "--flip-probs",
+                "0.3",
+                "0.5",
+                "0.4",
+                "--seed",
+                "0",
+                "--out",
+                str(results / "fig06_submodularity.csv"),
+            ]
+        )
+        == 0
+    )
     return root / "results"
 
 
@@ -71,10 +179,26 @@ def test_collected_tables_cover_every_run_and_task(collected):
 def test_every_claim_is_judged(collected):
     frame = judge_paper("layer_diversity", collected, "laptop")
     assert len(frame) == len(load_claims("layer_diversity")) >= 10
-    exact = frame[frame["claim"].str.startswith((
-        "stream_is", "frozen_norm", "mse_equals", "group_split", "module_form", "diversity_never", "omega",
-        "parameter", "tasks_are_balanced", "toy_", "information_grows", "information_decomposition",
-        "redundancies_never", "duplicate_member"))]
+    exact = frame[
+        frame["claim"].str.startswith(
+            (
+                "stream_is",
+                "frozen_norm",
+                "mse_equals",
+                "group_split",
+                "module_form",
+                "diversity_never",
+                "omega",
+                "parameter",
+                "tasks_are_balanced",
+                "toy_",
+                "information_grows",
+                "information_decomposition",
+                "redundancies_never",
+                "duplicate_member",
+            )
+        )
+    ]
     assert len(exact) == 15
     assert (exact["verdict"] == REPRODUCED).all(), exact[["claim", "measured"]].to_string()
     # one family at depths 1 and 2 has no doubling chain of two steps
@@ -88,8 +212,21 @@ def test_training_is_resumable_without_change(collected, tmp_path):
     before = load_file(weights)
     spec = family_run_spec(smoke_config(), "layer_diversity", "gpt", seed=0)
     spec["train"].update(steps=2, log_every=1)
-    assert main(["layer_diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(collected.parent / "data"),
-                 "--runs-root", str(collected.parent / "runs")]) == 0
+    assert (
+        main(
+            [
+                "layer_diversity",
+                "train",
+                "--spec",
+                json.dumps(spec),
+                "--data-dir",
+                str(collected.parent / "data"),
+                "--runs-root",
+                str(collected.parent / "runs"),
+            ]
+        )
+        == 0
+    )
     after = load_file(weights)
     assert after.keys() == before.keys() and all(torch.equal(after[k], before[k]) for k in before)
 
@@ -99,8 +236,21 @@ def test_changed_settings_restart_the_run_and_keep_the_old_one(collected):
     spec.update(depths=[1])
     spec["train"].update(steps=3, log_every=1)
     runs = collected.parent / "runs"
-    assert main(["layer_diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(collected.parent / "data"),
-                 "--runs-root", str(runs)]) == 0
+    assert (
+        main(
+            [
+                "layer_diversity",
+                "train",
+                "--spec",
+                json.dumps(spec),
+                "--data-dir",
+                str(collected.parent / "data"),
+                "--runs-root",
+                str(runs),
+            ]
+        )
+        == 0
+    )
     run = runs / "gpt" / "L1" / "seed0"
     assert json.loads((run / "run.json").read_text())["final"]["step"] == 3
     assert (run / "previous-1" / "model.safetensors").exists()
@@ -112,22 +262,38 @@ def test_paper_scale_train_step_names_the_missing_task_file(tmp_path):
     spec = family_run_spec(yaml.safe_load((ROOT / "config" / "paper.yaml").read_text()), "layer_diversity", "llama", 0)
     assert spec["hub"] == ["meta-llama/Meta-Llama-3-8B"]
     with pytest.raises(DataError, match="sent.npz"):
-        main(["layer_diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(tmp_path),
-              "--runs-root", str(tmp_path)])
+        main(
+            [
+                "layer_diversity",
+                "train",
+                "--spec",
+                json.dumps(spec),
+                "--data-dir",
+                str(tmp_path),
+                "--runs-root",
+                str(tmp_path),
+            ]
+        )
 
 
 # --------------------------------------------------------------------------- config checks
 
 
-@pytest.mark.parametrize("edit, fragment", [
-    (lambda s: s["variants"]["gpt"]["model"].update(block="post_ln"), "needs an LM decoder with pre_ln or parallel"),
-    (lambda s: s["variants"]["phi"]["model"].update(n_heads=3), "variants.phi.model (depth 1)"),
-    (lambda s: s["train"].update(steps=0), "layer_diversity.train"),
-    (lambda s: [t.update(train_size=1) for t in s["data"]["tasks"].values()], "less than train.batch_size"),
-    (lambda s: s["variants"]["gpt"]["model"].update(max_seq_len=12), "max_seq_len must be ≥ 24"),
-    (lambda s: s["families"].append("bert"), "families names ['bert']"),
-    (lambda s: s["analysis"].update(duplicate_depths=[2]), "trained depth L+1, which is not in"),
-])
+@pytest.mark.parametrize(
+    "edit, fragment",
+    [
+        (
+            lambda s: s["variants"]["gpt"]["model"].update(block="post_ln"),
+            "needs an LM decoder with pre_ln or parallel",
+        ),
+        (lambda s: s["variants"]["phi"]["model"].update(n_heads=3), "variants.phi.model (depth 1)"),
+        (lambda s: s["train"].update(steps=0), "layer_diversity.train"),
+        (lambda s: [t.update(train_size=1) for t in s["data"]["tasks"].values()], "less than train.batch_size"),
+        (lambda s: s["variants"]["gpt"]["model"].update(max_seq_len=12), "max_seq_len must be ≥ 24"),
+        (lambda s: s["families"].append("bert"), "families names ['bert']"),
+        (lambda s: s["analysis"].update(duplicate_depths=[2]), "trained depth L+1, which is not in"),
+    ],
+)
 def test_bad_sections_are_named(edit, fragment):
     config = copy.deepcopy(smoke_config())
     section = config["layer_diversity"]
@@ -147,15 +313,22 @@ def test_shipped_sections_are_clean():
 
 
 def correlations(values):
-    rows = [{"form": "lens", "target": "onehot", "scope": "all", "quantity": q, "task": t, "seed": s, "spearman": v}
-            for (q, t), per_seed in values.items() for s, v in enumerate(per_seed)]
+    rows = [
+        {"form": "lens", "target": "onehot", "scope": "all", "quantity": q, "task": t, "seed": s, "spearman": v}
+        for (q, t), per_seed in values.items()
+        for s, v in enumerate(per_seed)
+    ]
     return pd.DataFrame(rows)
 
 
 def test_mse_claim_counts_tasks_with_negative_mean():
     base = {("bias", t): [0.1, -0.1] for t in TASKS} | {("diversity", t): [0.2, 0.3] for t in TASKS}
-    three = base | {("mse", "sent"): [-0.5, -0.7], ("mse", "entail"): [-0.1, -0.2],
-                    ("mse", "topic"): [-0.9, -0.8], ("mse", "mc"): [0.3, float("nan")]}
+    three = base | {
+        ("mse", "sent"): [-0.5, -0.7],
+        ("mse", "entail"): [-0.1, -0.2],
+        ("mse", "topic"): [-0.9, -0.8],
+        ("mse", "mc"): [0.3, float("nan")],
+    }
     m = claims.mse_anticorrelates_with_accuracy({claims.CORRELATIONS: correlations(three)})
     assert m.verdict == REPRODUCED and "3/4" in m.measured and m.seeds == 2
     two = three | {("mse", "entail"): [0.1, -0.05]}
@@ -166,7 +339,17 @@ def test_lag_share_by_hand():
     rows = []
     # bias falls most at ℓ=1, diversity rises most at ℓ=2: the rise lags the fall
     for ell, (bias, div) in enumerate([(5.0, 0.0), (2.0, 0.1), (1.5, 0.9)]):
-        rows.append({"family": "gpt", "depth": 2, "seed": 0, "task": "sent", "target": "onehot", "prefix": ell,
-                     "bias": bias, "diversity": div})
+        rows.append(
+            {
+                "family": "gpt",
+                "depth": 2,
+                "seed": 0,
+                "task": "sent",
+                "target": "onehot",
+                "prefix": ell,
+                "bias": bias,
+                "diversity": div,
+            }
+        )
     share, runs = claims.lag_share(pd.DataFrame(rows))
     assert (share, runs) == (1.0, 1)

@@ -3,9 +3,9 @@ paper package and no paper imports another (import-linter contracts)."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
-import importlib
 import subprocess
 import sys
 from pathlib import Path

@@ -62,8 +62,12 @@ def test_classifier_masked_equals_pruned_with_padding():
 
 
 def make_encdec(seed=0):
-    enc = TransformerConfig(vocab_size=40, n_layers=2, d_model=32, n_heads=4, d_ff=48, max_seq_len=20, causal=False, output="none")
-    dec = TransformerConfig(vocab_size=40, n_layers=2, d_model=32, n_heads=4, d_ff=48, max_seq_len=20, cross_attention=True)
+    enc = TransformerConfig(
+        vocab_size=40, n_layers=2, d_model=32, n_heads=4, d_ff=48, max_seq_len=20, causal=False, output="none"
+    )
+    dec = TransformerConfig(
+        vocab_size=40, n_layers=2, d_model=32, n_heads=4, d_ff=48, max_seq_len=20, cross_attention=True
+    )
     torch.manual_seed(seed)
     return EncoderDecoder(enc, dec).double().eval()
 

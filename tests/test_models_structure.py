@@ -45,7 +45,11 @@ def test_shaped_attention_matrix_is_identity_via_explicit_path():
         T = pattern.shape[-1]
         C = torch.tril(torch.ones(T, T, dtype=torch.float64)) / torch.arange(1, T + 1, dtype=torch.float64)[:, None]
         torch.testing.assert_close(pattern, C.expand_as(pattern), rtol=0, atol=1e-15)  # A = C when W^Q = 0
-        shaped = attn.mat_skip_gain * torch.eye(T, dtype=torch.float64) + attn.mat_resid_gain * pattern - attn.centre_gain * C
+        shaped = (
+            attn.mat_skip_gain * torch.eye(T, dtype=torch.float64)
+            + attn.mat_resid_gain * pattern
+            - attn.centre_gain * C
+        )
         torch.testing.assert_close(shaped, torch.eye(T, dtype=torch.float64).expand_as(shaped), rtol=0, atol=1e-15)
 
 

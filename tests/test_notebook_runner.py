@@ -17,7 +17,7 @@ from repro.cli import main
 from repro.pipeline import notebook
 
 FIGURE_SCRIPT = textwrap.dedent(
-    '''\
+    """\
     # %% [markdown]
     # # A tiny figure and table
 
@@ -49,11 +49,11 @@ FIGURE_SCRIPT = textwrap.dedent(
     ax.set_ylabel("loss")
     save_figure(fig, results_dir, paper, item, scale);
     save_table(df, results_dir, paper, item, scale);
-    '''
+    """
 )
 
 FAILING_SCRIPT = textwrap.dedent(
-    '''\
+    """\
     # %% tags=["parameters"]
     results_dir = "results"
 
@@ -62,7 +62,7 @@ FAILING_SCRIPT = textwrap.dedent(
 
     # %%
     raise ValueError("the data look wrong")
-    '''
+    """
 )
 
 
@@ -80,8 +80,21 @@ def test_run_writes_outputs_and_is_byte_identical_on_rerun(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
     _write(tmp_path / "notebooks/demo/fig1.py", FIGURE_SCRIPT)
-    argv = ["notebook", "run", "notebooks/demo/fig1.py", "--paper", "demo", "--item", "fig1",
-            "--results-dir", "results", "--scale", "smoke", "--param", "points=5"]
+    argv = [
+        "notebook",
+        "run",
+        "notebooks/demo/fig1.py",
+        "--paper",
+        "demo",
+        "--item",
+        "fig1",
+        "--results-dir",
+        "results",
+        "--scale",
+        "smoke",
+        "--param",
+        "points=5",
+    ]
 
     assert main(argv) == 0
     first = _snapshot(tmp_path / "results")
@@ -102,7 +115,12 @@ def test_run_writes_outputs_and_is_byte_identical_on_rerun(tmp_path, monkeypatch
     nb = nbformat.reads(first["demo/notebooks/fig1.ipynb"].decode(), as_version=4)
     injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert len(injected) == 1
-    for line in ('points = 5', 'scale = "smoke"', 'results_dir = "results"', 'figure_png = "results/demo/figures/fig1.png"'):
+    for line in (
+        "points = 5",
+        'scale = "smoke"',
+        'results_dir = "results"',
+        'figure_png = "results/demo/figures/fig1.png"',
+    ):
         assert line in injected[0].source
     # No volatile metadata survives; the figure is embedded so the HTML shows it.
     assert "start_time" not in json.dumps(nb.metadata) and "duration" not in json.dumps(nb.metadata)
@@ -122,8 +140,9 @@ def test_failing_cell_exits_nonzero_and_names_cell_and_partial_notebook(tmp_path
     monkeypatch.chdir(tmp_path)
     _write(tmp_path / "notebooks/demo/bad.py", FAILING_SCRIPT)
 
-    code = main(["notebook", "run", "notebooks/demo/bad.py", "--paper", "demo", "--item", "bad",
-                 "--results-dir", "results"])
+    code = main(
+        ["notebook", "run", "notebooks/demo/bad.py", "--paper", "demo", "--item", "bad", "--results-dir", "results"]
+    )
 
     assert code != 0
     err = capsys.readouterr().err
@@ -149,7 +168,9 @@ def test_kernel_runs_this_interpreter(tmp_path, monkeypatch):
     # A python3 spec found first that names another interpreter is overridden for the run.
     spec = tmp_path / "kernels" / "python3"
     spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({"argv": ["/usr/bin/false", "{connection_file}"], "language": "python", "display_name": "x"}))
+    (spec / "kernel.json").write_text(
+        json.dumps({"argv": ["/usr/bin/false", "{connection_file}"], "language": "python", "display_name": "x"})
+    )
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path))
     assert notebook.kernel_command()[0] == "/usr/bin/false"
     with notebook._pinned_kernelspec():
@@ -162,8 +183,10 @@ def test_kernel_talks_over_private_unix_sockets(tmp_path, monkeypatch):
     # TCP ports are picked then released before the kernel binds them: two kernels started at once
     # could take the same port. The kernel must use sockets in a directory of its own, removed after.
     monkeypatch.chdir(tmp_path)
-    script = "# %% tags=[\"parameters\"]\nx = 1\n# %%\nfrom ipykernel.kernelapp import IPKernelApp\n" \
-             "app = IPKernelApp.instance()\nprint(app.transport, app.ip)\n"
+    script = (
+        '# %% tags=["parameters"]\nx = 1\n# %%\nfrom ipykernel.kernelapp import IPKernelApp\n'
+        "app = IPKernelApp.instance()\nprint(app.transport, app.ip)\n"
+    )
     src = _write(tmp_path / "t.py", script)
     out = notebook.run_notebook(src, results_dir=tmp_path / "results", paper="demo", item="fig1", scale="smoke")
     printed = nbformat.read(out.notebook, as_version=4).cells[-1].outputs[0].text.split()
@@ -192,7 +215,7 @@ def test_parameters_may_not_contradict_runner_arguments():
     with pytest.raises(notebook.NotebookError, match="contradicts"):
         notebook.build_parameters("results", "demo", "fig1", params={"paper": "other"})
     params = notebook.build_parameters("results", "demo", "fig1", params={"scale": "smoke", "k": 2})
-    assert tuple(params)[-len(notebook.RUNNER_PARAMETERS):] == notebook.RUNNER_PARAMETERS
+    assert tuple(params)[-len(notebook.RUNNER_PARAMETERS) :] == notebook.RUNNER_PARAMETERS
     assert params["scale"] == "smoke" and params["k"] == 2
     assert params["table_csv"] == "results/demo/tables/fig1.csv"
     assert notebook.build_parameters("results", "demo", "fig1")["scale"] == "laptop"

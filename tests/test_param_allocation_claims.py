@@ -15,20 +15,37 @@ def test_every_catalog_check_is_registered_once():
     ids = [c.claim_id for c in load_claims("param_allocation")]
     assert len(ids) == len(set(ids))
     u_shapes = {i for i in ids if i.startswith("u_shape_")}
-    assert u_shapes == {f"u_shape_{t}_{p}" for t in ("ngram_discrete", "ngram_continuous", "induction", "nonlinear")
-                        for p in ("alibi", "learned")}
-    assert {"jacobian_bound_holds", "jacobian_scales_as_one_over_length", "svd_per_entry_error_bound",
-            "svd_output_error_slope", "trained_error_falls_with_length", "trained_rank_gap_shrinks_with_length",
-            "svd_student_recovers_at_rank8", "svd_init_beats_random_init", "recovery_grows_with_rank",
-            "every_head_recovers_at_rank8", "late_positions_suffer_less", "head_dim_gain_shrinks_with_length",
-            "logit_norms_grow_with_length"} <= set(ids)
+    assert u_shapes == {
+        f"u_shape_{t}_{p}"
+        for t in ("ngram_discrete", "ngram_continuous", "induction", "nonlinear")
+        for p in ("alibi", "learned")
+    }
+    assert {
+        "jacobian_bound_holds",
+        "jacobian_scales_as_one_over_length",
+        "svd_per_entry_error_bound",
+        "svd_output_error_slope",
+        "trained_error_falls_with_length",
+        "trained_rank_gap_shrinks_with_length",
+        "svd_student_recovers_at_rank8",
+        "svd_init_beats_random_init",
+        "recovery_grows_with_rank",
+        "every_head_recovers_at_rank8",
+        "late_positions_suffer_less",
+        "head_dim_gain_shrinks_with_length",
+        "logit_norms_grow_with_length",
+    } <= set(ids)
 
 
 # -- fig01 ------------------------------------------------------------------------------------------------
 def _jacobian(ratios, scaled):
     lengths = [16, 64, 256, 1024]
-    return pd.DataFrame([dict(kind="uniform", logit_bound=1.0, length=L, ratio=r, scaled_norm=s)
-                         for L, r, s in zip(lengths, ratios, scaled)])
+    return pd.DataFrame(
+        [
+            dict(kind="uniform", logit_bound=1.0, length=L, ratio=r, scaled_norm=s)
+            for L, r, s in zip(lengths, ratios, scaled)
+        ]
+    )
 
 
 def test_jacobian_claims_on_hand_tables():
@@ -44,26 +61,36 @@ def test_jacobian_claims_on_hand_tables():
 
 # -- fig02, fig07, fig08 --------------------------------------------------------------------------------------
 def _sweep(means, seeds=(0, 1, 2), noise=0.1):
-    rows = [dict(task="induction", position="alibi", heads=h, seed=s, eval_loss=m + noise * (i - 1))
-            for h, m in means.items() for i, s in enumerate(seeds)]
+    rows = [
+        dict(task="induction", position="alibi", heads=h, seed=s, eval_loss=m + noise * (i - 1))
+        for h, m in means.items()
+        for i, s in enumerate(seeds)
+    ]
     return pd.DataFrame(rows)
 
 
-BOUND = pd.DataFrame([dict(task="induction", kind="sweep", heads=h, bound=b) for h, b in ((1, 3.0), (4, 2.0), (16, 1.0))]
-                     + [dict(task="induction", kind="minimiser", heads=12, bound=0.5)])
+BOUND = pd.DataFrame(
+    [dict(task="induction", kind="sweep", heads=h, bound=b) for h, b in ((1, 3.0), (4, 2.0), (16, 1.0))]
+    + [dict(task="induction", kind="minimiser", heads=12, bound=0.5)]
+)
 
 
 def test_u_shape_on_hand_tables():
     u = claims._u_shape({claims.SWEEP: _sweep({1: 2.0, 4: 1.0, 16: 1.5}), claims.BOUND: BOUND}, "induction", "alibi")
     assert u.verdict == "reproduced" and u.measured.startswith("argmin H = 4; edges 2× / 1.5× min")
     assert "Bound's sweep argmin H = 16 (|log2 ratio| = 2" in u.detail  # the minimiser row is not the sweep's
-    two_seeds = claims._u_shape({claims.SWEEP: _sweep({1: 2.0, 4: 1.0, 16: 1.5}, seeds=(0, 1)), claims.BOUND: BOUND},
-                                "induction", "alibi")
+    two_seeds = claims._u_shape(
+        {claims.SWEEP: _sweep({1: 2.0, 4: 1.0, 16: 1.5}, seeds=(0, 1)), claims.BOUND: BOUND}, "induction", "alibi"
+    )
     assert two_seeds.verdict == "not reproduced" and "Failed: ≥3 seeds" in two_seeds.detail
-    monotone = claims._u_shape({claims.SWEEP: _sweep({1: 3.0, 4: 2.0, 16: 1.0}), claims.BOUND: BOUND}, "induction", "alibi")
+    monotone = claims._u_shape(
+        {claims.SWEEP: _sweep({1: 3.0, 4: 2.0, 16: 1.0}), claims.BOUND: BOUND}, "induction", "alibi"
+    )
     assert monotone.verdict == "not reproduced" and "interior argmin" in monotone.detail
     assert "lowest seed-mean loss is at the most heads (H = 16)" in monotone.detail
-    plateau = claims._u_shape({claims.SWEEP: _sweep({1: 2.0, 4: 1.0, 16: 1.05}), claims.BOUND: BOUND}, "induction", "alibi")
+    plateau = claims._u_shape(
+        {claims.SWEEP: _sweep({1: 2.0, 4: 1.0, 16: 1.05}), claims.BOUND: BOUND}, "induction", "alibi"
+    )
     assert plateau.verdict == "not reproduced" and "within 1.1× of the minimum at H = 16 (1.05× min)" in plateau.detail
 
 
@@ -73,8 +100,17 @@ def _low_rank(power, error_scale=0.5):
     for rank in (1, 2, 4):  # 4 = the full rank: left out of the slope
         for L in (16, 64, 256, 1024):
             bound = 2.0 * math.exp(2.0) / L
-            rows.append(dict(rank=rank, length=L, logit_bound=1.0, max_abs_logit=0.9, output_error=L ** power,
-                             max_entry_error=error_scale * bound, per_entry_bound=bound))
+            rows.append(
+                dict(
+                    rank=rank,
+                    length=L,
+                    logit_bound=1.0,
+                    max_abs_logit=0.9,
+                    output_error=L**power,
+                    max_entry_error=error_scale * bound,
+                    per_entry_bound=bound,
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -91,8 +127,13 @@ def test_low_rank_claims_on_hand_tables():
 
 def _saturation(r4):
     excess = {(1, 16): 1.0, (1, 64): 0.3, (32, 16): 0.1, (32, 64): 0.1, (4, 16): r4[0], (4, 64): r4[1]}
-    return pd.DataFrame([dict(seed=s, rank=r, length=L, excess_mse=v, normalised_mse=v * L)
-                         for s in (0, 1, 2) for (r, L), v in excess.items()])
+    return pd.DataFrame(
+        [
+            dict(seed=s, rank=r, length=L, excess_mse=v, normalised_mse=v * L)
+            for s in (0, 1, 2)
+            for (r, L), v in excess.items()
+        ]
+    )
 
 
 def test_trained_saturation_claims_on_hand_tables():
@@ -109,14 +150,30 @@ def test_trained_saturation_claims_on_hand_tables():
 def _replacement(svd_losses, other_head_loss):
     """One seed, layer 0: teacher 2.0; head 0 ablated 3.0, swept over ranks; head 1 ablated 3.0, rank 8 only."""
     rows = [dict(seed=0, layer=-1, head=-1, rank=0, init="none", stage="none", condition="teacher", eval_loss=2.0)]
-    rows += [dict(seed=0, layer=0, head=h, rank=0, init="none", stage="zero_shot", condition="ablated", eval_loss=3.0)
-             for h in (0, 1)]
-    rows += [dict(seed=0, layer=0, head=0, rank=r, init="svd", stage="finetuned", condition="student", eval_loss=v)
-             for r, v in svd_losses.items()]
-    rows += [dict(seed=0, layer=0, head=0, rank=r, init="random", stage="finetuned", condition="student", eval_loss=2.5)
-             for r in svd_losses]
-    rows += [dict(seed=0, layer=0, head=1, rank=8, init="svd", stage="finetuned", condition="student",
-                  eval_loss=other_head_loss)]
+    rows += [
+        dict(seed=0, layer=0, head=h, rank=0, init="none", stage="zero_shot", condition="ablated", eval_loss=3.0)
+        for h in (0, 1)
+    ]
+    rows += [
+        dict(seed=0, layer=0, head=0, rank=r, init="svd", stage="finetuned", condition="student", eval_loss=v)
+        for r, v in svd_losses.items()
+    ]
+    rows += [
+        dict(seed=0, layer=0, head=0, rank=r, init="random", stage="finetuned", condition="student", eval_loss=2.5)
+        for r in svd_losses
+    ]
+    rows += [
+        dict(
+            seed=0,
+            layer=0,
+            head=1,
+            rank=8,
+            init="svd",
+            stage="finetuned",
+            condition="student",
+            eval_loss=other_head_loss,
+        )
+    ]
     return pd.DataFrame(rows)
 
 
@@ -138,28 +195,60 @@ def _positions(slopes):
     for seed, slope in enumerate(slopes):
         for t in range(4):
             bucket = dict(bucket_start=0 if t < 2 else 2, bucket_end=2 if t < 2 else 4)
-            rows.append(dict(seed=seed, layer=-1, head=-1, rank=0, init="none", stage="none", condition="teacher",
-                             position=t, loss=1.0, **bucket))
-            rows.append(dict(seed=seed, layer=0, head=0, rank=1, init="svd", stage="zero_shot", condition="student",
-                             position=t, loss=1.1 + slope * t, **bucket))
+            rows.append(
+                dict(
+                    seed=seed,
+                    layer=-1,
+                    head=-1,
+                    rank=0,
+                    init="none",
+                    stage="none",
+                    condition="teacher",
+                    position=t,
+                    loss=1.0,
+                    **bucket,
+                )
+            )
+            rows.append(
+                dict(
+                    seed=seed,
+                    layer=0,
+                    head=0,
+                    rank=1,
+                    init="svd",
+                    stage="zero_shot",
+                    condition="student",
+                    position=t,
+                    loss=1.1 + slope * t,
+                    **bucket,
+                )
+            )
     return pd.DataFrame(rows)
 
 
 def test_late_positions_claim_counts_seeds():
     replacement = _replacement({1: 2.6}, other_head_loss=2.5)
-    two_of_three = claims.late_positions_suffer_less({claims.POSITIONS: _positions([-0.01, -0.01, 0.01]),
-                                                      claims.REPLACEMENT: replacement})
+    two_of_three = claims.late_positions_suffer_less(
+        {claims.POSITIONS: _positions([-0.01, -0.01, 0.01]), claims.REPLACEMENT: replacement}
+    )
     assert two_of_three.verdict == "reproduced" and two_of_three.measured == "L0 r=1: 2/3"
-    one_of_three = claims.late_positions_suffer_less({claims.POSITIONS: _positions([-0.01, 0.01, 0.01]),
-                                                      claims.REPLACEMENT: replacement})
+    one_of_three = claims.late_positions_suffer_less(
+        {claims.POSITIONS: _positions([-0.01, 0.01, 0.01]), claims.REPLACEMENT: replacement}
+    )
     assert one_of_three.verdict == "not reproduced" and "fails in 1 of 1 (layer, rank) cells" in one_of_three.detail
     assert np.isclose(claims._majority(3), 2) and claims._majority(2) == 2
 
 
 def test_head_dim_gain_claim_names_where_the_gain_rises():
     # gain = val(d_h=4) − val(d_h=16): −0.15, −0.05, −0.08 over L = 32, 128, 512 (the larger heads are worse)
-    decoders = pd.DataFrame([dict(seed=s, length=L, head_dim=d, eval_loss=5.0 + (g if d == 4 else 0.0))
-                             for s in (0, 1) for L, g in ((32, -0.15), (128, -0.05), (512, -0.08)) for d in (4, 16)])
+    decoders = pd.DataFrame(
+        [
+            dict(seed=s, length=L, head_dim=d, eval_loss=5.0 + (g if d == 4 else 0.0))
+            for s in (0, 1)
+            for L, g in ((32, -0.15), (128, -0.05), (512, -0.08))
+            for d in (4, 16)
+        ]
+    )
     result = claims.head_dim_gain_shrinks_with_length({claims.DECODERS: decoders})
     assert result.verdict == "not reproduced"
     assert "Why: the gain rises at L=32 → 128 (-0.15 → -0.05)." in result.detail

@@ -12,11 +12,11 @@ import pytest
 import torch
 import yaml
 
-from repro.papers.param_allocation.head_allocation import fit_low_rank_students, interior_optimum, sweep_heads
 from repro.data.errors import DataError
 from repro.data.streams import TeacherAttention, make_stream
 from repro.data.streams.common import IGNORE_INDEX, shift
 from repro.models.config import ConfigError
+from repro.papers.param_allocation.head_allocation import fit_low_rank_students, interior_optimum, sweep_heads
 from repro.papers.param_allocation.shallow import (
     LowRankHead,
     ShallowAttentionModel,
@@ -27,7 +27,7 @@ from repro.papers.param_allocation.shallow import (
 )
 from repro.pipeline.configcheck import PipelineConfigError, check_config
 from repro.training.seeding import generator
-from repro.training.stream_tasks import SequenceStreamTask, TeacherAttentionTask
+from repro.training.stream_tasks import SequenceStreamTask
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_TRAIN = {"steps": 3, "batch_size": 4, "lr": 1e-3, "eval_every": 0, "log_every": 1, "checkpoint_every": 0}
@@ -139,14 +139,16 @@ def test_learned_layer_is_causal_and_budget_fixes_attention_parameters():
     counts = {}
     for heads in (1, 2, 8):
         for position in ("alibi", "learned"):
-            cfg = ShallowConfig("tokens", 5, 5, d_model=8, n_heads=heads, head_dim=8 // heads, d_ff=4,
-                                max_seq_len=6, position=position)
+            cfg = ShallowConfig(
+                "tokens", 5, 5, d_model=8, n_heads=heads, head_dim=8 // heads, d_ff=4, max_seq_len=6, position=position
+            )
             model = ShallowAttentionModel(cfg)
             counts[(heads, position)] = attention_parameters(model)
     assert counts[(1, "learned")] == counts[(8, "learned")] == 4 * 8 * 8
     assert counts[(2, "alibi")] == 2 * 8 * 8 + 2  # W_V, W_O and one slope per head
-    model = ShallowAttentionModel(ShallowConfig("tokens", 5, 5, d_model=8, n_heads=2, head_dim=4, d_ff=4,
-                                                max_seq_len=6, position="learned"))
+    model = ShallowAttentionModel(
+        ShallowConfig("tokens", 5, 5, d_model=8, n_heads=2, head_dim=4, d_ff=4, max_seq_len=6, position="learned")
+    )
     ids = torch.randint(0, 5, (2, 6))
     changed = ids.clone()
     changed[:, -1] = (changed[:, -1] + 1) % 5
@@ -208,8 +210,18 @@ def test_classification_task_accuracy_and_loss():
 
 def test_sweep_heads_runs_is_deterministic_and_resumes(tmp_path):
     stream = make_stream("discrete_ngram", 0, vocab=3, order=2)
-    kwargs = dict(position="learned", head_counts=[1, 4], budget=4, d_model=8, d_ff=8, seq_len=5,
-                  train_config=TINY_TRAIN, seed=0, eval_sequences=4, threads=1)
+    kwargs = dict(
+        position="learned",
+        head_counts=[1, 4],
+        budget=4,
+        d_model=8,
+        d_ff=8,
+        seq_len=5,
+        train_config=TINY_TRAIN,
+        seed=0,
+        eval_sequences=4,
+        threads=1,
+    )
     first = sweep_heads(stream, runs_dir=tmp_path / "a", **kwargs)
     second = sweep_heads(stream, runs_dir=tmp_path / "b", **kwargs)
     again = sweep_heads(stream, runs_dir=tmp_path / "a", **kwargs)  # finished runs are read back
@@ -223,8 +235,16 @@ def test_sweep_heads_runs_is_deterministic_and_resumes(tmp_path):
 
 def test_fit_low_rank_students_rows(tmp_path):
     teacher = TeacherAttention(0, dim=4, logit_bound=2.0)
-    table = fit_low_rank_students(teacher, lengths=[4, 8], ranks=[1, 4], queries_per_set=2, eval_sets=2,
-                                  train_config=dict(TINY_TRAIN, batch_size=2), seed=0, runs_dir=tmp_path)
+    table = fit_low_rank_students(
+        teacher,
+        lengths=[4, 8],
+        ranks=[1, 4],
+        queries_per_set=2,
+        eval_sets=2,
+        train_config=dict(TINY_TRAIN, batch_size=2),
+        seed=0,
+        runs_dir=tmp_path,
+    )
     assert len(table) == 4
     assert table.loc[table["rank"] == 4, "svd_mse"].max() < 1e-10  # full-rank SVD student is exact
     np.testing.assert_allclose(table["normalised_mse"], table["excess_mse"] / table["target_power"])
@@ -232,7 +252,9 @@ def test_fit_low_rank_students_rows(tmp_path):
 
 # -- claims helper ------------------------------------------------------------------------------------
 def _frame(values):
-    return pd.DataFrame([{"heads": h, "seed": s, "eval_loss": v} for h, per_seed in values.items() for s, v in enumerate(per_seed)])
+    return pd.DataFrame(
+        [{"heads": h, "seed": s, "eval_loss": v} for h, per_seed in values.items() for s, v in enumerate(per_seed)]
+    )
 
 
 def test_interior_optimum_hand_examples():
@@ -277,14 +299,33 @@ def test_bad_param_allocation_config_is_named(edit, fragment):
 def test_sweep_command_runs_every_task_of_a_seed_and_names_unknown_tasks(tmp_path, capsys):
     from repro.cli import main
 
-    spec = {"heads": [1, 2], "budget": 4, "d_model": 4, "d_ff": 0, "seq_len": 4, "eval_sequences": 2,
-            "positions": ["alibi"],
-            "train": {"steps": 1, "batch_size": 2, "lr": 1e-3, "eval_every": 0, "log_every": 1, "checkpoint_every": 0},
-            "tasks": {"copy": {"stream": "previous_tokens", "params": {"vocab": 3, "lags": 1}},
-                      "lags": {"stream": "continuous_ngram", "params": {"dim": 2, "lags": 2, "decay": 0.0}}}}
+    spec = {
+        "heads": [1, 2],
+        "budget": 4,
+        "d_model": 4,
+        "d_ff": 0,
+        "seq_len": 4,
+        "eval_sequences": 2,
+        "positions": ["alibi"],
+        "train": {"steps": 1, "batch_size": 2, "lr": 1e-3, "eval_every": 0, "log_every": 1, "checkpoint_every": 0},
+        "tasks": {
+            "copy": {"stream": "previous_tokens", "params": {"vocab": 3, "lags": 1}},
+            "lags": {"stream": "continuous_ngram", "params": {"dim": 2, "lags": 2, "decay": 0.0}},
+        },
+    }
     out = tmp_path / "seed0.csv"
-    args = ["param_allocation", "sweep", "--spec", json.dumps(spec), "--seed", "0", "--runs-dir", str(tmp_path / "runs"),
-            "--out", str(out)]
+    args = [
+        "param_allocation",
+        "sweep",
+        "--spec",
+        json.dumps(spec),
+        "--seed",
+        "0",
+        "--runs-dir",
+        str(tmp_path / "runs"),
+        "--out",
+        str(out),
+    ]
     assert main(args) == 0
     table = pd.read_csv(out)
     assert sorted(zip(table["task"], table["heads"])) == [("copy", 1), ("copy", 2), ("lags", 1), ("lags", 2)]

@@ -58,8 +58,25 @@ def mirror_and_tokenizer(tmp_path_factory):
 
 
 def hub_tokens(out: Path, mirror: Path, tokenizer: Path, train: int, valid: int, *extra: str) -> int:
-    return main(["data", "hub-tokens", "--dataset", "wikitext103", "--tokenizer", str(tokenizer), "--out-dir", str(out),
-                 "--train-rows", str(train), "--valid-rows", str(valid), "--mirror", str(mirror), *extra])
+    return main(
+        [
+            "data",
+            "hub-tokens",
+            "--dataset",
+            "wikitext103",
+            "--tokenizer",
+            str(tokenizer),
+            "--out-dir",
+            str(out),
+            "--train-rows",
+            str(train),
+            "--valid-rows",
+            str(valid),
+            "--mirror",
+            str(mirror),
+            *extra,
+        ]
+    )
 
 
 def articles(rows: list[str]) -> list[str]:
@@ -89,8 +106,24 @@ def test_the_first_rows_become_one_eos_terminated_document_per_article(mirror_an
 
 def test_a_corpus_that_is_not_a_language_model_corpus_is_refused(mirror_and_tokenizer, tmp_path, capsys):
     mirror, tok = mirror_and_tokenizer
-    rc = main(["data", "hub-tokens", "--dataset", "mnli", "--tokenizer", str(tok), "--out-dir", str(tmp_path),
-               "--train-rows", "3", "--valid-rows", "3", "--mirror", str(mirror)])
+    rc = main(
+        [
+            "data",
+            "hub-tokens",
+            "--dataset",
+            "mnli",
+            "--tokenizer",
+            str(tok),
+            "--out-dir",
+            str(tmp_path),
+            "--train-rows",
+            "3",
+            "--valid-rows",
+            "3",
+            "--mirror",
+            str(mirror),
+        ]
+    )
     assert rc == 1
     assert "'mnli' is not a language-model corpus" in capsys.readouterr().err
     assert not (tmp_path / "train.npz").exists()
@@ -101,9 +134,26 @@ def test_the_fig5_decoder_step_reads_the_hub_token_files(mirror_and_tokenizer, t
     mirror, tok = mirror_and_tokenizer
     assert hub_tokens(tmp_path / "tokens", mirror, tok, train=60, valid=20) == 0
     spec = yaml.safe_load((ROOT / "config" / "smoke.yaml").read_text())[PA]["decoders"]
-    rc = main(["param_allocation", "decoders", "--spec", json.dumps(spec), "--seed", "0",
-               "--train-tokens", str(tmp_path / "tokens" / "train.npz"), "--valid-tokens", str(tmp_path / "tokens" / "valid.npz"),
-               "--runs-dir", str(tmp_path / "runs"), "--out", str(tmp_path / "runs.csv"), "--out-curves", str(tmp_path / "c.csv")])
+    rc = main(
+        [
+            "param_allocation",
+            "decoders",
+            "--spec",
+            json.dumps(spec),
+            "--seed",
+            "0",
+            "--train-tokens",
+            str(tmp_path / "tokens" / "train.npz"),
+            "--valid-tokens",
+            str(tmp_path / "tokens" / "valid.npz"),
+            "--runs-dir",
+            str(tmp_path / "runs"),
+            "--out",
+            str(tmp_path / "runs.csv"),
+            "--out-curves",
+            str(tmp_path / "c.csv"),
+        ]
+    )
     assert rc == 0
     import pandas as pd
 

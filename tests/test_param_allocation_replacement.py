@@ -11,6 +11,8 @@ import pytest
 import torch
 import yaml
 
+from repro.data.npz import write_npz
+from repro.models import Transformer, config_from_dict
 from repro.papers.param_allocation.head_dim_decoders import grid_spec, train_head_dim_grid
 from repro.papers.param_allocation.head_replacement import (
     HeadDistillationTask,
@@ -24,16 +26,33 @@ from repro.papers.param_allocation.head_replacement import (
     svd_student,
 )
 from repro.papers.param_allocation.logit_norms import logit_statistics
-from repro.papers.param_allocation.recovery import bucket_means, position_deltas, recovery_of_means, spearman, with_recovery
+from repro.papers.param_allocation.recovery import (
+    bucket_means,
+    position_deltas,
+    recovery_of_means,
+    spearman,
+    with_recovery,
+)
 from repro.papers.param_allocation.replacement_study import replacement_study, student_jobs
-from repro.data.npz import write_npz
-from repro.models import Transformer, config_from_dict
 from repro.pipeline.configcheck import PipelineConfigError, check_config
 from repro.training import LanguageModelTask, evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
-MODEL = dict(vocab_size=23, n_layers=2, d_model=12, n_heads=3, d_ff=16, max_seq_len=10, norm="layernorm",
-             activation="gelu", position="learned", qk_bias=False, vo_bias=False, mlp_bias=True, init_std=0.3)
+MODEL = dict(
+    vocab_size=23,
+    n_layers=2,
+    d_model=12,
+    n_heads=3,
+    d_ff=16,
+    max_seq_len=10,
+    norm="layernorm",
+    activation="gelu",
+    position="learned",
+    qk_bias=False,
+    vo_bias=False,
+    mlp_bias=True,
+    init_std=0.3,
+)
 
 
 def _model(dtype=torch.float64, **overrides) -> Transformer:
@@ -54,7 +73,9 @@ def test_full_rank_svd_student_is_the_teacher_head_exactly():
             student = svd_student(model.blocks[layer].attn, head, rank=4).double()  # d_h = 12 / 3 = 4
             replaced = replaced_logits(model, tokens, layer, head, student)
             assert torch.allclose(replaced, teacher, atol=1e-10, rtol=0)
-            assert not torch.allclose(replaced_logits(model, tokens, layer, head), teacher, atol=1e-6)  # ablation differs
+            assert not torch.allclose(
+                replaced_logits(model, tokens, layer, head), teacher, atol=1e-6
+            )  # ablation differs
 
 
 def test_svd_student_forms_are_the_truncated_svds():
@@ -120,7 +141,9 @@ def test_distillation_task_scales_errors_by_the_teacher_output():
     model = _model(torch.float32)
     inputs, contexts = attention_io(model, _tokens(6), [0])[0]
     attn = model.blocks[0].attn
-    task = HeadDistillationTask(inputs[:4], head_output(attn, 0, contexts[:4]), inputs[4:], head_output(attn, 0, contexts[4:]))
+    task = HeadDistillationTask(
+        inputs[:4], head_output(attn, 0, contexts[:4]), inputs[4:], head_output(attn, 0, contexts[4:])
+    )
     assert math.isclose(evaluate(StudentHead(12, 3), task), 1.0, rel_tol=1e-6)  # zero output: the whole target missed
     assert evaluate(svd_student(attn, 0, 4), task) < 1e-10
     assert 0 < evaluate(svd_student(attn, 0, 1), task) < 1
@@ -131,8 +154,15 @@ def test_distillation_task_scales_errors_by_the_teacher_output():
 
 
 # -- the study -----------------------------------------------------------------------------------------------
-TINY_TRAIN = {"steps": 3, "batch_size": 2, "lr": 1e-2, "schedule": "constant", "eval_every": 0, "log_every": 1,
-              "checkpoint_every": 0}
+TINY_TRAIN = {
+    "steps": 3,
+    "batch_size": 2,
+    "lr": 1e-2,
+    "schedule": "constant",
+    "eval_every": 0,
+    "log_every": 1,
+    "checkpoint_every": 0,
+}
 
 
 def test_student_jobs_cover_the_sweep_and_the_heatmap():
@@ -143,10 +173,13 @@ def test_student_jobs_cover_the_sweep_and_the_heatmap():
 
 def test_replacement_study_is_deterministic_and_complete(tmp_path):
     model = _model(torch.float32)
-    kwargs = dict(layers=[0, 1], head=0, ranks=[1, 4], heatmap_rank=1, train_config=TINY_TRAIN, seed=3,
-                  distill_eval_chunks=2)
+    kwargs = dict(
+        layers=[0, 1], head=0, ranks=[1, 4], heatmap_rank=1, train_config=TINY_TRAIN, seed=3, distill_eval_chunks=2
+    )
     summary, positions = replacement_study(model, _tokens(4, seed=2), _tokens(3), runs_dir=tmp_path / "a", **kwargs)
-    again, _ = replacement_study(_model(torch.float32), _tokens(4, seed=2), _tokens(3), runs_dir=tmp_path / "b", **kwargs)
+    again, _ = replacement_study(
+        _model(torch.float32), _tokens(4, seed=2), _tokens(3), runs_dir=tmp_path / "b", **kwargs
+    )
     pd.testing.assert_frame_equal(summary.drop(columns="train_seconds"), again.drop(columns="train_seconds"))
     # 1 teacher + 2 layers × (3 ablations + (2 ranks × 2 inits + 2 other heads) × 2 stages)
     assert len(summary) == 1 + 2 * (3 + 6 * 2)
@@ -181,12 +214,18 @@ def test_logit_statistics_hand_computed_and_bound_holds():
 
 # -- recovery helpers -------------------------------------------------------------------------------------------
 def _summary_frame():
-    rows = [dict(seed=s, layer=-1, head=-1, rank=0, init="none", stage="none", condition="teacher", eval_loss=2.0)
-            for s in (0, 1)]
-    rows += [dict(seed=s, layer=0, head=0, rank=0, init="none", stage="zero_shot", condition="ablated", eval_loss=a)
-             for s, a in ((0, 3.0), (1, 2.2))]
-    rows += [dict(seed=s, layer=0, head=0, rank=8, init="svd", stage="finetuned", condition="student", eval_loss=v)
-             for s, v in ((0, 2.5), (1, 2.0))]
+    rows = [
+        dict(seed=s, layer=-1, head=-1, rank=0, init="none", stage="none", condition="teacher", eval_loss=2.0)
+        for s in (0, 1)
+    ]
+    rows += [
+        dict(seed=s, layer=0, head=0, rank=0, init="none", stage="zero_shot", condition="ablated", eval_loss=a)
+        for s, a in ((0, 3.0), (1, 2.2))
+    ]
+    rows += [
+        dict(seed=s, layer=0, head=0, rank=8, init="svd", stage="finetuned", condition="student", eval_loss=v)
+        for s, v in ((0, 2.5), (1, 2.0))
+    ]
     return pd.DataFrame(rows)
 
 
@@ -201,10 +240,38 @@ def test_recovery_per_seed_and_from_seed_means():
 
 def test_position_deltas_and_buckets():
     frame = pd.DataFrame(
-        [dict(seed=0, layer=-1, head=-1, rank=0, init="none", stage="none", condition="teacher", position=t,
-              loss=1.0, bucket_start=0 if t < 2 else 2, bucket_end=2 if t < 2 else 4) for t in range(4)]
-        + [dict(seed=0, layer=0, head=0, rank=1, init="svd", stage="zero_shot", condition="student", position=t,
-                loss=1.0 + 0.1 * t, bucket_start=0 if t < 2 else 2, bucket_end=2 if t < 2 else 4) for t in range(4)]
+        [
+            dict(
+                seed=0,
+                layer=-1,
+                head=-1,
+                rank=0,
+                init="none",
+                stage="none",
+                condition="teacher",
+                position=t,
+                loss=1.0,
+                bucket_start=0 if t < 2 else 2,
+                bucket_end=2 if t < 2 else 4,
+            )
+            for t in range(4)
+        ]
+        + [
+            dict(
+                seed=0,
+                layer=0,
+                head=0,
+                rank=1,
+                init="svd",
+                stage="zero_shot",
+                condition="student",
+                position=t,
+                loss=1.0 + 0.1 * t,
+                bucket_start=0 if t < 2 else 2,
+                bucket_end=2 if t < 2 else 4,
+            )
+            for t in range(4)
+        ]
     )
     buckets = bucket_means(position_deltas(frame))
     assert buckets["delta"].tolist() == pytest.approx([0.05, 0.25])
@@ -223,12 +290,32 @@ def test_replacement_and_decoder_claims_on_hand_made_tables():
     measurement = claims.svd_student_recovers_at_rank8(data)
     assert "layer 0: R = 0.583" in measurement.measured and measurement.verdict == "not reproduced"
     assert claims.svd_init_beats_random_init(data).verdict == "reproduced"  # 2.5 ≤ 2.9 and 2.0 ≤ 2.1
-    decoders = pd.DataFrame([dict(seed=s, length=L, head_dim=d, eval_loss=5.0 - 0.1 * (d == 16) * g)
-                             for s in (0, 1) for L, g in ((32, 3), (128, 2), (512, 1)) for d in (4, 16)])
+    decoders = pd.DataFrame(
+        [
+            dict(seed=s, length=L, head_dim=d, eval_loss=5.0 - 0.1 * (d == 16) * g)
+            for s in (0, 1)
+            for L, g in ((32, 3), (128, 2), (512, 1))
+            for d in (4, 16)
+        ]
+    )
     result = claims.head_dim_gain_shrinks_with_length({claims.DECODERS: decoders})
     assert result.verdict == "reproduced" and "L=32: 0.3" in result.measured
-    logits = pd.DataFrame([dict(seed=0, layer=0, head=h, length=L, max_abs_logit=L * (h + 1) if h < 2 else -L,
-                                logit_std=1.0, half_range=1.0, log_bound=2 - math.log(L)) for h in range(3) for L in (8, 16, 32)])
+    logits = pd.DataFrame(
+        [
+            dict(
+                seed=0,
+                layer=0,
+                head=h,
+                length=L,
+                max_abs_logit=L * (h + 1) if h < 2 else -L,
+                logit_std=1.0,
+                half_range=1.0,
+                log_bound=2 - math.log(L),
+            )
+            for h in range(3)
+            for L in (8, 16, 32)
+        ]
+    )
     assert claims.logit_norms_grow_with_length({claims.LOGITS: logits}).measured.startswith("67%")
 
 
@@ -237,8 +324,11 @@ def _write_tokens(path, n_files=6, length=70, vocab=23):
     rng = np.random.default_rng(0)
     files = [np.append(rng.integers(1, vocab, length), 0) for _ in range(n_files)]
     offsets = np.cumsum([0] + [len(f) for f in files])
-    write_npz(path, {"tokens": np.concatenate(files).astype(np.uint16), "offsets": offsets.astype(np.int64)},
-              meta={"vocab_size": vocab, "eos_id": 0})
+    write_npz(
+        path,
+        {"tokens": np.concatenate(files).astype(np.uint16), "offsets": offsets.astype(np.int64)},
+        meta={"vocab_size": vocab, "eos_id": 0},
+    )
     return path
 
 
@@ -246,9 +336,19 @@ def test_head_dim_grid_trains_every_point_with_equal_tokens(tmp_path):
     train = _write_tokens(tmp_path / "train.npz")
     valid = _write_tokens(tmp_path / "valid.npz", n_files=2)
     model = {k: v for k, v in MODEL.items() if k not in ("vocab_size", "max_seq_len")}
-    runs, curves = train_head_dim_grid(train, valid, model=model, train_config={k: v for k, v in TINY_TRAIN.items() if k != "batch_size"},
-                                       head_dims=[2, 4], lengths=[4, 8], tokens_per_step=16, eval_tokens=32,
-                                       vocab_size=23, seed=0, runs_dir=tmp_path / "runs")
+    runs, curves = train_head_dim_grid(
+        train,
+        valid,
+        model=model,
+        train_config={k: v for k, v in TINY_TRAIN.items() if k != "batch_size"},
+        head_dims=[2, 4],
+        lengths=[4, 8],
+        tokens_per_step=16,
+        eval_tokens=32,
+        vocab_size=23,
+        seed=0,
+        runs_dir=tmp_path / "runs",
+    )
     assert sorted(zip(runs["length"], runs["head_dim"])) == [(4, 2), (4, 4), (8, 2), (8, 4)]
     assert (runs["tokens"] == 3 * 16).all() and runs.set_index("length")["batch_size"].to_dict() == {4: 4, 8: 2}
     assert (runs["attention_parameters"] == 2 * 4 * 12 * 3 * runs["head_dim"]).all()
@@ -267,7 +367,10 @@ def _config():
     [
         (lambda s: s["replacement"].update(layers=[0, 4]), "replacement.layers has 4"),
         (lambda s: s["replacement"].update(head=4), "replacement.head is 4"),
-        (lambda s: s["replacement"].update(ranks=[1, 64], heatmap_rank=1), "replacement.ranks has 64 > the head dim 32"),
+        (
+            lambda s: s["replacement"].update(ranks=[1, 64], heatmap_rank=1),
+            "replacement.ranks has 64 > the head dim 32",
+        ),
         (lambda s: s["replacement"].update(heatmap_rank=3), "heatmap_rank=3 must be one of"),
         (lambda s: s["replacement"].update(position_buckets=[0, 64, 16]), "position_buckets"),
         (lambda s: s["lm"]["model"].update(position="rope"), "head replacement needs learned"),

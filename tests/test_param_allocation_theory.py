@@ -12,7 +12,13 @@ import numpy as np
 import pytest
 
 from repro.papers.param_allocation.theory.allocation import AllocationBound, sweep_table
-from repro.papers.param_allocation.theory.low_rank import bilinear_teacher, score_error_table, score_errors, truncate, unit_sphere
+from repro.papers.param_allocation.theory.low_rank import (
+    bilinear_teacher,
+    score_error_table,
+    score_errors,
+    truncate,
+    unit_sphere,
+)
 from repro.papers.param_allocation.theory.softmax import (
     jacobian,
     jacobian_bound,
@@ -195,7 +201,9 @@ def test_sweep_table_and_continuous_reference():
     bound = AllocationBound(input_dim=16, weights=(4.0,) * 4)
     table = sweep_table(bound, 64, [1, 2, 4, 8, 16, 32, 64])
     assert list(table["head_dim"]) == [64, 32, 16, 8, 4, 2, 1]
-    assert table["heads_per_group"].str.split("+").map(lambda parts: sum(map(int, parts))).tolist() == list(table["heads"])
+    assert table["heads_per_group"].str.split("+").map(lambda parts: sum(map(int, parts))).tolist() == list(
+        table["heads"]
+    )
     heads = bound.continuous_heads(256)
     assert sum(heads) == pytest.approx(256 / 16)
     assert heads[0] < heads[-1]  # more heads for longer lags (e^{γ m})

@@ -19,7 +19,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import ROOT, copy_checkout, snakemake_command, snakemake_env
 
 sys.path.insert(0, str(ROOT / "tests" / "cluster"))
@@ -33,8 +32,11 @@ RUN = RESULTS / "runs/sst2/seed0"
 OVERLAY = {"sixteen_heads": {"tasks": {"sst2": {"steps": 200}}}}
 TIME_KEY = ("seconds", "train_seconds", "tokens_per_second", "steps_per_second")
 # The run, the ablation that reads its weights, and the figure drawn from every task's pruning.
-TARGETS = [str(RUN / "model.safetensors"), str(RESULTS / "data/runs/sst2_seed0_ablation.csv"),
-           str(RESULTS / "figures/fig04.png")]
+TARGETS = [
+    str(RUN / "model.safetensors"),
+    str(RESULTS / "data/runs/sst2_seed0_ablation.csv"),
+    str(RESULTS / "figures/fig04.png"),
+]
 
 
 def command(workdir: Path, *targets: str) -> list[str]:
@@ -48,16 +50,23 @@ def new_checkout(tmp_path_factory, name: str) -> Path:
 
 
 def run_to_end(workdir: Path, *targets: str) -> None:
-    done = subprocess.run(command(workdir, *targets), cwd=workdir, capture_output=True, text=True,
-                          env=snakemake_env(workdir), timeout=900)
+    done = subprocess.run(
+        command(workdir, *targets), cwd=workdir, capture_output=True, text=True, env=snakemake_env(workdir), timeout=900
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 
 def interrupt_after_first_checkpoint(workdir: Path, sig: signal.Signals, *targets: str) -> None:
     """Start the command in its own process group and send `sig` to the group once the run's first
     checkpoint exists; the run must not have finished by then."""
-    process = subprocess.Popen(command(workdir, *targets), cwd=workdir, env=snakemake_env(workdir),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    process = subprocess.Popen(
+        command(workdir, *targets),
+        cwd=workdir,
+        env=snakemake_env(workdir),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     pointer = workdir / RUN / "checkpoint.json"
     deadline = time.monotonic() + 600
     while not pointer.exists():
@@ -89,9 +98,13 @@ def assert_same_outputs(resumed: Path, reference: Path) -> None:
     """Every file the uninterrupted run made under results/smoke/sixteen_heads, the same in the resumed
     run: weights and figures byte for byte, CSVs value for value outside the columns and claims that
     record wall-clock time (the rules of tests/cluster/compare_results.py), JSON without time fields."""
+
     def listing(root: Path) -> set[str]:
-        return {p.relative_to(root).as_posix() for p in (root / RESULTS).rglob("*")
-                if p.is_file() and "notebooks" not in p.parts}
+        return {
+            p.relative_to(root).as_posix()
+            for p in (root / RESULTS).rglob("*")
+            if p.is_file() and "notebooks" not in p.parts
+        }
 
     names = listing(reference)
     assert listing(resumed) == names

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from conftest import copy_checkout, snakemake_command, snakemake_env
+
 from repro.pipeline.claims import COLUMNS, VERDICTS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,8 +18,9 @@ pytestmark = pytest.mark.slow
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(snakemake_command(*args), cwd=workdir, capture_output=True, text=True,
-                          env=snakemake_env(workdir), timeout=900)
+    return subprocess.run(
+        snakemake_command(*args), cwd=workdir, capture_output=True, text=True, env=snakemake_env(workdir), timeout=900
+    )
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +103,9 @@ def test_lineage_card_traces_the_figure_to_its_data(smoke_run):
     # One job tabulates the curves of every figure, so the card lists every smoke training run;
     # among them are the six variants of Fig 26 (one smoke seed).
     # outputs are results/smoke/simplified_blocks/runs/<variant>/seed<k>/<file>
-    runs = {Path(out).parts[-3] for s in card["steps"] if s["rule"] == "simplified_blocks_train" for out in s["outputs"]}
+    runs = {
+        Path(out).parts[-3] for s in card["steps"] if s["rule"] == "simplified_blocks_train" for out in s["outputs"]
+    }
     assert {"pre_ln", "parallel", "sas", "sas_p", "sas_p_nonorm", "vskipinit"} <= runs
     assert card["seeds"] == [0]
     assert card["sha256"] == sha(smoke_run / "results/smoke/simplified_blocks/figures/fig26.png")
@@ -136,11 +139,24 @@ def test_report_opens_in_chromium_with_every_scored_item(smoke_run):
         pytest.skip("Chromium is not installed (Debian package `chromium`; .ci/run installs it)")
     profile = smoke_run / "chromium-profile"
     result = subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={profile}", "--virtual-time-budget=20000", "--dump-dom",
-         (smoke_run / "results/smoke/report.html").as_uri()],
-        capture_output=True, text=True, timeout=180,
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={profile}",
+            "--virtual-time-budget=20000",
+            "--dump-dom",
+            (smoke_run / "results/smoke/report.html").as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     dom = result.stdout
     assert result.returncode == 0 and "<html" in dom.lower(), result.stderr[-2000:]
@@ -150,7 +166,7 @@ def test_report_opens_in_chromium_with_every_scored_item(smoke_run):
     categories = json.loads(re.search(r"var categories = (\{.*?\});\s*</script>", dom, re.S).group(1))
     results = json.loads(re.search(r"var results = (\{.*?\});\s*</script>", dom, re.S).group(1))
     card = pd.read_csv(smoke_run / "results/smoke/scorecard.csv")
-    assert f"<span>Scorecard</span>" in rendered
+    assert "<span>Scorecard</span>" in rendered
     for paper, item in card[["paper", "item"]].drop_duplicates().itertuples(index=False):
         assert f"<span>{paper}</span>" in rendered, f"category {paper} is not shown"
         kind, suffix = ("figures", "png") if item.startswith("fig") else ("tables", "csv")

@@ -10,10 +10,10 @@ import pytest
 import torch
 import yaml
 
-from repro.papers.simplified_blocks.block_structure import attention_identity_error
 from repro.analysis.training_curves import mean_curve
-from repro.papers.simplified_blocks.variant_table import style_key, variant_table
 from repro.models import Transformer, TransformerConfig, config_from_dict
+from repro.papers.simplified_blocks.block_structure import attention_identity_error
+from repro.papers.simplified_blocks.variant_table import style_key, variant_table
 from repro.pipeline.claims import judge_claim, load_claims
 from repro.pipeline.configcheck import merged_run_config
 
@@ -42,8 +42,19 @@ def test_every_variant_builds_and_takes_a_finite_training_step():
 
 def _alibi_model(block: str, causal: bool = True) -> Transformer:
     torch.manual_seed(1)
-    cfg = TransformerConfig(vocab_size=50, n_layers=2, d_model=16, n_heads=4, d_ff=32, max_seq_len=12, block=block,
-                            norm="rmsnorm", position="alibi", activation="gelu", causal=causal)
+    cfg = TransformerConfig(
+        vocab_size=50,
+        n_layers=2,
+        d_model=16,
+        n_heads=4,
+        d_ff=32,
+        max_seq_len=12,
+        block=block,
+        norm="rmsnorm",
+        position="alibi",
+        activation="gelu",
+        causal=causal,
+    )
     return Transformer(cfg).double()
 
 
@@ -68,10 +79,13 @@ def test_shaped_attention_with_alibi_fast_path_equals_explicit_path(causal):
 
 
 def test_mean_curve_averages_seeds_per_step():
-    curves = pd.DataFrame([
-        dict(variant="a", seed=s, step=step, seconds=step * (1 + s), split="eval", loss=loss)
-        for s, losses in ((0, (4.0, 3.0)), (1, (5.0, 2.0))) for step, loss in zip((10, 20), losses)
-    ])
+    curves = pd.DataFrame(
+        [
+            dict(variant="a", seed=s, step=step, seconds=step * (1 + s), split="eval", loss=loss)
+            for s, losses in ((0, (4.0, 3.0)), (1, (5.0, 2.0)))
+            for step, loss in zip((10, 20), losses)
+        ]
+    )
     curve = mean_curve(curves, "a")
     assert curve.loc[10, "loss"] == 4.5 and curve.loc[20, "low"] == 2.0 and curve.loc[20, "high"] == 3.0
     assert curve.loc[20, "seconds"] == 30.0
@@ -95,8 +109,20 @@ def _curves(final: dict[str, list[float]], seconds_per_step: dict[str, float] | 
         for seed, loss in enumerate(losses):
             for step in (10, 20, 30):
                 rate = (seconds_per_step or {}).get(variant, 0.1)
-                rows.append(dict(variant=variant, block="x", norm="rmsnorm", seed=seed, step=step, tokens=step,
-                                 seconds=step * rate, split="eval", loss=loss + (30 - step) * 0.01, parameters=1))
+                rows.append(
+                    dict(
+                        variant=variant,
+                        block="x",
+                        norm="rmsnorm",
+                        seed=seed,
+                        step=step,
+                        tokens=step,
+                        seconds=step * rate,
+                        split="eval",
+                        loss=loss + (30 - step) * 0.01,
+                        parameters=1,
+                    )
+                )
     return pd.DataFrame(rows)
 
 
@@ -116,18 +142,34 @@ def _spec(block="sas", train=None, **model):
 @pytest.mark.parametrize("gap, expected", [(0.1, "reproduced"), (0.01, "not reproduced")])
 def test_no_mlp_skip_claim_needs_a_gap_above_two_percent(tmp_path, gap, expected):
     # δ = 2% of L_PreLN = 0.08; both no-skip runs sit `gap` above SAS.
-    specs = {"pre_ln": _spec("pre_ln"), "sas": _spec(),
-             "ns_relu": _spec(block_overrides={"mlp_skip": 0.0}, train={"lr": 1e-4}),
-             "ns_lrelu": _spec(activation="leaky_relu", leaky_slope=0.2, block_overrides={"mlp_skip": 0.0}, train={"lr": 1e-4})}
+    specs = {
+        "pre_ln": _spec("pre_ln"),
+        "sas": _spec(),
+        "ns_relu": _spec(block_overrides={"mlp_skip": 0.0}, train={"lr": 1e-4}),
+        "ns_lrelu": _spec(
+            activation="leaky_relu", leaky_slope=0.2, block_overrides={"mlp_skip": 0.0}, train={"lr": 1e-4}
+        ),
+    }
     curves = _curves({"pre_ln": [4.0, 4.0], "sas": [4.0, 4.0], "ns_relu": [4 + gap] * 2, "ns_lrelu": [4 + gap] * 2})
     assert _judge(tmp_path, "no_mlp_skip_trains_slower", "fig25", curves, specs)["verdict"] == expected
 
 
 def test_depth_claim_pairs_blocks_by_depth(tmp_path):
-    specs = {f"{depth}_{b}": _spec(b if b != "vskipinit" else "vskipinit_code", n_layers=n)
-             for depth, n in (("s", 2), ("d", 4)) for b in ("pre_ln", "sas", "sas_p", "vskipinit")}
-    losses = {"s_pre_ln": 5.0, "s_sas": 5.0, "s_sas_p": 5.0, "s_vskipinit": 5.2,
-              "d_pre_ln": 4.8, "d_sas": 4.9, "d_sas_p": 4.9, "d_vskipinit": 5.3}
+    specs = {
+        f"{depth}_{b}": _spec(b if b != "vskipinit" else "vskipinit_code", n_layers=n)
+        for depth, n in (("s", 2), ("d", 4))
+        for b in ("pre_ln", "sas", "sas_p", "vskipinit")
+    }
+    losses = {
+        "s_pre_ln": 5.0,
+        "s_sas": 5.0,
+        "s_sas_p": 5.0,
+        "s_vskipinit": 5.2,
+        "d_pre_ln": 4.8,
+        "d_sas": 4.9,
+        "d_sas_p": 4.9,
+        "d_vskipinit": 5.3,
+    }
     curves = _curves({v: [l, l] for v, l in losses.items()})
     assert _judge(tmp_path, "depth_improves_pre_ln_sas_sas_p", "fig06", curves, specs)["verdict"] == "reproduced"
     # the V-SkipInit gap grows from 0.2 to 0.5
@@ -137,9 +179,14 @@ def test_depth_claim_pairs_blocks_by_depth(tmp_path):
 
 
 def test_fig08_compares_at_the_3x_pre_ln_time(tmp_path):
-    specs = {"pre_ln": _spec("pre_ln"), "sas": _spec(), "sas_p": _spec("sas_p"),
-             "x3_pre_ln": _spec("pre_ln", train={"steps": 90}), "x3_sas": _spec(train={"steps": 90}),
-             "x3_sas_p": _spec("sas_p", train={"steps": 90})}
+    specs = {
+        "pre_ln": _spec("pre_ln"),
+        "sas": _spec(),
+        "sas_p": _spec("sas_p"),
+        "x3_pre_ln": _spec("pre_ln", train={"steps": 90}),
+        "x3_sas": _spec(train={"steps": 90}),
+        "x3_sas_p": _spec("sas_p", train={"steps": 90}),
+    }
     # x3 SAS-P is twice as fast as x3 Pre-LN with the same curve: at Pre-LN's end it has finished, lower.
     curves = _curves({v: [4.0, 4.0] for v in specs}, {"x3_pre_ln": 0.2, "x3_sas_p": 0.1, "x3_sas": 0.4})
     assert _judge(tmp_path, "sas_p_matches_pre_ln_in_time_3x", "fig08", curves, specs)["verdict"] == "reproduced"
@@ -147,10 +194,14 @@ def test_fig08_compares_at_the_3x_pre_ln_time(tmp_path):
     assert _judge(tmp_path, "sas_matches_pre_ln_in_time_3x", "fig08", curves, specs)["verdict"] == "not reproduced"
 
 
-@pytest.mark.parametrize("losses, expected", [((4.3, 4.1, 4.2, 4.4), "reproduced"), ((4.3, 4.2, 4.15, 4.1), "not reproduced")])
+@pytest.mark.parametrize(
+    "losses, expected", [((4.3, 4.1, 4.2, 4.4), "reproduced"), ((4.3, 4.2, 4.15, 4.1), "not reproduced")]
+)
 def test_beta_ff_argmin(tmp_path, losses, expected):
-    specs = {"pre_ln": _spec("pre_ln"), **{f"b{i}": _spec(block_overrides={"mlp_gain": g})
-                                            for i, g in enumerate((0.03, 0.1, 0.3, 1.0))}}
+    specs = {
+        "pre_ln": _spec("pre_ln"),
+        **{f"b{i}": _spec(block_overrides={"mlp_gain": g}) for i, g in enumerate((0.03, 0.1, 0.3, 1.0))},
+    }
     curves = _curves({"pre_ln": [4.0, 4.0], **{f"b{i}": [l, l] for i, l in enumerate(losses)}})
     assert _judge(tmp_path, "beta_ff_best_below_one", "fig14", curves, specs)["verdict"] == expected
 
@@ -164,9 +215,13 @@ def test_fig28_perplexity_ratio(tmp_path, sas, parallel, expected):
 
 
 def test_ablation_claims_need_two_seeds(tmp_path):
-    specs = {"pre_ln": _spec("pre_ln"), "sas": _spec(), "sas_p": _spec("sas_p"),
-             "eq4_sas": _spec(block_overrides={"attention": "eq4", "shaped_beta": 0.0}),
-             "eq4_sas_p": _spec("sas_p", block_overrides={"attention": "eq4", "shaped_beta": 0.0})}
+    specs = {
+        "pre_ln": _spec("pre_ln"),
+        "sas": _spec(),
+        "sas_p": _spec("sas_p"),
+        "eq4_sas": _spec(block_overrides={"attention": "eq4", "shaped_beta": 0.0}),
+        "eq4_sas_p": _spec("sas_p", block_overrides={"attention": "eq4", "shaped_beta": 0.0}),
+    }
     curves = _curves({v: [4.0] for v in specs})
     row = _judge(tmp_path, "shaped_attention_not_worse_than_eq4", "fig13", curves, specs)
     assert row["verdict"] == "not measurable at this scale"
@@ -186,7 +241,13 @@ def test_one_curves_job_writes_each_figure_as_collect_curves_would(tmp_path):
         cfg = TransformerConfig(vocab_size=40, n_layers=1, d_model=16, n_heads=2, d_ff=32, max_seq_len=8, block=block)
         runs[name] = tmp_path / "runs" / name / "seed0"
         write_model_config(runs[name], cfg)
-        train(Transformer(cfg), task, TrainConfig(steps=4, batch_size=4, lr=1e-3, eval_every=2, log_every=2), runs[name], progress=False)
+        train(
+            Transformer(cfg),
+            task,
+            TrainConfig(steps=4, batch_size=4, lr=1e-3, eval_every=2, log_every=2),
+            runs[name],
+            progress=False,
+        )
     figures = {"fig90": [str(runs["a"]), str(runs["b"])], "fig91": [str(runs["b"])]}
 
     class Args:
@@ -202,4 +263,5 @@ def test_one_curves_job_writes_each_figure_as_collect_curves_would(tmp_path):
         pd.testing.assert_frame_equal(written[["variant", "step", "split"]], expected[["variant", "step", "split"]])
     with pytest.raises(ValueError, match="'fig92' has no runs"):
         from repro.analysis.training_curves import curves_by_figure
+
         curves_by_figure({"fig92": []})

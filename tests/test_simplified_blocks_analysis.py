@@ -10,18 +10,28 @@ import pytest
 import torch
 import yaml
 
+from repro.analysis.throughput import ThroughputSettings, matmul_weights, measure_throughput, summarize
+from repro.models import Transformer, TransformerConfig, build_model
 from repro.papers.simplified_blocks import gain_trajectories as gt
 from repro.papers.simplified_blocks.equal_budget import loss_at, total
-from repro.analysis.throughput import ThroughputSettings, matmul_weights, measure_throughput, summarize
 from repro.papers.simplified_blocks.variant_table import value_proj_lr_ratio, variant_table
-from repro.models import Transformer, TransformerConfig, build_model
 from repro.pipeline.claims import judge_claim, load_claims
 from repro.pipeline.configcheck import PipelineConfigError, check_config
 from repro.training import LanguageModelTask, TrainConfig, train
 
 ROOT = Path(__file__).resolve().parents[1]
-SMALL = dict(vocab_size=40, n_layers=2, d_model=16, n_heads=2, d_ff=32, max_seq_len=8, norm="rmsnorm",
-             activation="relu", vo_bias=False, mlp_bias=False)
+SMALL = dict(
+    vocab_size=40,
+    n_layers=2,
+    d_model=16,
+    n_heads=2,
+    d_ff=32,
+    max_seq_len=8,
+    norm="rmsnorm",
+    activation="relu",
+    vo_bias=False,
+    mlp_bias=False,
+)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -77,7 +87,9 @@ def test_gain_trajectories_start_at_init_and_follow_the_log(tmp_path):
     assert start.loc[start["symbol"] == "beta_FF", "value"].tolist() == pytest.approx([0.1, 0.1])
     assert sorted(table["step"].unique()) == [0, 2, 3, 4, 6]  # log_every 2, eval_every 3
     last = table[(table["step"] == 6) & (table["symbol"] == "alpha") & (table["layer"] == 1)]
-    assert last.sort_values("head")["value"].tolist() == pytest.approx(model.blocks[1].attn.mat_skip_gain.flatten().tolist())
+    assert last.sort_values("head")["value"].tolist() == pytest.approx(
+        model.blocks[1].attn.mat_skip_gain.flatten().tolist()
+    )
     r = gt.ratios(table)
     row = r[(r["step"] == 6) & (r["layer"] == 0) & (r["matrix"] == "P")]["ratio"].item()
     proj = model.blocks[0].attn.proj
@@ -125,10 +137,17 @@ def test_throughput_rows_and_ratios():
 
 
 def test_loss_at_interpolates_or_takes_the_last_evaluation():
-    curves = pd.DataFrame([
-        dict(variant=v, seed=0, step=s, split="eval", seconds=t, loss=l)
-        for v, pts in {"pre_ln": [(10, 2.0, 5.0), (20, 4.0, 4.0)], "fast": [(10, 1.0, 5.0), (20, 2.0, 3.0)],
-                       "slow": [(10, 4.0, 5.0), (20, 8.0, 4.0)]}.items() for s, t, l in pts])
+    curves = pd.DataFrame(
+        [
+            dict(variant=v, seed=0, step=s, split="eval", seconds=t, loss=l)
+            for v, pts in {
+                "pre_ln": [(10, 2.0, 5.0), (20, 4.0, 4.0)],
+                "fast": [(10, 1.0, 5.0), (20, 2.0, 3.0)],
+                "slow": [(10, 4.0, 5.0), (20, 8.0, 4.0)],
+            }.items()
+            for s, t, l in pts
+        ]
+    )
     budget = total(curves, "pre_ln")
     assert budget == {0: 4.0}
     at = loss_at(curves, budget).set_index("variant")
@@ -144,10 +163,15 @@ def test_loss_at_interpolates_or_takes_the_last_evaluation():
 def test_variant_table_resolves_specs_and_lr_ratios():
     assert value_proj_lr_ratio({r"attn\.(value|proj)\.delta": 0.3}) == 0.3
     assert value_proj_lr_ratio({r"mlp": 2.0}) == 1.0
-    specs = {"vp": {"model": dict(SMALL, block="sas", block_overrides={"value": "reparam", "proj": "reparam",
-                                                                        "reparam_beta": 0.1}),
-                    "train": {"lr": 1e-3, "lr_multipliers": {r"attn\.(value|proj)\.delta": 0.3}}},
-             "pre": {"model": dict(SMALL, block="pre_ln"), "train": {"lr": 1e-3}}}
+    specs = {
+        "vp": {
+            "model": dict(
+                SMALL, block="sas", block_overrides={"value": "reparam", "proj": "reparam", "reparam_beta": 0.1}
+            ),
+            "train": {"lr": 1e-3, "lr_multipliers": {r"attn\.(value|proj)\.delta": 0.3}},
+        },
+        "pre": {"model": dict(SMALL, block="pre_ln"), "train": {"lr": 1e-3}},
+    }
     table = variant_table(specs).set_index("variant")
     assert table.loc["vp", "spec_reparam_beta"] == 0.1 and table.loc["vp", "spec_attention"] == "shaped"
     assert table.loc["vp", "value_proj_lr_ratio"] == 0.3 and table.loc["pre", "value_proj_lr_ratio"] == 1.0
@@ -161,14 +185,19 @@ def _config():
     return yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
 
 
-@pytest.mark.parametrize("edit, fragment", [
-    (lambda s: s["blocks"].append("sas9"), "simplified_blocks.blocks names 'sas9'"),
-    (lambda s: s["blocks"].remove("pre_ln"), "must include pre_ln"),
-    (lambda s: s["paper_size"].update(n_heads=5), "paper_size does not fit block"),
-    (lambda s: s["throughput"].update(rounds=0), "simplified_blocks.throughput.rounds"),
-    (lambda s: s["variants"]["vp_orth_alltied_b000"]["model"]["block_overrides"].update(reparam_tie="most"),
-     "reparam_tie"),
-])
+@pytest.mark.parametrize(
+    "edit, fragment",
+    [
+        (lambda s: s["blocks"].append("sas9"), "simplified_blocks.blocks names 'sas9'"),
+        (lambda s: s["blocks"].remove("pre_ln"), "must include pre_ln"),
+        (lambda s: s["paper_size"].update(n_heads=5), "paper_size does not fit block"),
+        (lambda s: s["throughput"].update(rounds=0), "simplified_blocks.throughput.rounds"),
+        (
+            lambda s: s["variants"]["vp_orth_alltied_b000"]["model"]["block_overrides"].update(reparam_tie="most"),
+            "reparam_tie",
+        ),
+    ],
+)
 def test_bad_section_is_rejected_with_a_clear_message(edit, fragment):
     config = copy.deepcopy(_config())
     edit(config["simplified_blocks"])
@@ -186,16 +215,33 @@ def _curves(final_by_variant: dict[str, list[float]]) -> pd.DataFrame:
         for seed, loss in enumerate(losses):
             for step in (10, 20, 30):
                 for split in ("train", "eval"):
-                    rows.append(dict(variant=variant, block="sas", norm="rmsnorm", seed=seed, step=step, tokens=step,
-                                     seconds=step / 10, split=split, loss=loss, parameters=1))
+                    rows.append(
+                        dict(
+                            variant=variant,
+                            block="sas",
+                            norm="rmsnorm",
+                            seed=seed,
+                            step=step,
+                            tokens=step,
+                            seconds=step / 10,
+                            split=split,
+                            loss=loss,
+                            parameters=1,
+                        )
+                    )
     return pd.DataFrame(rows)
 
 
 def _variants_csv(betas: dict[str, tuple[str, float]]) -> pd.DataFrame:
     specs = {}
     for name, (init, beta) in betas.items():
-        overrides = {"value": "reparam", "proj": "reparam", "reparam_init": init, "reparam_beta": beta,
-                     "reparam_trainable": False}
+        overrides = {
+            "value": "reparam",
+            "proj": "reparam",
+            "reparam_init": init,
+            "reparam_beta": beta,
+            "reparam_trainable": False,
+        }
         specs[name] = {"model": dict(SMALL, block="sas", block_overrides=overrides), "train": {"lr": 1e-3}}
     specs["pre_ln"] = {"model": dict(SMALL, block="pre_ln"), "train": {"lr": 1e-3}}
     return variant_table(specs)
@@ -210,24 +256,37 @@ def _judge(tmp_path, claim_id, files, scale="laptop"):
     return judge_claim(claim, tmp_path, scale)
 
 
-GRID = {"id0": ("identity", 0.0), "id1": ("identity", 0.1), "id3": ("identity", 1.0),
-        "or0": ("orthogonal", 0.0), "or1": ("orthogonal", 0.1), "or3": ("orthogonal", 1.0)}
+GRID = {
+    "id0": ("identity", 0.0),
+    "id1": ("identity", 0.1),
+    "id3": ("identity", 1.0),
+    "or0": ("orthogonal", 0.0),
+    "or1": ("orthogonal", 0.1),
+    "or3": ("orthogonal", 1.0),
+}
 
 
-@pytest.mark.parametrize("losses, expected", [
-    ({"id0": 5.0, "id1": 5.1, "id3": 5.3, "or0": 5.2, "or1": 5.25, "or3": 5.4}, "reproduced"),
-    ({"id0": 5.0, "id1": 4.6, "id3": 5.3, "or0": 5.2, "or1": 5.25, "or3": 5.4}, "not reproduced"),  # a dip
-])
+@pytest.mark.parametrize(
+    "losses, expected",
+    [
+        ({"id0": 5.0, "id1": 5.1, "id3": 5.3, "or0": 5.2, "or1": 5.25, "or3": 5.4}, "reproduced"),
+        ({"id0": 5.0, "id1": 4.6, "id3": 5.3, "or0": 5.2, "or1": 5.25, "or3": 5.4}, "not reproduced"),  # a dip
+    ],
+)
 def test_fig03_monotone_claim_on_known_data(tmp_path, losses, expected):
     curves = _curves({**{v: [l, l + 0.01] for v, l in losses.items()}, "pre_ln": [5.0, 5.0]})
-    row = _judge(tmp_path, "loss_rises_with_value_proj_beta", {"fig03_curves.csv": curves, "variants.csv": _variants_csv(GRID)})
+    row = _judge(
+        tmp_path, "loss_rises_with_value_proj_beta", {"fig03_curves.csv": curves, "variants.csv": _variants_csv(GRID)}
+    )
     assert row["verdict"] == expected, row
 
 
 def test_loss_claims_need_two_seeds(tmp_path):
     losses = {"id0": 5.0, "id1": 5.1, "id3": 5.3, "or0": 5.2, "or1": 5.25, "or3": 5.4}
     curves = _curves({**{v: [l] for v, l in losses.items()}, "pre_ln": [5.0]})
-    row = _judge(tmp_path, "loss_rises_with_value_proj_beta", {"fig03_curves.csv": curves, "variants.csv": _variants_csv(GRID)})
+    row = _judge(
+        tmp_path, "loss_rises_with_value_proj_beta", {"fig03_curves.csv": curves, "variants.csv": _variants_csv(GRID)}
+    )
     assert row["verdict"] == "not measurable at this scale" and "at least 2 seeds" in row["detail"]
 
 
@@ -236,9 +295,20 @@ def test_fig05_equal_time_claim_reads_each_runs_own_seconds(tmp_path):
     for variant, seconds_per_step, loss_end in (("pre_ln", 0.2, 4.0), ("sas_p", 0.1, 4.05), ("sas", 0.3, 4.5)):
         for seed in (0, 1):
             for step in (10, 20):
-                rows.append(dict(variant=variant, block=variant, norm="rmsnorm", seed=seed, step=step, tokens=step,
-                                 seconds=step * seconds_per_step, split="eval", loss=loss_end + (20 - step) * 0.1,
-                                 parameters=1))
+                rows.append(
+                    dict(
+                        variant=variant,
+                        block=variant,
+                        norm="rmsnorm",
+                        seed=seed,
+                        step=step,
+                        tokens=step,
+                        seconds=step * seconds_per_step,
+                        split="eval",
+                        loss=loss_end + (20 - step) * 0.1,
+                        parameters=1,
+                    )
+                )
     curves = pd.DataFrame(rows)
     assert _judge(tmp_path, "sas_p_matches_pre_ln_in_time", {"fig26_curves.csv": curves})["verdict"] == "reproduced"
     # SAS is slower: at Pre-LN's 4 s it is at step 13.3, loss 5.17 > 4.0 + 2%.

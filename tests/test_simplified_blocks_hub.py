@@ -36,14 +36,22 @@ def source_file(i: int) -> str:
     return f"import numpy as np\n\n\ndef function_{i}(values):\n    total = 0\n{body}    return total\n"
 
 
-FILES = {split: [(f"repo_{split}_{i}/module_{i}.py", source_file(i + (0 if split == "train" else 3)))
-                 for i in range(n)] for split, n in (("train", N_TRAIN), ("valid", N_VALID))}
+FILES = {
+    split: [(f"repo_{split}_{i}/module_{i}.py", source_file(i + (0 if split == "train" else 3))) for i in range(n)]
+    for split, n in (("train", N_TRAIN), ("valid", N_VALID))
+}
 
 
 def hub_row(path: str, content: str) -> dict:
     """A row as codeparrot-ds stores it (its columns: repo_name, path, copies, size, content, license)."""
-    return {"repo_name": path.split("/")[0], "path": path, "copies": "1", "size": str(len(content)),
-            "content": content, "license": "mit"}
+    return {
+        "repo_name": path.split("/")[0],
+        "path": path,
+        "copies": "1",
+        "size": str(len(content)),
+        "content": content,
+        "license": "mit",
+    }
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> None:
@@ -54,8 +62,7 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
 def write_mirror(root: Path) -> Path:
     """MIRROR/<dataset>/<hub split>.jsonl for the train and valid hub datasets."""
     write_jsonl(root / "codeparrot_ds" / "train.jsonl", [hub_row(p, c) for p, c in FILES["train"]])
-    write_jsonl(root / "codeparrot_ds_valid" / "validation.jsonl",
-                [hub_row(p, c) for p, c in FILES["valid"]])
+    write_jsonl(root / "codeparrot_ds_valid" / "validation.jsonl", [hub_row(p, c) for p, c in FILES["valid"]])
     return root
 
 
@@ -66,8 +73,15 @@ def write_offline_corpus(root: Path) -> Path:
         with gzip.open(root / f"{split}.jsonl.gz", "wt", encoding="utf-8") as handle:
             for path, text in files:
                 handle.write(json.dumps({"path": path, "text": text}, sort_keys=True) + "\n")
-    card = make_card(name="code-corpus", generator="test", seed=0, params={}, sizes={},
-                     files=[root / "train.jsonl.gz", root / "valid.jsonl.gz"], packages=[])
+    card = make_card(
+        name="code-corpus",
+        generator="test",
+        seed=0,
+        params={},
+        sizes={},
+        files=[root / "train.jsonl.gz", root / "valid.jsonl.gz"],
+        packages=[],
+    )
     write_card(root / "card.json", card)
     return root
 
@@ -76,9 +90,12 @@ def save_tokenizers(root: Path) -> tuple[Path, Path]:
     """One byte-level BPE trained on the files: as the offline pipeline's tokenizer.json, and wrapped
     as a transformers fast tokenizer directory (what a hub tokenizer id resolves to)."""
     tok = new_tokenizer()
-    trainer = tokenizers.trainers.BpeTrainer(vocab_size=300, special_tokens=list(SPECIAL_TOKENS),
-                                             initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
-                                             show_progress=False)
+    trainer = tokenizers.trainers.BpeTrainer(
+        vocab_size=300,
+        special_tokens=list(SPECIAL_TOKENS),
+        initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tok.train_from_iterator([text for files in FILES.values() for _, text in files], trainer=trainer)
     root.mkdir(parents=True, exist_ok=True)
     offline = root / "tokenizer.json"
@@ -93,11 +110,34 @@ def save_tokenizers(root: Path) -> tuple[Path, Path]:
 CODEPARROT = ["data", "hub-tokens", "--dataset", "codeparrot_ds", "--valid-dataset", "codeparrot_ds_valid"]
 
 
-def hub_tokens(out: Path, tokenizer: Path, mirror: Path, vocab_size: int, train_files: int = N_TRAIN,
-               valid_files: int = N_VALID, seed: int = 0) -> int:
-    return main([*CODEPARROT, "--tokenizer", str(tokenizer), "--out-dir", str(out),
-                 "--train-rows", str(train_files), "--valid-rows", str(valid_files), "--shuffle-seed", str(seed),
-                 "--vocab-size", str(vocab_size), "--mirror", str(mirror)])
+def hub_tokens(
+    out: Path,
+    tokenizer: Path,
+    mirror: Path,
+    vocab_size: int,
+    train_files: int = N_TRAIN,
+    valid_files: int = N_VALID,
+    seed: int = 0,
+) -> int:
+    return main(
+        [
+            *CODEPARROT,
+            "--tokenizer",
+            str(tokenizer),
+            "--out-dir",
+            str(out),
+            "--train-rows",
+            str(train_files),
+            "--valid-rows",
+            str(valid_files),
+            "--shuffle-seed",
+            str(seed),
+            "--vocab-size",
+            str(vocab_size),
+            "--mirror",
+            str(mirror),
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -109,8 +149,14 @@ def built(tmp_path_factory):
     corpus = write_offline_corpus(root / "corpus")
     tokenize_corpus(corpus, offline_tok, root / "offline_tokens")
     assert hub_tokens(root / "hub_tokens", hf_dir, mirror, vocab_size) == 0
-    return {"root": root, "hf": hf_dir, "mirror": mirror, "vocab_size": vocab_size,
-            "offline": root / "offline_tokens", "hub": root / "hub_tokens"}
+    return {
+        "root": root,
+        "hf": hf_dir,
+        "mirror": mirror,
+        "vocab_size": vocab_size,
+        "offline": root / "offline_tokens",
+        "hub": root / "hub_tokens",
+    }
 
 
 def test_the_valid_split_equals_the_offline_token_file_of_the_same_files(built):
@@ -129,7 +175,7 @@ def test_the_train_split_is_the_offline_files_in_the_seeded_shuffle_order(built)
     off_paths = read_npz(built["offline"] / "train.npz")[0]["paths"]
     order = np.random.default_rng(0).permutation(N_TRAIN)  # read_rows' seeded sample
     assert sorted(order.tolist()) == list(range(N_TRAIN)) and order.tolist() != list(range(N_TRAIN))
-    expected = np.concatenate([tokens[offsets[i]:offsets[i + 1]] for i in order])
+    expected = np.concatenate([tokens[offsets[i] : offsets[i + 1]] for i in order])
     arrays, _ = read_npz(built["hub"] / "train.npz")
     assert arrays["tokens"].dtype == tokens.dtype
     np.testing.assert_array_equal(arrays["tokens"], expected)
@@ -143,8 +189,10 @@ def test_the_card_records_the_files_and_sizes(built):
     assert card["sizes"]["train"]["documents"] == N_TRAIN and card["sizes"]["valid"]["documents"] == N_VALID
     tokens, _, _ = load_token_stream(built["hub"] / "train.npz")
     assert card["sizes"]["train"]["tokens"] == len(tokens)
-    assert card["params"]["hub_ids"] == {"train": DATASETS["codeparrot_ds"].hub_id,
-                                         "valid": DATASETS["codeparrot_ds_valid"].hub_id}
+    assert card["params"]["hub_ids"] == {
+        "train": DATASETS["codeparrot_ds"].hub_id,
+        "valid": DATASETS["codeparrot_ds_valid"].hub_id,
+    }
 
 
 def test_a_sample_keeps_the_first_shuffled_train_files_and_the_first_valid_files(built, tmp_path):
@@ -165,8 +213,22 @@ def test_the_training_step_reads_the_hub_token_files_unchanged(built, tmp_path):
     chunks = load_token_chunks(built["hub"] / "valid.npz", 8)
     assert chunks.shape[1] == 8 and len(chunks) >= 2
     run = tmp_path / "run"
-    rc = main(["train", "lm", "--spec", json.dumps(spec), "--train-tokens", str(built["hub"] / "train.npz"),
-               "--valid-tokens", str(built["hub"] / "valid.npz"), "--eval-chunks", "2", "--run-dir", str(run)])
+    rc = main(
+        [
+            "train",
+            "lm",
+            "--spec",
+            json.dumps(spec),
+            "--train-tokens",
+            str(built["hub"] / "train.npz"),
+            "--valid-tokens",
+            str(built["hub"] / "valid.npz"),
+            "--eval-chunks",
+            "2",
+            "--run-dir",
+            str(run),
+        ]
+    )
     assert rc == 0
     assert (run / "model.safetensors").is_file()
     evals = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
@@ -189,7 +251,9 @@ def test_a_mirror_without_the_valid_split_is_a_clear_error(built, tmp_path, caps
 
 
 def test_only_the_paper_scale_reads_hub_data():
-    configs = {name: yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text()) for name in ("smoke", "config", "paper")}
+    configs = {
+        name: yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text()) for name in ("smoke", "config", "paper")
+    }
     assert configs["smoke"][SB]["data"]["source"] == configs["config"][SB]["data"]["source"] == "offline"
     paper = configs["paper"]
     assert paper[SB]["data"]["source"] == "hub"
@@ -204,12 +268,27 @@ def test_the_paper_dag_trains_on_the_hub_data_not_the_offline_corpus(planned_rul
     """Decoder runs read simplified_blocks_hub_tokens; the masked-LM runs and GLUE fine-tuning read the
     hub text and GLUE files. (The smoke and laptop DAGs keep the offline rules: their data.source is
     offline, tested above, and every smoke run of the pipeline tests plans them.)"""
-    paper = planned_rules("config/paper.yaml", f"results/paper/{SB}/runs/pre_ln/seed0/model.safetensors",
-                           f"results/paper/{SB}/data/glue_scores.csv")
-    assert {"simplified_blocks_hub_tokens", "simplified_blocks_train", "simplified_blocks_mlm_hub_text",
-            "simplified_blocks_mlm_hub_glue", "simplified_blocks_mlm_pretrain", "simplified_blocks_mlm_finetune"} <= paper
-    offline = {"code_corpus", "code_tokenizer", "code_tokens", "simplified_blocks_mlm_prose",
-               "simplified_blocks_mlm_tokens", "simplified_blocks_mlm_glue_data"}
+    paper = planned_rules(
+        "config/paper.yaml",
+        f"results/paper/{SB}/runs/pre_ln/seed0/model.safetensors",
+        f"results/paper/{SB}/data/glue_scores.csv",
+    )
+    assert {
+        "simplified_blocks_hub_tokens",
+        "simplified_blocks_train",
+        "simplified_blocks_mlm_hub_text",
+        "simplified_blocks_mlm_hub_glue",
+        "simplified_blocks_mlm_pretrain",
+        "simplified_blocks_mlm_finetune",
+    } <= paper
+    offline = {
+        "code_corpus",
+        "code_tokenizer",
+        "code_tokens",
+        "simplified_blocks_mlm_prose",
+        "simplified_blocks_mlm_tokens",
+        "simplified_blocks_mlm_glue_data",
+    }
     assert not paper & offline
 
 
@@ -245,11 +324,30 @@ def test_the_hub_path_reads_each_split_from_its_own_dataset_in_the_seeded_order(
 
     monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
     out = tmp_path / "from_hub"
-    assert main([*CODEPARROT, "--tokenizer", str(built["hf"]), "--out-dir", str(out),
-                 "--train-rows", str(N_TRAIN), "--valid-rows", str(N_VALID), "--shuffle-seed", "0",
-                 "--vocab-size", str(built["vocab_size"])]) == 0
-    assert calls == [("huggingface-course/codeparrot-ds-train", None, "train", {}),
-                     ("huggingface-course/codeparrot-ds-valid", None, "validation", {})]
+    assert (
+        main(
+            [
+                *CODEPARROT,
+                "--tokenizer",
+                str(built["hf"]),
+                "--out-dir",
+                str(out),
+                "--train-rows",
+                str(N_TRAIN),
+                "--valid-rows",
+                str(N_VALID),
+                "--shuffle-seed",
+                "0",
+                "--vocab-size",
+                str(built["vocab_size"]),
+            ]
+        )
+        == 0
+    )
+    assert calls == [
+        ("huggingface-course/codeparrot-ds-train", None, "train", {}),
+        ("huggingface-course/codeparrot-ds-valid", None, "validation", {}),
+    ]
     for split in ("train", "valid"):
         hub, mirror = read_npz(out / f"{split}.npz")[0], read_npz(built["hub"] / f"{split}.npz")[0]
         for name in mirror:

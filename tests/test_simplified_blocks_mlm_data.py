@@ -36,9 +36,7 @@ def f():
 
 def test_extract_prose_keeps_docstrings_and_comment_paragraphs_in_order():
     assert extract_prose(SOURCE) == (
-        "Module docstring.\n\nMore text."
-        "\n\nFirst comment line second line of the same paragraph"
-        "\n\nRaw docstring."
+        "Module docstring.\n\nMore text.\n\nFirst comment line second line of the same paragraph\n\nRaw docstring."
     )
     assert extract_prose("x = 1\n") == ""
 

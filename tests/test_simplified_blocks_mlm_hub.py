@@ -15,20 +15,51 @@ import yaml
 transformers = pytest.importorskip("transformers")
 
 from repro.cli import main  # noqa: E402
-from repro.papers.simplified_blocks.mlm_commands import run_spec  # noqa: E402
 from repro.data.glue_standin import TASKS, load_glue_standin  # noqa: E402
 from repro.data.lm_tokens import load_token_chunks, load_token_stream  # noqa: E402
 from repro.data.npz import read_npz  # noqa: E402
 from repro.hub.glue import GLUE_TASKS  # noqa: E402
+from repro.papers.simplified_blocks.mlm_commands import run_spec  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]  # ids 0-4
-WORDS = ["the", "a", "cat", "dog", "sat", "ran", "on", "mat", "is", "good", "bad", "film", "not", "it", "was",
-         "what", "why", "who", "did", "see", "##s", "##ed", "."]
+WORDS = [
+    "the",
+    "a",
+    "cat",
+    "dog",
+    "sat",
+    "ran",
+    "on",
+    "mat",
+    "is",
+    "good",
+    "bad",
+    "film",
+    "not",
+    "it",
+    "was",
+    "what",
+    "why",
+    "who",
+    "did",
+    "see",
+    "##s",
+    "##ed",
+    ".",
+]
 VOCAB = SPECIAL + WORDS
 ID = {w: i for i, w in enumerate(VOCAB)}
-SENTENCES = ["the cat sat on the mat .", "a dog ran .", "the film is good .", "it was not bad .", "who did see the dog ?",
-             "the cats sat .", "what is it ?", "a good film ."]
+SENTENCES = [
+    "the cat sat on the mat .",
+    "a dog ran .",
+    "the film is good .",
+    "it was not bad .",
+    "who did see the dog ?",
+    "the cats sat .",
+    "what is it ?",
+    "a good film .",
+]
 
 
 def save_wordpiece(directory: Path) -> Path:
@@ -39,8 +70,14 @@ def save_wordpiece(directory: Path) -> Path:
     tok = Tokenizer(WordPiece(ID, unk_token="[UNK]"))
     tok.normalizer = normalizers.BertNormalizer(lowercase=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]",
-                                                cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        pad_token="[PAD]",
+        unk_token="[UNK]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+    )
     fast.save_pretrained(directory / "bert")
     return directory / "bert"
 
@@ -54,7 +91,9 @@ def write_mirror(root: Path) -> Path:
     """The Pile's rows ({"text", "meta"}) and each GLUE task's rows under MIRROR/<name>/<hub split>.jsonl."""
     docs = [" ".join(SENTENCES[(i + k) % len(SENTENCES)] for k in range(3 + i % 4)) for i in range(12)]
     write_jsonl(root / "pile" / "train.jsonl", [{"text": d, "meta": {"pile_set_name": "Pile-CC"}} for d in docs[:9]])
-    write_jsonl(root / "pile" / "validation.jsonl", [{"text": d, "meta": {"pile_set_name": "Pile-CC"}} for d in docs[9:]])
+    write_jsonl(
+        root / "pile" / "validation.jsonl", [{"text": d, "meta": {"pile_set_name": "Pile-CC"}} for d in docs[9:]]
+    )
     for task, (fields, splits) in GLUE_TASKS.items():
         for j, hub_split in enumerate(splits.values()):
             rows = []
@@ -73,10 +112,45 @@ def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("sb_mlm_hub")
     tok = save_wordpiece(root / "tok")
     mirror = write_mirror(root / "mirror")
-    assert main(["data", "hub-tokens", "--masked-lm", "--dataset", "pile", "--tokenizer", str(tok), "--out-dir", str(root / "text"),
-                 "--train-rows", "8", "--valid-rows", "3", "--mirror", str(mirror)]) == 0
-    assert main(["simplified_blocks", "hub-glue", "--tokenizer", str(tok), "--out", str(root / "glue.npz"),
-                 "--max-tokens", "12", "--mirror", str(mirror)]) == 0
+    assert (
+        main(
+            [
+                "data",
+                "hub-tokens",
+                "--masked-lm",
+                "--dataset",
+                "pile",
+                "--tokenizer",
+                str(tok),
+                "--out-dir",
+                str(root / "text"),
+                "--train-rows",
+                "8",
+                "--valid-rows",
+                "3",
+                "--mirror",
+                str(mirror),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "simplified_blocks",
+                "hub-glue",
+                "--tokenizer",
+                str(tok),
+                "--out",
+                str(root / "glue.npz"),
+                "--max-tokens",
+                "12",
+                "--mirror",
+                str(mirror),
+            ]
+        )
+        == 0
+    )
     return {"root": root, "tok": tok, "mirror": mirror}
 
 
@@ -90,7 +164,7 @@ def test_the_text_files_are_token_streams_with_the_tokenizers_mask_and_special_i
     first = (built["mirror"] / "pile" / "train.jsonl").read_text().splitlines()[0]
     words = json.loads(first)["text"].split()  # whole vocabulary words only: one id each
     assert all(w in ID for w in words)
-    assert tokens[offsets[0]:offsets[1]].tolist() == [ID[w] for w in words] + [ID["[SEP]"]]
+    assert tokens[offsets[0] : offsets[1]].tolist() == [ID[w] for w in words] + [ID["[SEP]"]]
     assert json.loads((built["root"] / "text" / "card.json").read_text())["sizes"]["valid"]["documents"] == 3
 
 
@@ -120,17 +194,63 @@ def test_pretrain_and_finetune_read_the_hub_files_unchanged(built, tmp_path):
     spec["eval_chunks"] = 2
     assert len(load_token_chunks(built["root"] / "text" / "valid.npz", 8)) >= 2
     run = tmp_path / "mlm_runs" / "pre_ln" / "seed0"
-    assert main(["simplified_blocks", "pretrain", "--spec", json.dumps(spec), "--train-tokens",
-                 str(built["root"] / "text" / "train.npz"), "--valid-tokens", str(built["root"] / "text" / "valid.npz"),
-                 "--run-dir", str(run)]) == 0
+    assert (
+        main(
+            [
+                "simplified_blocks",
+                "pretrain",
+                "--spec",
+                json.dumps(spec),
+                "--train-tokens",
+                str(built["root"] / "text" / "train.npz"),
+                "--valid-tokens",
+                str(built["root"] / "text" / "valid.npz"),
+                "--run-dir",
+                str(run),
+            ]
+        )
+        == 0
+    )
     assert (run / "model.safetensors").is_file()
     # fine-tuning needs inputs no longer than the encoder's positions: a GLUE file of 8 tokens
-    assert main(["simplified_blocks", "hub-glue", "--tokenizer", str(built["tok"]), "--out", str(tmp_path / "g.npz"),
-                 "--max-tokens", "8", "--mirror", str(built["mirror"])]) == 0
+    assert (
+        main(
+            [
+                "simplified_blocks",
+                "hub-glue",
+                "--tokenizer",
+                str(built["tok"]),
+                "--out",
+                str(tmp_path / "g.npz"),
+                "--max-tokens",
+                "8",
+                "--mirror",
+                str(built["mirror"]),
+            ]
+        )
+        == 0
+    )
     out = tmp_path / "part0.csv"
     settings = dict(section["finetune"], epochs=1, batch_size=4)
-    assert main(["simplified_blocks", "finetune", "--run-dirs", str(run), "--glue", str(tmp_path / "g.npz"),
-                 "--settings", json.dumps(settings), "--seeds", "0", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "simplified_blocks",
+                "finetune",
+                "--run-dirs",
+                str(run),
+                "--glue",
+                str(tmp_path / "g.npz"),
+                "--settings",
+                json.dumps(settings),
+                "--seeds",
+                "0",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     import pandas as pd
 
     scores = pd.read_csv(out)
@@ -144,11 +264,32 @@ def test_a_tokenizer_without_a_mask_token_is_refused(built, tmp_path, capsys):
 
     plain = transformers.PreTrainedTokenizerFast(
         tokenizer_object=Tokenizer(WordLevel({w: i for i, w in enumerate(VOCAB)}, unk_token="[UNK]")),
-        unk_token="[UNK]", sep_token="[SEP]")
+        unk_token="[UNK]",
+        sep_token="[SEP]",
+    )
     plain.save_pretrained(tmp_path / "plain")
-    assert main(["data", "hub-tokens", "--masked-lm", "--dataset", "pile", "--tokenizer", str(tmp_path / "plain"),
-                 "--out-dir", str(tmp_path / "t"), "--train-rows", "2", "--valid-rows", "1",
-                 "--mirror", str(built["mirror"])]) == 1
+    assert (
+        main(
+            [
+                "data",
+                "hub-tokens",
+                "--masked-lm",
+                "--dataset",
+                "pile",
+                "--tokenizer",
+                str(tmp_path / "plain"),
+                "--out-dir",
+                str(tmp_path / "t"),
+                "--train-rows",
+                "2",
+                "--valid-rows",
+                "1",
+                "--mirror",
+                str(built["mirror"]),
+            ]
+        )
+        == 1
+    )
     assert "has no mask token" in capsys.readouterr().err
 
 
@@ -167,8 +308,12 @@ def test_glue_from_the_hub_reads_each_task_config_and_split(built, tmp_path, mon
 
     monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
     out = tmp_path / "glue.npz"
-    assert main(["simplified_blocks", "hub-glue", "--tokenizer", str(built["tok"]), "--out", str(out),
-                 "--max-tokens", "12"]) == 0
+    assert (
+        main(
+            ["simplified_blocks", "hub-glue", "--tokenizer", str(built["tok"]), "--out", str(out), "--max-tokens", "12"]
+        )
+        == 0
+    )
     assert {c[0] for c in calls} == {"nyu-mll/glue"} and len(calls) == 17  # 8 tasks x 2 splits + MNLI mismatched
     assert ("nyu-mll/glue", "mnli", "validation_mismatched") in calls and ("nyu-mll/glue", "stsb", "train") in calls
     hub, mirror = read_npz(out)[0], read_npz(built["root"] / "glue.npz")[0]

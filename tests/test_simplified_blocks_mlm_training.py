@@ -9,17 +9,28 @@ import pandas as pd
 import pytest
 import torch
 
-from repro.papers.simplified_blocks.glue_finetune import FinetuneSettings, finetune, glue_average, metric_score
-from repro.papers.simplified_blocks import mlm_claims
-from repro.papers.simplified_blocks.mlm_commands import run_spec
 from repro.data.glue_standin import TASKS, TaskSplit
 from repro.models import Transformer, TransformerConfig
+from repro.papers.simplified_blocks import mlm_claims
+from repro.papers.simplified_blocks.glue_finetune import FinetuneSettings, finetune, glue_average, metric_score
+from repro.papers.simplified_blocks.mlm_commands import run_spec
 from repro.pipeline.claims import NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED
 from repro.training import MaskedLMTask
 from repro.training.sparse_mlm import SparseMaskedLMTask
 
-ENCODER = dict(vocab_size=50, n_layers=2, d_model=16, n_heads=2, d_ff=16, max_seq_len=12, norm="layernorm",
-               norm_eps=1e-12, activation="geglu", causal=False, tie_embeddings=True)
+ENCODER = dict(
+    vocab_size=50,
+    n_layers=2,
+    d_model=16,
+    n_heads=2,
+    d_ff=16,
+    max_seq_len=12,
+    norm="layernorm",
+    norm_eps=1e-12,
+    activation="geglu",
+    causal=False,
+    tie_embeddings=True,
+)
 
 
 @pytest.mark.parametrize("block", ["pre_ln", "sas_p"])
@@ -94,9 +105,13 @@ def test_finetune_on_the_resolved_device_equals_the_default():
 
 
 def test_run_spec_merges_variant_overrides():
-    section = {"model": {"block": "pre_ln", "d_model": 8}, "train": {"lr": 1e-3, "steps": 5},
-               "variants": {"sas": {"model": {"block": "sas"}, "train": {"lr": 3e-3}}, "pre_ln": None},
-               "mask_prob": 0.25, "eval_chunks": 4}
+    section = {
+        "model": {"block": "pre_ln", "d_model": 8},
+        "train": {"lr": 1e-3, "steps": 5},
+        "variants": {"sas": {"model": {"block": "sas"}, "train": {"lr": 3e-3}}, "pre_ln": None},
+        "mask_prob": 0.25,
+        "eval_chunks": 4,
+    }
     spec = run_spec(section, "sas", 1)
     assert spec["model"] == {"block": "sas", "d_model": 8} and spec["train"] == {"lr": 3e-3, "steps": 5, "seed": 1}
     assert run_spec(section, "pre_ln", 0)["model"]["block"] == "pre_ln"
@@ -123,7 +138,9 @@ def test_mlm_claims_on_hand_made_curves():
     assert mlm_claims.mlm_sas_matches_pre_ln_in_time(data).verdict == REPRODUCED  # 0.055 ≤ 0.1
     assert mlm_claims.mlm_vskipinit_slower_in_time(data).verdict == REPRODUCED
     steps["pre_ln"] = [200, 200]
-    assert mlm_claims.mlm_steps_in_budget_order({mlm_claims.MLM_CURVES: _curves(steps, losses)}).verdict == NOT_REPRODUCED
+    assert (
+        mlm_claims.mlm_steps_in_budget_order({mlm_claims.MLM_CURVES: _curves(steps, losses)}).verdict == NOT_REPRODUCED
+    )
     one_seed = {mlm_claims.MLM_CURVES: data[mlm_claims.MLM_CURVES].query("seed == 0")}
     assert mlm_claims.mlm_sas_p_matches_pre_ln_in_time(one_seed).verdict == NOT_MEASURABLE
 
@@ -134,12 +151,30 @@ def test_glue_claims_pool_seeds_and_count_divergence():
     for variant, per_seed in values.items():
         for seed, v in enumerate(per_seed):
             for column in ("a", "b"):
-                rows.append(dict(variant=variant, seed=seed, task=column, column=column, metric="accuracy",
-                                 score=v, diverged=False))
+                rows.append(
+                    dict(
+                        variant=variant,
+                        seed=seed,
+                        task=column,
+                        column=column,
+                        metric="accuracy",
+                        score=v,
+                        diverged=False,
+                    )
+                )
     for seed in range(3):
         for column in ("a", "b"):
-            rows.append(dict(variant="sas_p_nonorm", seed=seed, task=column, column=column, metric="accuracy",
-                             score=float("nan") if seed == 1 else 50.0, diverged=seed == 1))
+            rows.append(
+                dict(
+                    variant="sas_p_nonorm",
+                    seed=seed,
+                    task=column,
+                    column=column,
+                    metric="accuracy",
+                    score=float("nan") if seed == 1 else 50.0,
+                    diverged=seed == 1,
+                )
+            )
     data = {mlm_claims.GLUE_SCORES: pd.DataFrame(rows)}
     per_seed = mlm_claims.glue_per_seed(data[mlm_claims.GLUE_SCORES])
     assert per_seed.query("variant == 'sas' and seed == 2")["glue"].item() == 65.0

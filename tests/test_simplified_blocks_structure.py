@@ -15,11 +15,12 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
+from repro.models import ConfigError, TransformerConfig, build_model, count_parameters
 from repro.papers.simplified_blocks import block_structure as bs
+from repro.papers.simplified_blocks.block_diagram import draw_block
 from repro.papers.simplified_blocks.lr_duality import duality_gap, plain_twin
 from repro.papers.simplified_blocks.structure_checks import run_all
-from repro.models import ConfigError, TransformerConfig, build_model, count_parameters
-from repro.papers.simplified_blocks.block_diagram import draw_block
+
 
 @pytest.fixture(autouse=True, scope="module")
 def one_thread():
@@ -30,8 +31,18 @@ def one_thread():
     torch.set_num_threads(before)
 
 
-SMALL = dict(vocab_size=50, n_layers=3, d_model=32, n_heads=4, d_ff=64, max_seq_len=16, norm="rmsnorm",
-             activation="relu", vo_bias=False, mlp_bias=False)
+SMALL = dict(
+    vocab_size=50,
+    n_layers=3,
+    d_model=32,
+    n_heads=4,
+    d_ff=64,
+    max_seq_len=16,
+    norm="rmsnorm",
+    activation="relu",
+    vo_bias=False,
+    mlp_bias=False,
+)
 
 
 def make(seed=0, **kw):
@@ -49,7 +60,9 @@ REPARAM = dict(value="reparam", proj="reparam", first_value="reparam", reparam_b
 # -- identities at initialisation, as measured for the scorecard ------------------------------------
 
 
-@pytest.mark.parametrize("block,norm", [("sas", "rmsnorm"), ("sas_p", "rmsnorm"), ("sas_p", "none"), ("sas", "layernorm")])
+@pytest.mark.parametrize(
+    "block,norm", [("sas", "rmsnorm"), ("sas_p", "rmsnorm"), ("sas_p", "none"), ("sas", "layernorm")]
+)
 def test_identity_errors_vanish_at_init_and_detect_a_perturbation(block, norm):
     model = make(block=block, norm=norm)
     x = tokens()
@@ -74,9 +87,21 @@ def test_sequential_parallel_gap_is_zero_at_init_and_not_after_changing_a_gain()
 
 def test_paper_size_parameter_difference_by_hand():
     L, d, H = 18, 768, 12
-    paper = dict(vocab_size=50000, n_layers=L, d_model=d, n_heads=H, d_ff=4 * d, max_seq_len=1024, norm="rmsnorm",
-                 activation="relu", vo_bias=False, mlp_bias=False)
-    counts = bs.parameter_difference(TransformerConfig(**paper, block="pre_ln"), TransformerConfig(**paper, block="sas"))
+    paper = dict(
+        vocab_size=50000,
+        n_layers=L,
+        d_model=d,
+        n_heads=H,
+        d_ff=4 * d,
+        max_seq_len=1024,
+        norm="rmsnorm",
+        activation="relu",
+        vo_bias=False,
+        mlp_bias=False,
+    )
+    counts = bs.parameter_difference(
+        TransformerConfig(**paper, block="pre_ln"), TransformerConfig(**paper, block="sas")
+    )
     # SAS gains: β_SA, β_FF, α_FF and per-head α, β, γ in every layer; α_V, β_V of layer 1's W^V.
     gains = L * (3 + 3 * H) + 2
     assert counts["added_gains"] == gains == 704
@@ -103,7 +128,9 @@ def test_tie_sets_projection_init_to_value_transpose_and_keeps_other_weights(tie
     for layer, blk in enumerate(tied.blocks):
         v, p = blk.attn.value.w_init, blk.attn.proj.w_init
         assert torch.equal(p, v.T) == (layer in tied_layers)
-        torch.testing.assert_close(p @ v if layer in tied_layers else v @ v.T, torch.eye(32, dtype=v.dtype), rtol=0, atol=1e-6)
+        torch.testing.assert_close(
+            p @ v if layer in tied_layers else v @ v.T, torch.eye(32, dtype=v.dtype), rtol=0, atol=1e-6
+        )
     # The tie overwrites W^P_init after its own draw: every other tensor is the untied model's.
     untied_state = untied.state_dict()
     for name, tensor in tied.state_dict().items():
@@ -135,8 +162,14 @@ def test_one_step_duality_is_exact_and_the_wrong_scale_is_not(init, optimizer, l
     assert result["other_gap"] == 0.0  # identical gradients, identical arithmetic
     assert result["matrix_gap"] <= 1e-10 * result["matrix_change"]
     wrong = result["lr_scale"] ** 0.5 if optimizer == "sgd" else result["lr_scale"] ** 2
-    control = duality_gap(make(block="sas", block_overrides=dict(REPARAM, reparam_init=init)), [tokens()],
-                          optimizer=optimizer, lr=lr, momentum=momentum, lr_scale=wrong)
+    control = duality_gap(
+        make(block="sas", block_overrides=dict(REPARAM, reparam_init=init)),
+        [tokens()],
+        optimizer=optimizer,
+        lr=lr,
+        momentum=momentum,
+        lr_scale=wrong,
+    )
     assert control["matrix_gap"] >= 0.1 * control["matrix_change"]
 
 
@@ -156,8 +189,12 @@ def test_plain_twin_computes_the_same_function():
 
 def test_duality_refuses_trainable_gains_and_models_without_reparam():
     with pytest.raises(ValueError, match="reparam_trainable=False"):
-        duality_gap(make(block="sas", block_overrides=dict(REPARAM, reparam_trainable=True)), [tokens()],
-                    optimizer="sgd", lr=0.1)
+        duality_gap(
+            make(block="sas", block_overrides=dict(REPARAM, reparam_trainable=True)),
+            [tokens()],
+            optimizer="sgd",
+            lr=0.1,
+        )
     with pytest.raises(ValueError, match="no reparameterised"):
         plain_twin(make(block="pre_ln"))
 
@@ -183,12 +220,15 @@ def test_inventory_of_the_simplified_blocks():
     assert counted + outside_blocks == count_parameters(model)  # the inventory accounts for every parameter
 
 
-@pytest.mark.parametrize("block,norm,removed", [
-    ("pre_ln", "rmsnorm", []),
-    ("parallel", "rmsnorm", []),
-    ("sas", "rmsnorm", ["$W^V$", "$W^P$", "attention skip"]),
-    ("sas_p", "none", ["Norm", "$W^V$", "$W^P$", "attention skip"]),
-])
+@pytest.mark.parametrize(
+    "block,norm,removed",
+    [
+        ("pre_ln", "rmsnorm", []),
+        ("parallel", "rmsnorm", []),
+        ("sas", "rmsnorm", ["$W^V$", "$W^P$", "attention skip"]),
+        ("sas_p", "none", ["Norm", "$W^V$", "$W^P$", "attention skip"]),
+    ],
+)
 def test_block_diagram_draws_what_the_model_has(block, norm, removed):
     rows = [r for r in bs.block_inventory(make(block=block, norm=norm)) if r["layer"] == 1]
     fig, ax = plt.subplots()
@@ -200,13 +240,29 @@ def test_block_diagram_draws_what_the_model_has(block, norm, removed):
 
 
 def test_run_all_passes_every_check_on_a_small_family():
-    cfgs = {name: TransformerConfig(**dict(SMALL, norm=norm), block=block) for name, block, norm in [
-        ("pre_ln", "pre_ln", "rmsnorm"), ("parallel", "parallel", "rmsnorm"), ("sas", "sas", "rmsnorm"),
-        ("sas_p", "sas_p", "rmsnorm"), ("sas_p_nonorm", "sas_p", "none")]}
-    inventory, checks, params = run_all(cfgs, dict(n_layers=6, d_model=64, n_heads=4, d_ff=128, vocab_size=100, max_seq_len=32))
+    cfgs = {
+        name: TransformerConfig(**dict(SMALL, norm=norm), block=block)
+        for name, block, norm in [
+            ("pre_ln", "pre_ln", "rmsnorm"),
+            ("parallel", "parallel", "rmsnorm"),
+            ("sas", "sas", "rmsnorm"),
+            ("sas_p", "sas_p", "rmsnorm"),
+            ("sas_p_nonorm", "sas_p", "none"),
+        ]
+    }
+    inventory, checks, params = run_all(
+        cfgs, dict(n_layers=6, d_model=64, n_heads=4, d_ff=128, vocab_size=100, max_seq_len=32)
+    )
     assert checks["passed"].all(), checks[~checks["passed"]]
-    assert set(checks["check"]) >= {"identity_at_init", "shaped_matrix_is_identity", "sas_equals_sas_p_at_init",
-                                    "parameter_difference", "lr_duality_sgd", "lr_duality_adam",
-                                    "lr_duality_sgd_control", "lr_duality_adam_control"}
+    assert set(checks["check"]) >= {
+        "identity_at_init",
+        "shaped_matrix_is_identity",
+        "sas_equals_sas_p_at_init",
+        "parameter_difference",
+        "lr_duality_sgd",
+        "lr_duality_adam",
+        "lr_duality_sgd_control",
+        "lr_duality_adam_control",
+    }
     assert set(inventory["variant"]) == set(cfgs)
     assert len(params) == 2 * len(cfgs)

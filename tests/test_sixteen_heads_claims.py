@@ -2,12 +2,26 @@
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from repro.pipeline.claims import NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, judge_claim, load_claims
 
-COLUMNS = ["task", "family", "metric", "seed", "experiment", "type", "layer", "head", "set", "source", "score",
-           "baseline", "delta", "p_value", "n_examples"]
+COLUMNS = [
+    "task",
+    "family",
+    "metric",
+    "seed",
+    "experiment",
+    "type",
+    "layer",
+    "head",
+    "set",
+    "source",
+    "score",
+    "baseline",
+    "delta",
+    "p_value",
+    "n_examples",
+]
 
 
 def ablation_table(single_deltas, keep_deltas, keep_p=0.5, shifted_noise=0.1, seeds=(0, 1, 2)):
@@ -18,9 +32,25 @@ def ablation_table(single_deltas, keep_deltas, keep_p=0.5, shifted_noise=0.1, se
     for task, family, types in (("nli", "cls", ["self"]), ("mt", "s2s", ["enc_self", "cross", "dec_self"])):
         for seed in seeds:
             for s in ("test", "shifted", "selection"):
-                rows.append(dict(task=task, family=family, metric="m", seed=seed, experiment="baseline", type="",
-                                 layer=-1, head=-1, set=s, source=s, score=80.0, baseline=80.0, delta=0.0,
-                                 p_value=1.0, n_examples=100))
+                rows.append(
+                    dict(
+                        task=task,
+                        family=family,
+                        metric="m",
+                        seed=seed,
+                        experiment="baseline",
+                        type="",
+                        layer=-1,
+                        head=-1,
+                        set=s,
+                        source=s,
+                        score=80.0,
+                        baseline=80.0,
+                        delta=0.0,
+                        p_value=1.0,
+                        n_examples=100,
+                    )
+                )
             k = 0
             for kind in types:
                 for layer in range(2):
@@ -28,15 +58,47 @@ def ablation_table(single_deltas, keep_deltas, keep_p=0.5, shifted_noise=0.1, se
                         d = single_deltas[task][k % len(single_deltas[task])]
                         k += 1
                         for s, value in (("test", d), ("shifted", d + shifted_noise * rng.standard_normal())):
-                            rows.append(dict(task=task, family=family, metric="m", seed=seed, experiment="single",
-                                             type=kind, layer=layer, head=head, set=s, source=s, score=80 + value,
-                                             baseline=80.0, delta=value, p_value=0.5, n_examples=100))
+                            rows.append(
+                                dict(
+                                    task=task,
+                                    family=family,
+                                    metric="m",
+                                    seed=seed,
+                                    experiment="single",
+                                    type=kind,
+                                    layer=layer,
+                                    head=head,
+                                    set=s,
+                                    source=s,
+                                    score=80 + value,
+                                    baseline=80.0,
+                                    delta=value,
+                                    p_value=0.5,
+                                    n_examples=100,
+                                )
+                            )
                         for s in ("test", "selection"):
                             best = keep_deltas[task].get((kind, layer), 0.0)
                             value = best if head == 0 else best - 5.0
-                            rows.append(dict(task=task, family=family, metric="m", seed=seed, experiment="keep_one",
-                                             type=kind, layer=layer, head=head, set=s, source=s, score=80 + value,
-                                             baseline=80.0, delta=value, p_value=keep_p, n_examples=100))
+                            rows.append(
+                                dict(
+                                    task=task,
+                                    family=family,
+                                    metric="m",
+                                    seed=seed,
+                                    experiment="keep_one",
+                                    type=kind,
+                                    layer=layer,
+                                    head=head,
+                                    set=s,
+                                    source=s,
+                                    score=80 + value,
+                                    baseline=80.0,
+                                    delta=value,
+                                    p_value=keep_p,
+                                    n_examples=100,
+                                )
+                            )
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -75,8 +137,10 @@ def test_worst_layer_type_by_majority_of_seeds(tmp_path):
     row = judge("s2s_worst_layer_is_enc_dec", tmp_path, table)
     assert row["verdict"] == REPRODUCED and "Enc-Dec layer 2 (-12.00)" in row["measured"]
     keep = {"nli": {}, "mt": {("dec_self", 1): -12.0}}
-    assert judge("s2s_worst_layer_is_enc_dec", tmp_path, ablation_table({"nli": [0.0], "mt": [0.0]}, keep))[
-        "verdict"] == NOT_REPRODUCED
+    assert (
+        judge("s2s_worst_layer_is_enc_dec", tmp_path, ablation_table({"nli": [0.0], "mt": [0.0]}, keep))["verdict"]
+        == NOT_REPRODUCED
+    )
 
 
 def test_held_out_significance_counts_cells(tmp_path):
@@ -101,9 +165,24 @@ def pruning_table(curves):
     for (task, order), scores in curves.items():
         for seed in (0, 1):
             for i, score in enumerate(scores):
-                rows.append(dict(task=task, family="", metric="", seed=seed, scope="all", order=order, order_seed=-1,
-                                 percent=10 * i, n_pruned=i, n_heads=10, set="test", score=score, baseline=scores[0],
-                                 delta=score - scores[0]))
+                rows.append(
+                    dict(
+                        task=task,
+                        family="",
+                        metric="",
+                        seed=seed,
+                        scope="all",
+                        order=order,
+                        order_seed=-1,
+                        percent=10 * i,
+                        n_pruned=i,
+                        n_heads=10,
+                        set="test",
+                        score=score,
+                        baseline=scores[0],
+                        delta=score - scores[0],
+                    )
+                )
     return pd.DataFrame(rows)
 
 
@@ -131,9 +210,24 @@ def type_curves(auc_levels):
     rows = []
     for kind, levels in auc_levels.items():
         for percent, rel in zip(range(0, 91, 10), levels):
-            rows.append(dict(task="mt", family="s2s", metric="bleu", seed=0, scope=kind, order="importance",
-                             order_seed=-1, percent=percent, n_pruned=percent, n_heads=24, set="test",
-                             score=10.0 * rel, baseline=10.0, delta=10.0 * rel - 10.0))
+            rows.append(
+                dict(
+                    task="mt",
+                    family="s2s",
+                    metric="bleu",
+                    seed=0,
+                    scope=kind,
+                    order="importance",
+                    order_seed=-1,
+                    percent=percent,
+                    n_pruned=percent,
+                    n_heads=24,
+                    set="test",
+                    score=10.0 * rel,
+                    baseline=10.0,
+                    delta=10.0 * rel - 10.0,
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -152,10 +246,24 @@ def epoch_rows(relatives, baselines):
     rows = []
     for epoch, levels in relatives.items():
         for percent, rel in zip(range(0, 91, 10), levels):
-            rows.append(dict(task="iwslt", family="s2s", metric="bleu", seed=0, epoch=epoch, step=epoch * 10,
-                             percent=percent, n_pruned=percent, n_heads=72, set="test",
-                             score=rel * baselines[epoch], baseline=baselines[epoch],
-                             delta=(rel - 1) * baselines[epoch], relative=rel))
+            rows.append(
+                dict(
+                    task="iwslt",
+                    family="s2s",
+                    metric="bleu",
+                    seed=0,
+                    epoch=epoch,
+                    step=epoch * 10,
+                    percent=percent,
+                    n_pruned=percent,
+                    n_heads=72,
+                    set="test",
+                    score=rel * baselines[epoch],
+                    baseline=baselines[epoch],
+                    delta=(rel - 1) * baselines[epoch],
+                    relative=rel,
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -177,9 +285,24 @@ def test_during_training_claims_by_hand(tmp_path):
 def test_extra_task_claims_by_hand(tmp_path):
     rows = []
     for percent, score in zip(range(0, 101, 10), [80, 80, 79.5, 79.2, 78, 70, 60, 50, 45, 42, 35]):
-        rows.append(dict(task="sst2", family="cls", metric="accuracy", seed=0, scope="all", order="importance",
-                         order_seed=-1, percent=percent, n_pruned=percent, n_heads=32, set="test", score=score,
-                         baseline=80.0, delta=score - 80.0))
+        rows.append(
+            dict(
+                task="sst2",
+                family="cls",
+                metric="accuracy",
+                seed=0,
+                scope="all",
+                order="importance",
+                order_seed=-1,
+                percent=percent,
+                n_pruned=percent,
+                n_heads=32,
+                set="test",
+                score=score,
+                baseline=80.0,
+                delta=score - 80.0,
+            )
+        )
     table = pd.DataFrame(rows)
     result = judge("sst2_prune_20pct_safely", tmp_path, table, name="pruning.csv")
     assert result["verdict"] == "reproduced" and "30" in result["measured"]  # 79.2 ≥ 79 up to 30%
@@ -187,22 +310,53 @@ def test_extra_task_claims_by_hand(tmp_path):
 
 
 def test_speed_claims_by_hand(tmp_path):
-    models = pd.DataFrame([
-        dict(task="nli", seed=0, variant="original", parameters=1000, attention_weights=400, heads=8,
-             heads_per_layer="4 4", accuracy_masked=0.9, accuracy_pruned=0.9, max_logit_difference=2e-6,
-             accuracy=0.95, prune_percent=0, pruned_heads=0),
-        dict(task="nli", seed=0, variant="pruned", parameters=800, attention_weights=200, heads=4,
-             heads_per_layer="3 1", accuracy_masked=0.9, accuracy_pruned=0.9, max_logit_difference=2e-6,
-             accuracy=0.9, prune_percent=50, pruned_heads=4),
-    ])
+    models = pd.DataFrame(
+        [
+            dict(
+                task="nli",
+                seed=0,
+                variant="original",
+                parameters=1000,
+                attention_weights=400,
+                heads=8,
+                heads_per_layer="4 4",
+                accuracy_masked=0.9,
+                accuracy_pruned=0.9,
+                max_logit_difference=2e-6,
+                accuracy=0.95,
+                prune_percent=0,
+                pruned_heads=0,
+            ),
+            dict(
+                task="nli",
+                seed=0,
+                variant="pruned",
+                parameters=800,
+                attention_weights=200,
+                heads=4,
+                heads_per_layer="3 1",
+                accuracy_masked=0.9,
+                accuracy_pruned=0.9,
+                max_logit_difference=2e-6,
+                accuracy=0.9,
+                prune_percent=50,
+                pruned_heads=4,
+            ),
+        ]
+    )
     assert judge("attention_weights_halved", tmp_path, models, name="speed_models.csv")["verdict"] == "reproduced"
     assert judge("pruned_equals_masked", tmp_path, models, name="speed_models.csv")["verdict"] == "reproduced"
-    timings = pd.DataFrame([
-        dict(batch_size=b, variant=v, round=r, examples_per_s=base * (1.1 if v == "pruned" else 1.0) + r)
-        for b, base in ((1, 10.0), (64, 100.0)) for v in ("original", "pruned") for r in range(3)
-    ])
+    timings = pd.DataFrame(
+        [
+            dict(batch_size=b, variant=v, round=r, examples_per_s=base * (1.1 if v == "pruned" else 1.0) + r)
+            for b, base in ((1, 10.0), (64, 100.0))
+            for v in ("original", "pruned")
+            for r in range(3)
+        ]
+    )
     assert judge("speedup_at_batch_64", tmp_path, timings, name="speed.csv")["verdict"] == "reproduced"
     assert judge("speedup_grows_with_batch", tmp_path, timings, name="speed.csv")["verdict"] == "reproduced"
-    slower = timings.assign(examples_per_s=lambda t: t["examples_per_s"].where(t["variant"] == "original",
-                                                                               t["examples_per_s"] / 1.2))
+    slower = timings.assign(
+        examples_per_s=lambda t: t["examples_per_s"].where(t["variant"] == "original", t["examples_per_s"] / 1.2)
+    )
     assert judge("speedup_at_batch_64", tmp_path, slower, name="speed.csv")["verdict"] == "not reproduced"

@@ -16,9 +16,9 @@ import yaml
 
 transformers = pytest.importorskip("transformers")
 
-from repro.papers.sixteen_heads import runs  # noqa: E402
 from repro.cli import main  # noqa: E402
 from repro.data.synthetic import generate_task, load_task  # noqa: E402
+from repro.papers.sixteen_heads import runs  # noqa: E402
 from repro.runs import load_model, read_model_config  # noqa: E402
 from repro.training import TrainConfig  # noqa: E402
 from repro.training.checkpoint import CheckpointError, load_initial_weights, read_tensors, sha256_file  # noqa: E402
@@ -28,8 +28,37 @@ from repro.training.trainer import identity_hash  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 TOL = 1e-5
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-WORDS = ["the", "a", "cat", "dog", "sat", "ran", "is", "not", "on", "mat", "film", "good", "bad", "it", "was",
-         "le", "la", "chat", "chien", "est", "sur", "tapis", "film", "bon", "mauvais", "lol", "u", "r", "."]
+WORDS = [
+    "the",
+    "a",
+    "cat",
+    "dog",
+    "sat",
+    "ran",
+    "is",
+    "not",
+    "on",
+    "mat",
+    "film",
+    "good",
+    "bad",
+    "it",
+    "was",
+    "le",
+    "la",
+    "chat",
+    "chien",
+    "est",
+    "sur",
+    "tapis",
+    "film",
+    "bon",
+    "mauvais",
+    "lol",
+    "u",
+    "r",
+    ".",
+]
 VOCAB = SPECIAL + list(dict.fromkeys(WORDS))
 # identity_hash({"train": result_fields()}) of TrainConfig(steps=12, batch_size=8, lr=3e-2, warmup_steps=2,
 # seed=1), computed with the trainer of commit c6ea26a, before `precision` and `init_from` existed
@@ -37,21 +66,39 @@ VOCAB = SPECIAL + list(dict.fromkeys(WORDS))
 HASH_BEFORE_OPTIONS = "7b83c09b6f02206829d335acd5c58271f021ab641c41849e4465ea8725e2ee01"
 
 MNLI = {
-    "train": [("the cat sat on the mat", "a cat sat", 0), ("the dog ran", "the dog sat", 2),
-              ("it was good", "it was not bad", 0), ("the film was bad", "the film was good", 2),
-              ("a dog sat on a mat", "a dog is on the mat", 1), ("the cat ran", "the cat is bad", 1),
-              ("the mat is good", "the mat is not good", 2), ("a cat is not a dog", "a cat is a cat", 1)],
-    "validation_matched": [("the dog sat", "a dog sat", 0), ("it is bad", "it is good", 2),
-                           ("the cat is on the mat", "the cat sat", 1)],
+    "train": [
+        ("the cat sat on the mat", "a cat sat", 0),
+        ("the dog ran", "the dog sat", 2),
+        ("it was good", "it was not bad", 0),
+        ("the film was bad", "the film was good", 2),
+        ("a dog sat on a mat", "a dog is on the mat", 1),
+        ("the cat ran", "the cat is bad", 1),
+        ("the mat is good", "the mat is not good", 2),
+        ("a cat is not a dog", "a cat is a cat", 1),
+    ],
+    "validation_matched": [
+        ("the dog sat", "a dog sat", 0),
+        ("it is bad", "it is good", 2),
+        ("the cat is on the mat", "the cat sat", 1),
+    ],
     "validation_mismatched": [("lol the film", "the film is good", 1), ("u r bad", "it is bad", 0)],
 }
-SST2 = {"train": [("the film was good", 1), ("the film was bad", 0), ("not good", 0), ("good good film", 1)],
-        "validation": [("it was good", 1), ("it was not good", 0)]}
-WMT = {"train": [("the cat sat", "le chat est sur le tapis"), ("the dog ran", "le chien"),
-                 ("the film is good", "le film est bon"), ("the film is bad", "le film est mauvais"),
-                 ("a cat", "la chat"), ("the dog is on the mat", "le chien est sur le tapis")],
-       "validation": [("the cat is good", "le chat est bon"), ("the dog", "le chien")],
-       "test": [("the mat", "le tapis"), ("a dog sat", "la chien est")]}
+SST2 = {
+    "train": [("the film was good", 1), ("the film was bad", 0), ("not good", 0), ("good good film", 1)],
+    "validation": [("it was good", 1), ("it was not good", 0)],
+}
+WMT = {
+    "train": [
+        ("the cat sat", "le chat est sur le tapis"),
+        ("the dog ran", "le chien"),
+        ("the film is good", "le film est bon"),
+        ("the film is bad", "le film est mauvais"),
+        ("a cat", "la chat"),
+        ("the dog is on the mat", "le chien est sur le tapis"),
+    ],
+    "validation": [("the cat is good", "le chat est bon"), ("the dog", "le chien")],
+    "test": [("the mat", "le tapis"), ("a dog sat", "la chien est")],
+}
 MTNT = [("lol the cat", "lol le chat"), ("u r good", "u r bon")]
 PAIRS = [("the cat sat", "a cat sat", 1), ("the dog ran", "the mat is good", 0), ("it was bad", "it was not good", 1)]
 
@@ -64,25 +111,43 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
 def write_mirror(root: Path) -> None:
     """Rows in each hub dataset's own format, under MIRROR/<dataset>/<hub split>.jsonl."""
     for split, rows in MNLI.items():
-        write_jsonl(root / "mnli" / f"{split}.jsonl",
-                    [{"premise": p, "hypothesis": h, "label": y, "idx": i} for i, (p, h, y) in enumerate(rows)])
+        write_jsonl(
+            root / "mnli" / f"{split}.jsonl",
+            [{"premise": p, "hypothesis": h, "label": y, "idx": i} for i, (p, h, y) in enumerate(rows)],
+        )
     for split, rows in SST2.items():
-        write_jsonl(root / "sst2" / f"{split}.jsonl", [{"sentence": s, "label": y, "idx": i} for i, (s, y) in enumerate(rows)])
+        write_jsonl(
+            root / "sst2" / f"{split}.jsonl", [{"sentence": s, "label": y, "idx": i} for i, (s, y) in enumerate(rows)]
+        )
     for split, rows in WMT.items():  # wmt14's rows nest the pair under "translation"
         write_jsonl(root / "mt" / f"{split}.jsonl", [{"translation": {"en": e, "fr": f}} for e, f in rows])
     write_jsonl(root / "mtnt" / "test.jsonl", [{"en": e, "fr": f} for e, f in MTNT])
     for split in ("train", "validation"):  # CoLA, MRPC and IWSLT (German side: the few words the vocabulary has)
-        write_jsonl(root / "cola" / f"{split}.jsonl", [{"sentence": a, "label": y, "idx": i} for i, (a, _, y) in enumerate(PAIRS)])
-        write_jsonl(root / "mrpc" / f"{split}.jsonl",
-                    [{"sentence1": a, "sentence2": b, "label": y, "idx": i} for i, (a, b, y) in enumerate(PAIRS)])
+        write_jsonl(
+            root / "cola" / f"{split}.jsonl",
+            [{"sentence": a, "label": y, "idx": i} for i, (a, _, y) in enumerate(PAIRS)],
+        )
+        write_jsonl(
+            root / "mrpc" / f"{split}.jsonl",
+            [{"sentence1": a, "sentence2": b, "label": y, "idx": i} for i, (a, b, y) in enumerate(PAIRS)],
+        )
     for split in ("train", "validation", "test"):
         write_jsonl(root / "iwslt" / f"{split}.jsonl", [{"translation": {"de": f, "en": e}} for e, f in WMT["train"]])
 
 
 def tiny_bert() -> torch.nn.Module:
-    cfg = transformers.BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                                  intermediate_size=40, max_position_embeddings=64, type_vocab_size=2, num_labels=2,
-                                  hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1)
+    cfg = transformers.BertConfig(
+        vocab_size=len(VOCAB),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=40,
+        max_position_embeddings=64,
+        type_vocab_size=2,
+        num_labels=2,
+        hidden_dropout_prob=0.1,
+        attention_probs_dropout_prob=0.1,
+    )
     torch.manual_seed(0)
     model = transformers.BertForSequenceClassification(cfg).eval()
     with torch.no_grad():  # random norms and biases too, so every mapped weight matters
@@ -103,16 +168,43 @@ def save_checkpoint(directory: Path) -> torch.nn.Module:
 
 
 def cls_spec(steps: int = 6) -> dict:
-    return {"family": "cls", "model": {"n_layers": 2, "d_model": 32, "n_heads": 4, "d_ff": 40},
-            "train": {"steps": steps, "batch_size": 4, "lr": 1e-3, "schedule": "linear", "warmup_fraction": 0.1,
-                      "weight_decay": 0.01, "eval_every": 0, "log_every": 2, "seed": 0},
-            "label_smoothing": 0.0, "init_from": "tiny-bert"}
+    return {
+        "family": "cls",
+        "model": {"n_layers": 2, "d_model": 32, "n_heads": 4, "d_ff": 40},
+        "train": {
+            "steps": steps,
+            "batch_size": 4,
+            "lr": 1e-3,
+            "schedule": "linear",
+            "warmup_fraction": 0.1,
+            "weight_decay": 0.01,
+            "eval_every": 0,
+            "log_every": 2,
+            "seed": 0,
+        },
+        "label_smoothing": 0.0,
+        "init_from": "tiny-bert",
+    }
 
 
 def analysis_spec(task: str, selection: str) -> dict:
-    return {"task": task, "seed": 0, "data_seed": 0, "selection": selection, "main": True,
-            "analysis": {"selection_examples": 4, "importance_examples": 8, "eval_batch_size": 4, "random_orders": 1,
-                         "bootstrap_resamples": 50, "alpha": 0.01, "decode_extra_tokens": 4}, "label_smoothing": 0.0}
+    return {
+        "task": task,
+        "seed": 0,
+        "data_seed": 0,
+        "selection": selection,
+        "main": True,
+        "analysis": {
+            "selection_examples": 4,
+            "importance_examples": 8,
+            "eval_batch_size": 4,
+            "random_orders": 1,
+            "bootstrap_resamples": 50,
+            "alpha": 0.01,
+            "decode_extra_tokens": 4,
+        },
+        "label_smoothing": 0.0,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -124,21 +216,63 @@ def paper_run(tmp_path_factory):
     mirror = root / "mirror"
     write_mirror(mirror)
     tasks = root / "hub_tasks"
-    sizes = {"nli": ["train=8", "selection=3", "test=3", "test_mismatched=2"], "sst2": ["train=4", "selection=2", "test=2"],
-             "mt": ["train=6", "selection=2", "test=2", "test_ood=2"], "cola": ["train=3", "selection=2", "test=2"],
-             "mrpc": ["train=3", "selection=2", "test=2"], "iwslt": ["train=6", "valid=2", "test=2"]}
+    sizes = {
+        "nli": ["train=8", "selection=3", "test=3", "test_mismatched=2"],
+        "sst2": ["train=4", "selection=2", "test=2"],
+        "mt": ["train=6", "selection=2", "test=2", "test_ood=2"],
+        "cola": ["train=3", "selection=2", "test=2"],
+        "mrpc": ["train=3", "selection=2", "test=2"],
+        "iwslt": ["train=6", "valid=2", "test=2"],
+    }
     for task, task_sizes in sizes.items():
         options = ["--final-sep"] if task not in ("mt", "iwslt") else []
-        args = ["sixteen_heads", "hub-data", "--task", task, "--tokenizer", str(checkpoint), "--max-len", "32",
-                "--seed", "0", "--mirror", str(mirror), "--out", str(tasks / f"{task}.npz"), *options]
+        args = [
+            "sixteen_heads",
+            "hub-data",
+            "--task",
+            task,
+            "--tokenizer",
+            str(checkpoint),
+            "--max-len",
+            "32",
+            "--seed",
+            "0",
+            "--mirror",
+            str(mirror),
+            "--out",
+            str(tasks / f"{task}.npz"),
+            *options,
+        ]
         assert main(args + [a for s in task_sizes for a in ("--size", s)]) == 0, task
     converted = root / "pretrained" / "cls"
     assert main(["sixteen_heads", "convert", "--checkpoint", str(checkpoint), "--out-dir", str(converted)]) == 0
     run = root / "runs" / "nli" / "seed0"
-    assert main(["sixteen_heads", "train", "--task-file", str(tasks / "nli.npz"), "--spec", json.dumps(cls_spec()),
-                 "--run-dir", str(run), "--init-from", str(converted)]) == 0
-    return {"root": root, "hf": hf, "checkpoint": checkpoint, "tasks": tasks, "converted": converted, "run": run,
-            "mirror": mirror}
+    assert (
+        main(
+            [
+                "sixteen_heads",
+                "train",
+                "--task-file",
+                str(tasks / "nli.npz"),
+                "--spec",
+                json.dumps(cls_spec()),
+                "--run-dir",
+                str(run),
+                "--init-from",
+                str(converted),
+            ]
+        )
+        == 0
+    )
+    return {
+        "root": root,
+        "hf": hf,
+        "checkpoint": checkpoint,
+        "tasks": tasks,
+        "converted": converted,
+        "run": run,
+        "mirror": mirror,
+    }
 
 
 def tokenizer(paper_run):
@@ -207,8 +341,18 @@ def test_translation_rows_come_from_wmt_and_mtnt(paper_run):
 
 
 def test_hub_data_errors_name_the_problem(paper_run, tmp_path, capsys):
-    base = ["sixteen_heads", "hub-data", "--task", "mt", "--tokenizer", str(paper_run["checkpoint"]), "--max-len", "32",
-            "--out", str(tmp_path / "mt.npz")]
+    base = [
+        "sixteen_heads",
+        "hub-data",
+        "--task",
+        "mt",
+        "--tokenizer",
+        str(paper_run["checkpoint"]),
+        "--max-len",
+        "32",
+        "--out",
+        str(tmp_path / "mt.npz"),
+    ]
     assert main(base + ["--size", "test_ood=2"]) == 2  # MTNT has no hub copy: without a mirror it cannot be read
     assert "mtnt" in capsys.readouterr().err
     assert main(base + ["--size", "valid=2", "--mirror", str(paper_run["mirror"])]) == 2
@@ -275,9 +419,23 @@ def test_fine_tuned_run_starts_from_the_pretrained_body(paper_run):
 
 def test_ablation_runs_on_the_fine_tuned_bert(paper_run, tmp_path):
     out = tmp_path / "nli_seed0_ablation.csv"
-    assert main(["sixteen_heads", "ablate", "--run-dir", str(paper_run["run"]),
-                 "--task-file", str(paper_run["tasks"] / "nli.npz"), "--spec", json.dumps(analysis_spec("nli", "train")),
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "sixteen_heads",
+                "ablate",
+                "--run-dir",
+                str(paper_run["run"]),
+                "--task-file",
+                str(paper_run["tasks"] / "nli.npz"),
+                "--spec",
+                json.dumps(analysis_spec("nli", "train")),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     df = pd.read_csv(out)
     single = df[(df["experiment"] == "single") & (df["set"] == "test")]
     assert len(single) == 2 * 4  # every head of the 2x4 BERT
@@ -285,34 +443,103 @@ def test_ablation_runs_on_the_fine_tuned_bert(paper_run, tmp_path):
 
 
 def test_translation_trains_from_scratch_on_hub_data_and_decodes(paper_run, tmp_path):
-    spec = {"family": "s2s", "model": {"n_layers": 1, "d_model": 16, "n_heads": 2, "d_ff": 32, "max_seq_len": 32,
-                                       "block": "post_ln", "position": "sinusoidal"},
-            "train": {"steps": 3, "batch_size": 2, "lr": 1e-3, "schedule": "inverse_sqrt", "warmup_fraction": 0.34,
-                      "eval_every": 0, "log_every": 1, "seed": 0}, "label_smoothing": 0.1}
+    spec = {
+        "family": "s2s",
+        "model": {
+            "n_layers": 1,
+            "d_model": 16,
+            "n_heads": 2,
+            "d_ff": 32,
+            "max_seq_len": 32,
+            "block": "post_ln",
+            "position": "sinusoidal",
+        },
+        "train": {
+            "steps": 3,
+            "batch_size": 2,
+            "lr": 1e-3,
+            "schedule": "inverse_sqrt",
+            "warmup_fraction": 0.34,
+            "eval_every": 0,
+            "log_every": 1,
+            "seed": 0,
+        },
+        "label_smoothing": 0.1,
+    }
     run = tmp_path / "mt" / "seed0"
     task_file = str(paper_run["tasks"] / "mt.npz")
-    assert main(["sixteen_heads", "train", "--task-file", task_file, "--spec", json.dumps(spec), "--run-dir", str(run)]) == 0
+    assert (
+        main(["sixteen_heads", "train", "--task-file", task_file, "--spec", json.dumps(spec), "--run-dir", str(run)])
+        == 0
+    )
     assert "init_from" not in json.dumps(json.loads((run / "run.json").read_text()))
     out = tmp_path / "mt_seed0_ablation.csv"
-    assert main(["sixteen_heads", "ablate", "--run-dir", str(run), "--task-file", task_file,
-                 "--spec", json.dumps(analysis_spec("mt", "selection")), "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "sixteen_heads",
+                "ablate",
+                "--run-dir",
+                str(run),
+                "--task-file",
+                task_file,
+                "--spec",
+                json.dumps(analysis_spec("mt", "selection")),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     df = pd.read_csv(out)
     assert set(df["type"].dropna()) == {"enc_self", "dec_self", "cross"} and (df["metric"] == "bleu").all()
 
 
 def test_init_from_refuses_what_it_cannot_start(paper_run, tmp_path, capsys):
     spec = dict(cls_spec(), family="s2s")
-    args = ["sixteen_heads", "train", "--task-file", str(paper_run["tasks"] / "mt.npz"), "--spec", json.dumps(spec),
-            "--run-dir", str(tmp_path / "a"), "--init-from", str(paper_run["converted"])]
+    args = [
+        "sixteen_heads",
+        "train",
+        "--task-file",
+        str(paper_run["tasks"] / "mt.npz"),
+        "--spec",
+        json.dumps(spec),
+        "--run-dir",
+        str(tmp_path / "a"),
+        "--init-from",
+        str(paper_run["converted"]),
+    ]
     assert main(args) == 2 and "family 's2s' has no converted checkpoint" in capsys.readouterr().err
     wide = dict(cls_spec(), model={"n_layers": 2, "d_model": 64, "n_heads": 4, "d_ff": 40})
-    args = ["sixteen_heads", "train", "--task-file", str(paper_run["tasks"] / "nli.npz"), "--spec", json.dumps(wide),
-            "--run-dir", str(tmp_path / "b"), "--init-from", str(paper_run["converted"])]
+    args = [
+        "sixteen_heads",
+        "train",
+        "--task-file",
+        str(paper_run["tasks"] / "nli.npz"),
+        "--spec",
+        json.dumps(wide),
+        "--run-dir",
+        str(tmp_path / "b"),
+        "--init-from",
+        str(paper_run["converted"]),
+    ]
     assert main(args) == 2 and "d_model (64 vs 32)" in capsys.readouterr().err
     synthetic = tmp_path / "nli_synthetic.npz"
-    assert main(["data", "synthetic", "--task", "nli", "--seed", "0", "--size", "train=8", "--out", str(synthetic)]) == 0
-    args = ["sixteen_heads", "train", "--task-file", str(synthetic), "--spec", json.dumps(cls_spec()),
-            "--run-dir", str(tmp_path / "c"), "--init-from", str(paper_run["converted"])]
+    assert (
+        main(["data", "synthetic", "--task", "nli", "--seed", "0", "--size", "train=8", "--out", str(synthetic)]) == 0
+    )
+    args = [
+        "sixteen_heads",
+        "train",
+        "--task-file",
+        str(synthetic),
+        "--spec",
+        json.dumps(cls_spec()),
+        "--run-dir",
+        str(tmp_path / "c"),
+        "--init-from",
+        str(paper_run["converted"]),
+    ]
     assert main(args) == 2 and "tokenise the task with the checkpoint's tokenizer" in capsys.readouterr().err
 
 
@@ -334,8 +561,17 @@ def test_load_initial_weights_checks_every_tensor(tmp_path):
     from repro.models import TransformerConfig
     from repro.training import save_weights
 
-    cfg = TransformerConfig(vocab_size=11, n_layers=1, d_model=8, n_heads=2, d_ff=16, max_seq_len=8, causal=False,
-                            output="classifier", n_classes=2)
+    cfg = TransformerConfig(
+        vocab_size=11,
+        n_layers=1,
+        d_model=8,
+        n_heads=2,
+        d_ff=16,
+        max_seq_len=8,
+        causal=False,
+        output="classifier",
+        n_classes=2,
+    )
     torch.manual_seed(0)
     source = runs.build_model("cls", {"model": cfg})
     save_weights(source, tmp_path / "w.safetensors")
@@ -344,7 +580,9 @@ def test_load_initial_weights_checks_every_tensor(tmp_path):
     with pytest.raises(CheckpointError, match="classifier.weight has shape"):
         load_initial_weights(target, tmp_path / "w.safetensors")
     assert load_initial_weights(target, tmp_path / "w.safetensors", keep_init=("classifier.",)) == [
-        "classifier.weight", "classifier.bias"]
+        "classifier.weight",
+        "classifier.bias",
+    ]
     assert torch.equal(target.tok_emb.weight, source.tok_emb.weight)
     wider = runs.build_model("cls", {"model": TransformerConfig(**dict(cfg.to_dict(), d_ff=32))})
     with pytest.raises(CheckpointError, match="fc_in.weight has shape"):
@@ -352,8 +590,10 @@ def test_load_initial_weights_checks_every_tensor(tmp_path):
 
 
 def test_scale_files_select_the_data_source():
-    scales = {name: yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text())["sixteen_heads"]
-              for name in ("smoke", "config", "paper")}
+    scales = {
+        name: yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text())["sixteen_heads"]
+        for name in ("smoke", "config", "paper")
+    }
     assert scales["smoke"]["data_source"] == scales["config"]["data_source"] == "synthetic"
     paper = scales["paper"]
     assert paper["data_source"] == "hub"

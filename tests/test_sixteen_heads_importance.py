@@ -10,7 +10,10 @@ import torch
 
 from repro.analysis import heads as H
 from repro.analysis.head_importance import (
-    classification_loss_sum, head_importance, normalize_by_layer, translation_loss_sum,
+    classification_loss_sum,
+    head_importance,
+    normalize_by_layer,
+    translation_loss_sum,
 )
 from repro.models import EncoderDecoder, TransformerConfig
 from repro.models.segments import SegmentTransformer
@@ -32,9 +35,20 @@ def _perturb(model, scale=0.3):
 
 
 def small_classifier(seed=0, dropout=0.0):
-    cfg = TransformerConfig(vocab_size=20, n_layers=3, d_model=24, n_heads=4, d_ff=32, max_seq_len=16,
-                            block="post_ln", causal=False, output="classifier", n_classes=3,
-                            dropout=dropout, attn_dropout=dropout)
+    cfg = TransformerConfig(
+        vocab_size=20,
+        n_layers=3,
+        d_model=24,
+        n_heads=4,
+        d_ff=32,
+        max_seq_len=16,
+        block="post_ln",
+        causal=False,
+        output="classifier",
+        n_classes=3,
+        dropout=dropout,
+        attn_dropout=dropout,
+    )
     torch.manual_seed(seed)
     return _perturb(SegmentTransformer(cfg, sep_id=2).double().eval())
 
@@ -66,8 +80,13 @@ def translator_batches():
     tgt = torch.randint(3, 20, (4, 8), generator=gen)
     tgt[:, 0] = 1
     tgt[1, 5:] = 0
-    batch = {"src_ids": src, "tgt_ids": tgt[:, :-1], "labels": tgt[:, 1:],
-             "src_padding_mask": src != 0, "tgt_padding_mask": tgt[:, :-1] != 0}
+    batch = {
+        "src_ids": src,
+        "tgt_ids": tgt[:, :-1],
+        "labels": tgt[:, 1:],
+        "src_padding_mask": src != 0,
+        "tgt_padding_mask": tgt[:, :-1] != 0,
+    }
     return [batch]
 
 

@@ -13,9 +13,9 @@ import torch
 
 from repro.analysis import heads as H
 from repro.analysis.decoding import cached_greedy_decode
-from repro.papers.sixteen_heads.head_eval import ClassifierEvaluator, TranslationEvaluator
 from repro.models import EncoderDecoder, TransformerConfig, prune_heads
 from repro.models.segments import SegmentTransformer
+from repro.papers.sixteen_heads.head_eval import ClassifierEvaluator, TranslationEvaluator
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -28,8 +28,19 @@ def one_thread():
 
 
 def classifier(dtype=torch.float64, seed=0):
-    cfg = TransformerConfig(vocab_size=20, n_layers=3, d_model=24, n_heads=4, d_ff=32, max_seq_len=16,
-                            block="post_ln", causal=False, output="classifier", n_classes=3, vo_bias=True)
+    cfg = TransformerConfig(
+        vocab_size=20,
+        n_layers=3,
+        d_model=24,
+        n_heads=4,
+        d_ff=32,
+        max_seq_len=16,
+        block="post_ln",
+        causal=False,
+        output="classifier",
+        n_classes=3,
+        vo_bias=True,
+    )
     torch.manual_seed(seed)
     model = SegmentTransformer(cfg, sep_id=2).to(dtype).eval()
     for p in model.parameters():
@@ -46,11 +57,25 @@ def classifier_set(n=40, seed=1):
 
 
 def translator(block="pre_ln", position="sinusoidal", dtype=torch.float64, seed=0):
-    kw = dict(vocab_size=20, n_layers=2, d_model=24, n_heads=4, d_ff=32, max_seq_len=24, block=block,
-              position=position, vo_bias=True)
+    kw = dict(
+        vocab_size=20,
+        n_layers=2,
+        d_model=24,
+        n_heads=4,
+        d_ff=32,
+        max_seq_len=24,
+        block=block,
+        position=position,
+        vo_bias=True,
+    )
     torch.manual_seed(seed)
-    model = EncoderDecoder(TransformerConfig(**kw, causal=False, output="none"),
-                           TransformerConfig(**kw, cross_attention=True)).to(dtype).eval()
+    model = (
+        EncoderDecoder(
+            TransformerConfig(**kw, causal=False, output="none"), TransformerConfig(**kw, cross_attention=True)
+        )
+        .to(dtype)
+        .eval()
+    )
     for p in model.parameters():
         p.data.add_(0.3 * torch.randn_like(p))
     return model
@@ -102,12 +127,15 @@ def test_physically_pruned_classifier_scores_like_the_masked_one(heads):
 def test_cached_decoding_equals_greedy_decode(block, position):
     model = translator(block, position)
     src, _ = translation_set()
-    masks = H.masks_without(model, [("enc_self", 0, 1), ("dec_self", 1, 2), ("cross", 0, 0), ("cross", 0, 3)],
-                            torch.float64)
+    masks = H.masks_without(
+        model, [("enc_self", 0, 1), ("dec_self", 1, 2), ("cross", 0, 0), ("cross", 0, 3)], torch.float64
+    )
     arg = H.model_mask(model, masks)
     pad = src != 0
     expected = model.greedy_decode(src, 1, 2, max_len=20, src_padding_mask=pad, head_mask=arg)
-    assert torch.equal(cached_greedy_decode(model, src, 1, 2, max_len=20, src_padding_mask=pad, head_mask=arg), expected)
+    assert torch.equal(
+        cached_greedy_decode(model, src, 1, 2, max_len=20, src_padding_mask=pad, head_mask=arg), expected
+    )
     memory = model.encode(src, pad, arg)
     assert torch.equal(cached_greedy_decode(model, src, 1, 2, 20, pad, arg, memory=memory), expected)
 
@@ -124,18 +152,22 @@ def test_translation_evaluator_reuses_the_encoder_only_when_enc_self_is_whole():
     evaluator = TranslationEvaluator(model, {"test": (src, tgt)}, bos_id=1, eos_id=2, extra_tokens=4)
     for heads in ([("dec_self", 0, 1)], [("enc_self", 1, 3)], [("cross", 1, h) for h in range(4)]):
         masks = H.masks_without(model, heads, torch.float64)
-        out = model.greedy_decode(src, 1, 2, evaluator.max_len("test"), src_padding_mask=src != 0,
-                                  head_mask=H.model_mask(model, masks))
+        out = model.greedy_decode(
+            src, 1, 2, evaluator.max_len("test"), src_padding_mask=src != 0, head_mask=H.model_mask(model, masks)
+        )
         # Cut at EOS; BOS and PAD ids are not words.
         words = [" ".join(str(t) for t in row[: (row + [2]).index(2)] if t not in (0, 1)) for row in out.tolist()]
         assert evaluator.decode(masks, "test") == words
 
 
-@pytest.mark.parametrize("heads", [
-    [("enc_self", 0, 2)],
-    [("dec_self", 1, 0), ("cross", 0, 1), ("cross", 0, 2)],
-    [("cross", 1, h) for h in range(4)] + [("enc_self", 1, 0)],
-])
+@pytest.mark.parametrize(
+    "heads",
+    [
+        [("enc_self", 0, 2)],
+        [("dec_self", 1, 0), ("cross", 0, 1), ("cross", 0, 2)],
+        [("cross", 1, h) for h in range(4)] + [("enc_self", 1, 0)],
+    ],
+)
 def test_physically_pruned_translator_scores_like_the_masked_one(heads):
     model = translator(dtype=torch.float32)
     src, tgt = translation_set(n=30)

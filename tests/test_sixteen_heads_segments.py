@@ -2,14 +2,13 @@
 
 import json
 
-import numpy as np
 import pytest
 import torch
 
-from repro.papers.sixteen_heads import runs
 from repro.data.synthetic import generate_task
 from repro.models import Transformer, TransformerConfig, heads_from_mask, prune_heads
 from repro.models.segments import SegmentTransformer, segment_ids
+from repro.papers.sixteen_heads import runs
 from repro.pipeline.configcheck import PipelineConfigError, check_config
 
 
@@ -36,8 +35,18 @@ def test_segment_ids_by_hand():
 
 
 def cfg(**kw):
-    base = dict(vocab_size=20, n_layers=2, d_model=16, n_heads=4, d_ff=24, max_seq_len=12, causal=False,
-                output="classifier", n_classes=3, block="post_ln")
+    base = dict(
+        vocab_size=20,
+        n_layers=2,
+        d_model=16,
+        n_heads=4,
+        d_ff=24,
+        max_seq_len=12,
+        causal=False,
+        output="classifier",
+        n_classes=3,
+        block="post_ln",
+    )
     return TransformerConfig(**{**base, **kw})
 
 
@@ -68,13 +77,16 @@ def test_segment_model_masks_and_prunes_like_any_model():
 
 def test_run_model_round_trip(tmp_path):
     task = generate_task("nli", 0, sizes={"train": 8, "selection": 2, "test": 2, "test_mismatched": 2})
-    configs = runs.model_configs("cls", {"n_layers": 1, "d_model": 16, "n_heads": 2, "d_ff": 16, "max_seq_len": 40}, task)
+    configs = runs.model_configs(
+        "cls", {"n_layers": 1, "d_model": 16, "n_heads": 2, "d_ff": 16, "max_seq_len": 40}, task
+    )
     assert configs["model"].n_classes == 3 and configs["model"].vocab_size == task.meta["vocab_size"]
     sep = runs.separator_id(task)
     torch.manual_seed(0)
     model = runs.build_model("cls", configs, sep)
     runs.write_run_model(tmp_path, "cls", configs, sep)
     from repro.training import save_weights
+
     save_weights(model, tmp_path / "model.safetensors")
     family, loaded = runs.load_run_model(tmp_path)
     assert family == "cls" and isinstance(loaded, SegmentTransformer) and loaded.sep_id == sep
@@ -101,8 +113,9 @@ def test_translation_configs_and_length_check():
 
 
 def test_config_check_names_bad_task_settings():
-    import yaml
     from pathlib import Path
+
+    import yaml
 
     config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "config.yaml").read_text())
     config["sixteen_heads"]["tasks"]["nli"]["family"] = "s2s"

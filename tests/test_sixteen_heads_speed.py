@@ -17,12 +17,12 @@ import pytest
 import torch
 
 from repro.analysis import heads as H
-from repro.papers.sixteen_heads import pruned_speed as speed
-from repro.papers.sixteen_heads.head_eval import Evaluation
 from repro.analysis.throughput import time_interleaved
-from repro.papers.sixteen_heads.commands import importance_curves
 from repro.models import EncoderDecoder, TransformerConfig
 from repro.models.segments import SegmentTransformer
+from repro.papers.sixteen_heads import pruned_speed as speed
+from repro.papers.sixteen_heads.commands import importance_curves
+from repro.papers.sixteen_heads.head_eval import Evaluation
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -34,8 +34,19 @@ def one_thread():
 
 
 def classifier(seed=0):
-    cfg = TransformerConfig(vocab_size=20, n_layers=3, d_model=24, n_heads=4, d_ff=32, max_seq_len=16,
-                            block="pre_ln", causal=False, output="classifier", n_classes=3, vo_bias=True)
+    cfg = TransformerConfig(
+        vocab_size=20,
+        n_layers=3,
+        d_model=24,
+        n_heads=4,
+        d_ff=32,
+        max_seq_len=16,
+        block="pre_ln",
+        causal=False,
+        output="classifier",
+        n_classes=3,
+        vo_bias=True,
+    )
     torch.manual_seed(seed)
     model = SegmentTransformer(cfg, sep_id=2).eval()
     for p in model.parameters():
@@ -86,7 +97,9 @@ def test_pruned_copy_equals_the_masked_model(heads):
     assert speed.attention_weights(model) - speed.attention_weights(pruned) == len(heads) * 4 * 6 * 24
     facts = speed.model_facts({"original": model, "pruned": pruned}).set_index("variant")
     assert facts.loc["pruned", "heads"] == 12 - len(heads)
-    assert facts.loc["original", "parameters"] - facts.loc["pruned", "parameters"] == len(heads) * (4 * 6 * 24 + 3 * 6)  # + Q, K, V biases
+    assert facts.loc["original", "parameters"] - facts.loc["pruned", "parameters"] == len(heads) * (
+        4 * 6 * 24 + 3 * 6
+    )  # + Q, K, V biases
 
 
 def test_half_the_heads_halve_the_attention_weights_and_timing_runs():
@@ -102,11 +115,13 @@ def test_half_the_heads_halve_the_attention_weights_and_timing_runs():
 
 
 def test_summarize_speed_by_hand():
-    timings = pd.DataFrame({
-        "batch_size": [1] * 6 + [8] * 4,
-        "variant": ["original", "pruned"] * 3 + ["original", "pruned"] * 2,
-        "examples_per_s": [10.0, 11.0, 12.0, 13.0, 50.0, 12.0, 100.0, 130.0, 110.0, 140.0],
-    })
+    timings = pd.DataFrame(
+        {
+            "batch_size": [1] * 6 + [8] * 4,
+            "variant": ["original", "pruned"] * 3 + ["original", "pruned"] * 2,
+            "examples_per_s": [10.0, 11.0, 12.0, 13.0, 50.0, 12.0, 100.0, 130.0, 110.0, 140.0],
+        }
+    )
     out = speed.summarize_speed(timings, "original").set_index(["batch_size", "variant"])
     assert out.loc[(1, "original"), "median"] == 12.0
     assert out.loc[(1, "pruned"), "median"] == 12.0
@@ -132,8 +147,9 @@ class CountingEvaluator:
 
 def test_importance_curves_prune_within_one_type_in_importance_order():
     kw = dict(vocab_size=20, n_layers=2, d_model=16, n_heads=4, d_ff=16, max_seq_len=16)
-    model = EncoderDecoder(TransformerConfig(**kw, causal=False, output="none"),
-                           TransformerConfig(**kw, cross_attention=True))
+    model = EncoderDecoder(
+        TransformerConfig(**kw, causal=False, output="none"), TransformerConfig(**kw, cross_attention=True)
+    )
     gen = torch.Generator().manual_seed(0)
     normalised = {kind: torch.rand(2, 4, generator=gen) for kind in ("enc_self", "cross", "dec_self")}
     evaluator = CountingEvaluator()
@@ -143,11 +159,14 @@ def test_importance_curves_prune_within_one_type_in_importance_order():
     assert cross["n_heads"].iloc[0] == 8
     assert cross["n_pruned"].tolist() == [-(-8 * p // 100) for p in range(0, 91, 10)]
     # Masks of the cross-only curve remove cross heads only, lowest importance first, nested.
-    cross_masks = [m for m in evaluator.seen if (m["cross"] == 0).any() and (m["enc_self"] == 1).all()
-                   and (m["dec_self"] == 1).all()]
+    cross_masks = [
+        m
+        for m in evaluator.seen
+        if (m["cross"] == 0).any() and (m["enc_self"] == 1).all() and (m["dec_self"] == 1).all()
+    ]
     removed = [set(map(tuple, (m["cross"] == 0).nonzero().tolist())) for m in cross_masks]
     assert all(a <= b for a, b in zip(removed, removed[1:]))
-    ranking = sorted(((float(normalised["cross"][l, h]), (l, h)) for l in range(2) for h in range(4)))
+    ranking = sorted((float(normalised["cross"][l, h]), (l, h)) for l in range(2) for h in range(4))
     assert removed[0] == {ranking[0][1]}
     all_scope = curves[curves["scope"] == "all"]
     assert all_scope["n_heads"].iloc[0] == 24 and all_scope["score"].iloc[0] == 100.0

@@ -5,11 +5,11 @@ import pandas as pd
 import pytest
 from sacrebleu.metrics import BLEU
 
-from repro.papers.sixteen_heads import head_summaries as S
 from repro.analysis.bleu import bleu_from_stats, corpus_bleu, ids_to_text, sentence_stats
+from repro.analysis.significance import bootstrap_indices, mcnemar_p, paired_bleu_p
+from repro.papers.sixteen_heads import head_summaries as S
 from repro.papers.sixteen_heads.head_eval import classification_score, confusion_stats
 from repro.papers.sixteen_heads.head_sweeps import best_kept_heads, order_by_score, pruning_counts, random_order
-from repro.analysis.significance import bootstrap_indices, mcnemar_p, paired_bleu_p
 
 
 def random_corpus(seed, n=60, noise=0.3):
@@ -135,10 +135,21 @@ def test_orders():
 def test_best_kept_heads_chooses_on_one_set_and_reports_on_another():
     rows = []
     for head, (sel, test) in enumerate([(70.0, 60.0), (80.0, 50.0), (80.0, 55.0)]):
-        rows.append(dict(seed=0, type="self", layer=0, kept_head=head, set="selection", score=sel, delta=sel - 90,
-                         p_value=0.5))
-        rows.append(dict(seed=0, type="self", layer=0, kept_head=head, set="test", score=test, delta=test - 65,
-                         p_value=0.001 * (head + 1)))
+        rows.append(
+            dict(seed=0, type="self", layer=0, kept_head=head, set="selection", score=sel, delta=sel - 90, p_value=0.5)
+        )
+        rows.append(
+            dict(
+                seed=0,
+                type="self",
+                layer=0,
+                kept_head=head,
+                set="test",
+                score=test,
+                delta=test - 65,
+                p_value=0.001 * (head + 1),
+            )
+        )
     table = pd.DataFrame(rows)
     held = best_kept_heads(table, "selection", "test", by=("seed", "type", "layer"))
     assert held["kept_head"].tolist() == [1]  # tie on selection (80, 80): lowest head id

@@ -18,7 +18,10 @@ BASE = dict(steps=100, batch_size=8, lr=1e-3)
         ({"batch_size": True}, r"TrainConfig\.batch_size=True"),
         ({"lr": 0.0}, r"TrainConfig\.lr=0\.0: must be a positive number"),
         ({"lr": float("nan")}, r"TrainConfig\.lr=nan"),
-        ({"schedule": "step"}, r"TrainConfig\.schedule='step': choose one of: constant, linear, cosine, inverse_sqrt, triangular"),
+        (
+            {"schedule": "step"},
+            r"TrainConfig\.schedule='step': choose one of: constant, linear, cosine, inverse_sqrt, triangular",
+        ),
         ({"warmup_steps": 100}, r"TrainConfig\.warmup_steps=100: must be an integer in \[0, steps=100\)"),
         ({"warmup_steps": 5, "warmup_fraction": 0.1}, r"warmup_steps.*not both"),
         ({"warmup_fraction": 1.0}, r"TrainConfig\.warmup_fraction=1\.0: must be a number in \[0, 1\)"),
@@ -36,10 +39,16 @@ BASE = dict(steps=100, batch_size=8, lr=1e-3)
         ({"log_every": 0}, r"TrainConfig\.log_every=0: must be an integer >= 1"),
         ({"threads": 0}, r"TrainConfig\.threads=0"),
         ({"seed": -1}, r"TrainConfig\.seed=-1"),
-        ({"keep_checkpoints_at": (0, 50)}, r"TrainConfig\.keep_checkpoints_at=\(0, 50\): must list integers in \[1, steps=100\]"),
+        (
+            {"keep_checkpoints_at": (0, 50)},
+            r"TrainConfig\.keep_checkpoints_at=\(0, 50\): must list integers in \[1, steps=100\]",
+        ),
         ({"keep_checkpoints_at": (101,)}, r"TrainConfig\.keep_checkpoints_at"),
         ({"time_budget_s": 0}, r"TrainConfig\.time_budget_s=0: must be a positive number of seconds"),
-        ({"time_budget_s": 60, "warmup_steps": 5}, r"TrainConfig\.warmup_steps=5: with time_budget_s .* give warmup_fraction"),
+        (
+            {"time_budget_s": 60, "warmup_steps": 5},
+            r"TrainConfig\.warmup_steps=5: with time_budget_s .* give warmup_fraction",
+        ),
         ({"device": "gpu7"}, r"TrainConfig\.device='gpu7'"),
     ],
 )

@@ -22,7 +22,9 @@ HASH_BEFORE_PRECISION = "7b83c09b6f02206829d335acd5c58271f021ab641c41849e4465ea8
 
 def tiny_lm() -> torch.nn.Module:
     torch.manual_seed(3)
-    return build_model(TransformerConfig(vocab_size=VOCAB, n_layers=2, d_model=16, n_heads=2, d_ff=32, max_seq_len=LENGTH))
+    return build_model(
+        TransformerConfig(vocab_size=VOCAB, n_layers=2, d_model=16, n_heads=2, d_ff=32, max_seq_len=LENGTH)
+    )
 
 
 def task() -> LanguageModelTask:
@@ -70,8 +72,14 @@ def test_bf16_autocast_trains_with_fp32_weights_and_differs_from_fp32(tmp_path):
 
 def test_a_bf16_checkpoint_is_not_resumed_as_fp32(tmp_path):
     with pytest.raises(TrainingInterrupted):
-        train(tiny_lm(), task(), config(steps=4, checkpoint_every=2, precision="bf16"), tmp_path,
-              progress=False, interrupt_after=3)
+        train(
+            tiny_lm(),
+            task(),
+            config(steps=4, checkpoint_every=2, precision="bf16"),
+            tmp_path,
+            progress=False,
+            interrupt_after=3,
+        )
     with pytest.raises(ConfigMismatchError, match="precision"):
         train(tiny_lm(), task(), config(steps=4, checkpoint_every=2), tmp_path, progress=False)
 

@@ -48,7 +48,9 @@ class StandIn(nn.Module):
 def make_task() -> LanguageModelTask:
     g = torch.Generator().manual_seed(123)
     return LanguageModelTask(
-        torch.randint(VOCAB, (40, LENGTH), generator=g), torch.randint(VOCAB, (12, LENGTH), generator=g), eval_batch_size=5
+        torch.randint(VOCAB, (40, LENGTH), generator=g),
+        torch.randint(VOCAB, (12, LENGTH), generator=g),
+        eval_batch_size=5,
     )
 
 
@@ -179,7 +181,9 @@ def test_deleted_results_of_a_finished_run_come_back_without_training(uninterrup
     assert result.resumed_from == 12  # loaded, not trained
     for name, data in published.items():
         assert (run_dir / name).read_bytes() == data, name
-    assert json.loads((run_dir / "run.json").read_text())["final"] == json.loads((dir_a / "run.json").read_text())["final"]
+    assert (
+        json.loads((run_dir / "run.json").read_text())["final"] == json.loads((dir_a / "run.json").read_text())["final"]
+    )
 
 
 def test_two_runs_write_identical_weight_files(uninterrupted, tmp_path):
@@ -322,8 +326,14 @@ def test_execution_settings_do_not_block_resume(checkpointed, tmp_path):
 def test_time_budget_stops_training_and_drives_the_schedule(tmp_path):
     budget = 0.4
     config = make_config(
-        steps=10**6, time_budget_s=budget, warmup_steps=None, warmup_fraction=0.1, eval_every=0,
-        log_every=5, checkpoint_every=0, keep_checkpoints_at=(),
+        steps=10**6,
+        time_budget_s=budget,
+        warmup_steps=None,
+        warmup_fraction=0.1,
+        eval_every=0,
+        log_every=5,
+        checkpoint_every=0,
+        keep_checkpoints_at=(),
     )
     _, result = run(tmp_path, config)
     rows = metrics_rows(tmp_path, drop=())
@@ -395,5 +405,7 @@ def test_a_damaged_weight_file_says_how_to_rebuild_it(uninterrupted, tmp_path):
     _, dir_a = uninterrupted
     damaged = tmp_path / "model.safetensors"
     damaged.write_bytes((dir_a / "model.safetensors").read_bytes()[:100])
-    with pytest.raises(CheckpointError, match=r"model.safetensors: unreadable safetensors.*delete .* rerun the same snakemake"):
+    with pytest.raises(
+        CheckpointError, match=r"model.safetensors: unreadable safetensors.*delete .* rerun the same snakemake"
+    ):
         load_weights(fresh_model(), damaged)

@@ -32,7 +32,9 @@ def fairseq_inverse_sqrt(step: int, init: float = 1e-7) -> float:
 
 @pytest.mark.parametrize("step", [0, 1, 25, WARMUP, 525, TOTAL - 1, TOTAL])
 def test_linear_matches_hf_polynomial(step):
-    assert at_step("linear", step, warmup=WARMUP / TOTAL, min_lr=MIN_LR) == pytest.approx(hf_polynomial_power1(step), rel=1e-12, abs=1e-15)
+    assert at_step("linear", step, warmup=WARMUP / TOTAL, min_lr=MIN_LR) == pytest.approx(
+        hf_polynomial_power1(step), rel=1e-12, abs=1e-15
+    )
 
 
 def test_linear_key_values():

@@ -176,7 +176,9 @@ class ToySeq2Seq(nn.Module):
 
     def forward(self, src_ids, tgt_ids, *, head_mask=None, src_padding_mask=None, tgt_padding_mask=None):
         self.calls.append((src_ids, tgt_ids, src_padding_mask, tgt_padding_mask))
-        keep = (src_padding_mask if src_padding_mask is not None else torch.ones_like(src_ids, dtype=torch.bool)).float()
+        keep = (
+            src_padding_mask if src_padding_mask is not None else torch.ones_like(src_ids, dtype=torch.bool)
+        ).float()
         context = (self.table(src_ids) * keep[..., None]).sum(1) / keep.sum(1, keepdim=True)
         return self.table(tgt_ids) + context[:, None, :]
 

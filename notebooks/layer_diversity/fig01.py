@@ -55,9 +55,14 @@ ax.text(mean[0] + 0.06, mean[1] + 0.06, "ō (the stream)", color="#0072B2", font
 ax.scatter(*target, marker="*", s=220, color="#D55E00", zorder=4)
 ax.text(target[0] + 0.07, target[1], "y (truth)", color="#D55E00", fontsize=9)
 ax.annotate("", xy=target, xytext=mean, arrowprops={"arrowstyle": "<->", "color": "#0072B2", "lw": 1.6})
-ax.text(0.02, 0.02, "MSE ‖ō − y‖²  =  Bias (1/M)Σ‖o_i − y‖² (dotted)\n"
-                    "                     −  Diversity (1/M)Σ‖o_i − ō‖² (solid)",
-        transform=ax.transAxes, fontsize=8, va="bottom")
+ax.text(
+    0.02,
+    0.02,
+    "MSE ‖ō − y‖²  =  Bias (1/M)Σ‖o_i − y‖² (dotted)\n                     −  Diversity (1/M)Σ‖o_i − ō‖² (solid)",
+    transform=ax.transAxes,
+    fontsize=8,
+    va="bottom",
+)
 ax.set_xticks([])
 ax.set_yticks([])
 ax.set_title("Layers as ensemble members (schematic)", fontsize=10)
@@ -78,13 +83,20 @@ ax_terms.set_xlabel("members M")
 ax_terms.set_ylabel("Bias and Diversity")
 ax_terms.set_title("MSE = Bias − Diversity", fontsize=10)
 ax_terms.legend(fontsize=7)
-save_figure(fig, results_dir, paper, item, scale,
-            note="Reconstructed from the paper's description: Fig. 1 is an inferred overview (catalog §3); "
-                 "the inset is the catalog's toy.")
+save_figure(
+    fig,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="Reconstructed from the paper's description: Fig. 1 is an inferred overview (catalog §3); "
+    "the inset is the catalog's toy.",
+)
 
 # %% [markdown]
 # The toy's numbers at a few ensemble sizes:
 
 # %%
-toy[toy["n_members"].isin([1, 2, 4, 8, 16, 32, 64])].pivot_table(index="n_members", columns="ensemble",
-                                                                 values=["mse", "bias", "diversity"]).round(4)
+toy[toy["n_members"].isin([1, 2, 4, 8, 16, 32, 64])].pivot_table(
+    index="n_members", columns="ensemble", values=["mse", "bias", "diversity"]
+).round(4)

@@ -47,8 +47,9 @@ ax.axis("off")
 
 
 def box(x, y, w, h, text, color):
-    ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.08", facecolor=color, edgecolor="#333333",
-                                linewidth=0.8))
+    ax.add_patch(
+        FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.08", facecolor=color, edgecolor="#333333", linewidth=0.8)
+    )
     ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=8.5)
 
 
@@ -63,24 +64,39 @@ for y, label_text in stages:
 ax.text(5.6, 4.45, "⋮", fontsize=16, ha="center")
 box(0.7, 8.2, 2.6, 0.6, "Norm_f (frozen scale)", "#EEEEEE")
 box(0.7, 9.2, 2.6, 0.6, "W_U → K label logits", "#EEEEEE")
-ax.text(4.0, 8.9, "x_L = u₀ + Σ_l (a_l + m_l)   (Eq. 1)\n"
-                  "logit lens:  o_l = W_K·Norm_f(x_l)\n"
-                  "module form:  z = Σ_i W_K·ũ_i (+ W_K·β)", fontsize=8.5, va="top")
+ax.text(
+    4.0,
+    8.9,
+    "x_L = u₀ + Σ_l (a_l + m_l)   (Eq. 1)\nlogit lens:  o_l = W_K·Norm_f(x_l)\nmodule form:  z = Σ_i W_K·ũ_i (+ W_K·β)",
+    fontsize=8.5,
+    va="top",
+)
 ax.set_title("Pre-LN stream as an ensemble (parallel blocks: a_l, m_l both read LN x_{l−1})", fontsize=9)
 
 floor = 1e-18
-rows = checks.melt(id_vars=["family", "depth", "seed", "task"], value_vars=["stream_error", "logit_error"],
-                   var_name="check", value_name="error")
+rows = checks.melt(
+    id_vars=["family", "depth", "seed", "task"],
+    value_vars=["stream_error", "logit_error"],
+    var_name="check",
+    value_name="error",
+)
 offsets = {"stream_error": -0.15, "logit_error": 0.15}
 for family in families:
     for check, marker in (("stream_error", "o"), ("logit_error", "s")):
         part = rows[(rows["family"] == family) & (rows["check"] == check)]
         worst = part.groupby("depth")["error"].max()
-        ax_err.scatter(worst.index + offsets[check] + 0.1 * families.index(family), np.maximum(worst.values, floor),
-                       color=colors[family], marker=marker, s=28,
-                       label=f"{family}: {'|Σu − x_L|' if check == 'stream_error' else '|Σc − z|'}")
+        ax_err.scatter(
+            worst.index + offsets[check] + 0.1 * families.index(family),
+            np.maximum(worst.values, floor),
+            color=colors[family],
+            marker=marker,
+            s=28,
+            label=f"{family}: {'|Σu − x_L|' if check == 'stream_error' else '|Σc − z|'}",
+        )
 ax_err.axhline(floor, color="#bbbbbb", linewidth=0.6)
-ax_err.text(ax_err.get_xlim()[1], floor * 1.6, "errors of exactly 0 drawn here ", fontsize=7, color="#777777", ha="right")
+ax_err.text(
+    ax_err.get_xlim()[1], floor * 1.6, "errors of exactly 0 drawn here ", fontsize=7, color="#777777", ha="right"
+)
 ax_err.axhline(1e-10, color="#0072B2", linestyle=":", linewidth=1)
 ax_err.axhline(1e-8, color="#D55E00", linestyle=":", linewidth=1)
 ax_err.text(ax_err.get_xlim()[0], 1.5e-10, " tolerance |Σu − x_L|", fontsize=7, color="#0072B2")
@@ -92,8 +108,14 @@ ax_err.set_xlabel("model depth L")
 ax_err.set_ylabel("max error over tasks, seeds, examples")
 ax_err.set_title("Exact reconstruction (float64)")
 ax_err.legend(fontsize=7, ncol=1, loc="upper right")
-save_figure(fig, results_dir, paper, item, scale,
-            note="Reconstructed from the paper's description (the figure's content is inferred, catalog §3).")
+save_figure(
+    fig,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="Reconstructed from the paper's description (the figure's content is inferred, catalog §3).",
+)
 
 # %%
 summary = checks.groupby("family")[["stream_error", "logit_error", "module_mse_error"]].max()

@@ -48,8 +48,7 @@ n_seeds = corr["seed"].nunique()
 stats = corr.groupby(["form", "target", "scope", "quantity", "task"])["spearman"].agg(["mean", "std", "count"])
 
 # %%
-fig, axes = plt.subplots(len(targets), len(panels), figsize=(3.1 * len(panels) + 1, 2.5 * len(targets)),
-                         squeeze=False)
+fig, axes = plt.subplots(len(targets), len(panels), figsize=(3.1 * len(panels) + 1, 2.5 * len(targets)), squeeze=False)
 for r, target in enumerate(targets):
     for c, (form, scope) in enumerate(panels):
         ax = axes[r, c]
@@ -66,25 +65,42 @@ for r, target in enumerate(targets):
                 text = "n/a" if np.isnan(grid[i, j]) else f"{grid[i, j]:+.2f}"
                 if not np.isnan(spread[i, j]):
                     text += f"\n±{spread[i, j]:.2f}"
-                ax.text(j, i, text, ha="center", va="center", fontsize=7,
-                        color="white" if abs(np.nan_to_num(grid[i, j])) > 0.6 else "black")
+                ax.text(
+                    j,
+                    i,
+                    text,
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if abs(np.nan_to_num(grid[i, j])) > 0.6 else "black",
+                )
         ax.set_xticks(range(len(tasks)), tasks, fontsize=8)
-        ax.set_yticks(range(len(quantities)), ["ρ(MSE, acc)", "ρ(Bias, acc)", "ρ(Div, acc)"] if c == 0 else [],
-                      fontsize=8)
+        ax.set_yticks(
+            range(len(quantities)), ["ρ(MSE, acc)", "ρ(Bias, acc)", "ρ(Div, acc)"] if c == 0 else [], fontsize=8
+        )
         ax.grid(False)
         where = "prefixes, families pooled" if scope == "all" else f"prefixes, {scope}"
         ax.set_title(f"{where if form == 'lens' else 'module form, models'} · {target}", fontsize=8.5)
 fig.colorbar(image, ax=axes, shrink=0.6, label="Spearman ρ with accuracy (mean over seeds)")
 fig.suptitle(f"Correlation with accuracy across ensembles ({n_seeds} seed{'s' if n_seeds > 1 else ''})")
-save_figure(fig, results_dir, paper, item, scale,
-            note="Reconstructed from the paper's description: Fig. 3's rows, columns and correlation type are unknown "
-                 "(catalog §3); units here are logit-lens prefixes of trained small models. n/a: ρ undefined "
-                 "(fewer than 3 units, or accuracy or the quantity constant across them).")
+save_figure(
+    fig,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="Reconstructed from the paper's description: Fig. 3's rows, columns and correlation type are unknown "
+    "(catalog §3); units here are logit-lens prefixes of trained small models. n/a: ρ undefined "
+    "(fewer than 3 units, or accuracy or the quantity constant across them).",
+)
 
 # %% [markdown]
 # Units per correlation, and the accuracy range they span (one-hot target, one seed):
 
 # %%
 lens = units[(units["form"] == "lens") & (units["target"] == "onehot")]
-lens.groupby("task").agg(units_per_seed=("accuracy", lambda a: len(a) // max(1, n_seeds)),
-                         accuracy_min=("accuracy", "min"), accuracy_max=("accuracy", "max"))
+lens.groupby("task").agg(
+    units_per_seed=("accuracy", lambda a: len(a) // max(1, n_seeds)),
+    accuracy_min=("accuracy", "min"),
+    accuracy_max=("accuracy", "max"),
+)

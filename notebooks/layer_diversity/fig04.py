@@ -79,8 +79,14 @@ for c, family in enumerate(families):
     if c == 0:
         ax.set_ylabel("fraction of Diversity (mean over tasks, seeds)")
         ax.legend(fontsize=7)
-save_figure(fig, results_dir, paper, item, scale,
-            note="Reconstructed from the paper's description: Fig. 4's exact content is inferred (catalog §3).")
+save_figure(
+    fig,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="Reconstructed from the paper's description: Fig. 4's exact content is inferred (catalog §3).",
+)
 
 # %% [markdown]
 # Diversity share by module type (one-hot target), mean over tasks and seeds, deepest models:

@@ -70,8 +70,13 @@ for c, task in enumerate(tasks):
         fit = fits[(fits["family"] == family) & (fits["task"] == task)]
         if len(fit):
             fit = fit.iloc[0]
-            ax.plot(np.exp(line), fit["intercept"] + fit["slope_per_ln_depth"] * line, color=colors[family],
-                    linestyle="--", linewidth=0.9)
+            ax.plot(
+                np.exp(line),
+                fit["intercept"] + fit["slope_per_ln_depth"] * line,
+                color=colors[family],
+                linestyle="--",
+                linewidth=0.9,
+            )
     ax.set_xscale("log", base=2)
     ax.set_xticks(depths, [str(d) for d in depths])
     ax.set_title(f"{task}: model accuracy vs depth", fontsize=9)
@@ -87,8 +92,9 @@ for task in tasks:
     stats = deep[deep["task"] == task].groupby("prefix")["joint_information"].agg(["mean", "min", "max"])
     ax.plot(stats.index, stats["mean"], color=task_colors[task], marker="o", markersize=3, label=task)
     ax.fill_between(stats.index, stats["min"], stats["max"], color=task_colors[task], alpha=0.15, linewidth=0)
-    ax.axhline(deep.loc[deep["task"] == task, "label_entropy"].mean(), color=task_colors[task], linestyle=":",
-               linewidth=0.8)
+    ax.axhline(
+        deep.loc[deep["task"] == task, "label_entropy"].mean(), color=task_colors[task], linestyle=":", linewidth=0.8
+    )
 ax.set_xlabel(f"prefix ℓ of the L = {deepest} models (members U₀..U_ℓ)")
 ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 ax.set_ylabel("F(S_ℓ) = I(U_{0:ℓ}; Y)  [bits]")
@@ -100,24 +106,46 @@ sizes = sorted(tests["samples"].unique())
 size_colors = palette([f"N = {n:,}" for n in sizes])
 judged_n = int(tests.loc[tests["judged"], "samples"].iloc[0])
 exact = tests[tests["samples"] == judged_n]
-ax.scatter(exact["exact_gain_small"], exact["exact_gain_large"], marker="x", color="black", s=30,
-           label="exact (true distribution)", zorder=4)
+ax.scatter(
+    exact["exact_gain_small"],
+    exact["exact_gain_large"],
+    marker="x",
+    color="black",
+    s=30,
+    label="exact (true distribution)",
+    zorder=4,
+)
 for n in sizes:
     rows = tests[tests["samples"] == n]
     name = f"N = {n:,}"
-    ax.scatter(rows["gain_small"], rows["gain_large"], s=16, color=size_colors[name], alpha=0.8,
-               label=name + (" (judged)" if n == judged_n else ""))
+    ax.scatter(
+        rows["gain_small"],
+        rows["gain_large"],
+        s=16,
+        color=size_colors[name],
+        alpha=0.8,
+        label=name + (" (judged)" if n == judged_n else ""),
+    )
 top = float(max(tests[["gain_small", "gain_large"]].max().max(), exact["exact_gain_small"].max())) * 1.05
 ax.plot([0, top], [0, top], color="#777777", linewidth=0.8)
 ax.set_xlabel("gain of i added to the smaller prefix S  [bits]")
 ax.set_ylabel("gain of i added to the larger prefix T  [bits]")
 share = real["submodularity_violations_1e3"].sum() / max(1, real["submodularity_tests"].sum())
-ax.set_title(f"Theorem 7 on members independent given Y (on/below the diagonal = submodular)\n"
-             f"trained layers, for contrast: {share:.1%} of prefix tests violate by > 1e-3 bits", fontsize=9)
+ax.set_title(
+    f"Theorem 7 on members independent given Y (on/below the diagonal = submodular)\n"
+    f"trained layers, for contrast: {share:.1%} of prefix tests violate by > 1e-3 bits",
+    fontsize=9,
+)
 ax.legend(fontsize=7)
 fig.tight_layout()
-save_figure(fig, results_dir, paper, item, scale,
-            note="Reconstructed from the paper's description: Fig. 6's axes are partly inferred (catalog §3).")
+save_figure(
+    fig,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="Reconstructed from the paper's description: Fig. 6's axes are partly inferred (catalog §3).",
+)
 
 # %% [markdown]
 # Fits acc ≈ a + b·ln L (seed-mean accuracy; `all` is the mean over the four tasks) and the gains per
@@ -131,6 +159,10 @@ fits.round(4)
 # violation and the first-order plug-in bias that the theory predicts:
 
 # %%
-tests.groupby("samples").agg(tests=("violation", "size"), max_violation=("violation", "max"),
-                             over_1e3=("violation", lambda v: int((v > 1e-3).sum())),
-                             exact_max=("exact_violation", "max"), predicted_bias_max=("predicted_bias", "max"))
+tests.groupby("samples").agg(
+    tests=("violation", "size"),
+    max_violation=("violation", "max"),
+    over_1e3=("violation", lambda v: int((v > 1e-3).sum())),
+    exact_max=("exact_violation", "max"),
+    predicted_bias_max=("predicted_bias", "max"),
+)

@@ -49,8 +49,13 @@ info = pd.read_csv(inputs[0])
 gains = pd.read_csv(inputs[1])
 duplication = pd.read_csv(inputs[2])
 tasks = ["sent", "entail", "topic", "mc"]
-terms = [("joint_information", "I(U;Y)"), ("relevancy", "Relevancy"), ("redundancy", "Redundancy"),
-         ("conditional_redundancy", "Cond. redundancy"), ("it_diversity", "IT diversity")]
+terms = [
+    ("joint_information", "I(U;Y)"),
+    ("relevancy", "Relevancy"),
+    ("redundancy", "Redundancy"),
+    ("conditional_redundancy", "Cond. redundancy"),
+    ("it_diversity", "IT diversity"),
+]
 term_colors = palette([name for _, name in terms])
 deepest = info["depth"].max()
 deep = info[info["depth"] == deepest]
@@ -62,8 +67,15 @@ for c, task in enumerate(tasks):
     ax = fig.add_subplot(grid[0, c])
     part = deep[deep["task"] == task].groupby("prefix")[[column for column, _ in terms]].mean()
     for column, name in terms:
-        ax.plot(part.index, part[column], marker="o", markersize=3, color=term_colors[name], label=name,
-                linestyle="--" if column == "it_diversity" else "-")
+        ax.plot(
+            part.index,
+            part[column],
+            marker="o",
+            markersize=3,
+            color=term_colors[name],
+            label=name,
+            linestyle="--" if column == "it_diversity" else "-",
+        )
     ax.axhline(0, color="#999999", linewidth=0.6)
     ax.set_title(f"{task}: L = {deepest} models", fontsize=9)
     ax.set_xlabel("prefix ℓ (members U₀..U_ℓ)")
@@ -75,15 +87,16 @@ for c, task in enumerate(tasks):
 ax = fig.add_subplot(grid[1, 0:2])
 summary = gains.groupby("task")[["duplicate_gain", "independent_gain"]].agg(["mean", "min", "max"]).reindex(tasks)
 x = np.arange(len(tasks))
-for offset, column, name, color in ((-0.18, "duplicate_gain", "copy of the last layer", "#D55E00"),
-                                    (0.18, "independent_gain", "independent noisy copy of Y (p = 0.3)", "#0072B2")):
+for offset, column, name, color in (
+    (-0.18, "duplicate_gain", "copy of the last layer", "#D55E00"),
+    (0.18, "independent_gain", "independent noisy copy of Y (p = 0.3)", "#0072B2"),
+):
     mean = summary[(column, "mean")]
     err = np.vstack([mean - summary[(column, "min")], summary[(column, "max")] - mean])
     ax.bar(x + offset, mean, width=0.34, color=color, label=name, yerr=err, capsize=3)
     if column == "duplicate_gain":  # exactly zero: a bar of height 0 would be invisible
         for xi, value in zip(x + offset, summary[(column, "max")].abs()):
-            ax.text(xi, 0, f"{value:.0g}" if value > 0 else "0", ha="center", va="bottom", fontsize=7,
-                    color=color)
+            ax.text(xi, 0, f"{value:.0g}" if value > 0 else "0", ha="center", va="bottom", fontsize=7, color=color)
 ax.set_xticks(x, tasks)
 ax.set_ylabel("ΔI = I(U, U_new; Y) − I(U; Y)  [bits]")
 ax.set_title("Information gained by appending a member to all layers (bars: mean, whiskers: range)", fontsize=9)
@@ -91,10 +104,12 @@ ax.legend(fontsize=7)
 
 ax = fig.add_subplot(grid[1, 2:4])
 if len(duplication):
-    wide = duplication.pivot_table(index=["family", "base_depth", "task", "seed"], columns="variant",
-                                   values="accuracy").dropna()
-    delta = pd.DataFrame({"duplicated block": wide["duplicated"] - wide["original"],
-                          "trained L+1": wide["trained"] - wide["original"]})
+    wide = duplication.pivot_table(
+        index=["family", "base_depth", "task", "seed"], columns="variant", values="accuracy"
+    ).dropna()
+    delta = pd.DataFrame(
+        {"duplicated block": wide["duplicated"] - wide["original"], "trained L+1": wide["trained"] - wide["original"]}
+    )
     means = delta.groupby(level=["family", "base_depth"]).mean()
     labels = [f"{f}\nL={d}→{d + 1}" for f, d in means.index]
     x = np.arange(len(means))
@@ -108,9 +123,15 @@ else:
 ax.set_ylabel("Δ accuracy from the depth-L model")
 ax.set_title("Adding a layer: a copy of the last block vs a trained extra layer (mean over tasks, seeds)", fontsize=9)
 fig.tight_layout()
-save_figure(fig, results_dir, paper, item, scale,
-            note="Reconstructed from the paper's description: Fig. 7's content is unknown; the catalog infers "
-                 "the information terms (catalog §3).")
+save_figure(
+    fig,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="Reconstructed from the paper's description: Fig. 7's content is unknown; the catalog infers "
+    "the information terms (catalog §3).",
+)
 
 # %% [markdown]
 # Intervention, per family and base depth: accuracy and logit-lens diversity of the three models (mean
@@ -118,8 +139,9 @@ save_figure(fig, results_dir, paper, item, scale,
 
 # %%
 if len(duplication):
-    display_table = duplication.groupby(["family", "base_depth", "variant"])[["accuracy", "diversity",
-                                                                              "module_diversity_per_m2"]].mean()
+    display_table = duplication.groupby(["family", "base_depth", "variant"])[
+        ["accuracy", "diversity", "module_diversity_per_m2"]
+    ].mean()
 else:
     display_table = duplication
 display_table.round(4)

@@ -28,21 +28,34 @@ import pandas as pd
 from repro.pipeline.tables import save_table
 
 tasks = pd.read_csv(inputs[0])
-table = pd.DataFrame({
-    "task": tasks["task"],
-    "stands for (paper's dataset)": tasks["stands_for"],
-    "K labels": tasks["labels"],
-    "label words": tasks["label_words"],
-    "train examples": tasks["train_examples"],
-    "test examples": tasks["test_examples"],
-    "examples per class (train; test)": tasks["train_min_class"].astype(str) + "–" + tasks["train_max_class"].astype(str)
-    + "; " + tasks["test_min_class"].astype(str) + "–" + tasks["test_max_class"].astype(str),
-    "max tokens": tasks["max_tokens"],
-    "template": tasks["template"],
-    "generator seed": tasks["generator_seed"],
-    "generator parameters": tasks["params"],
-    "sha256 (first 16)": tasks["sha256"].str[:16],
-})
-save_table(table, results_dir, paper, item, scale,
-           note="No table of the paper is confirmed; this is the catalog's probable dataset table (T1).")
+table = pd.DataFrame(
+    {
+        "task": tasks["task"],
+        "stands for (paper's dataset)": tasks["stands_for"],
+        "K labels": tasks["labels"],
+        "label words": tasks["label_words"],
+        "train examples": tasks["train_examples"],
+        "test examples": tasks["test_examples"],
+        "examples per class (train; test)": tasks["train_min_class"].astype(str)
+        + "–"
+        + tasks["train_max_class"].astype(str)
+        + "; "
+        + tasks["test_min_class"].astype(str)
+        + "–"
+        + tasks["test_max_class"].astype(str),
+        "max tokens": tasks["max_tokens"],
+        "template": tasks["template"],
+        "generator seed": tasks["generator_seed"],
+        "generator parameters": tasks["params"],
+        "sha256 (first 16)": tasks["sha256"].str[:16],
+    }
+)
+save_table(
+    table,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="No table of the paper is confirmed; this is the catalog's probable dataset table (T1).",
+)
 table

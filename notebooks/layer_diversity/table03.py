@@ -36,9 +36,15 @@ from repro.pipeline.tables import save_table
 
 summary = pd.read_csv(inputs[0])
 short = {
-    "accuracy": "acc", "prefix_ensemble_accuracy": "ens. acc", "bias": "Bias", "diversity": "Div", "mse": "MSE",
-    "module_bias_per_m2": "Bias/M² (mod.)", "module_diversity_per_m2": "Div/M² (mod.)",
-    "joint_information": "I(U;Y) bits", "it_diversity": "IT div. bits",
+    "accuracy": "acc",
+    "prefix_ensemble_accuracy": "ens. acc",
+    "bias": "Bias",
+    "diversity": "Div",
+    "mse": "MSE",
+    "module_bias_per_m2": "Bias/M² (mod.)",
+    "module_diversity_per_m2": "Div/M² (mod.)",
+    "joint_information": "I(U;Y) bits",
+    "it_diversity": "IT div. bits",
     "submodularity_violation_share": "submod. violations",
 }
 shown = summary[summary["depth"].isin([summary["depth"].min(), summary["depth"].max()])].copy()
@@ -51,14 +57,21 @@ def cell(row) -> str:
 
 
 shown["value"] = shown.apply(cell, axis=1)
-table = shown.pivot_table(index=["family", "depth", "task"], columns="quantity", values="value", aggfunc="first",
-                          sort=False)
+table = shown.pivot_table(
+    index=["family", "depth", "task"], columns="quantity", values="value", aggfunc="first", sort=False
+)
 table = table.reindex(columns=[q for q in short if q in table.columns]).rename(columns=short).reset_index()
 task_order = {t: i for i, t in enumerate(["sent", "entail", "topic", "mc"])}
 table = table.sort_values(["family", "depth", "task"], key=lambda c: c.map(task_order) if c.name == "task" else c)
 table = table.reset_index(drop=True)  # a sorted, shuffled index would become an "index" column
 seeds = int(summary["seeds"].max())
-save_table(table, results_dir, paper, item, scale,
-           note=f"Reconstructed from the paper's description: no table of the paper is confirmed (catalog §3). "
-                f"Mean ± sd over {seeds} seed(s); shallowest and deepest models (every depth in the data CSV).")
+save_table(
+    table,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note=f"Reconstructed from the paper's description: no table of the paper is confirmed (catalog §3). "
+    f"Mean ± sd over {seeds} seed(s); shallowest and deepest models (every depth in the data CSV).",
+)
 table

@@ -48,9 +48,13 @@ for b in bounds:
         mean = cell["spectral_norm"].mean()
         axes[1].plot(mean.index, mean.values, linestyle=style, marker=marker, color=colour, markersize=4)
         scaled = cell["scaled_norm"]
-        axes[0].plot(scaled.mean().index, scaled.mean().values, linestyle=style, marker=marker, color=colour, markersize=4)
+        axes[0].plot(
+            scaled.mean().index, scaled.mean().values, linestyle=style, marker=marker, color=colour, markersize=4
+        )
         if kind == "uniform":
-            axes[0].fill_between(scaled.min().index, scaled.min().values, scaled.max().values, color=colour, alpha=0.15, lw=0)
+            axes[0].fill_between(
+                scaled.min().index, scaled.min().values, scaled.max().values, color=colour, alpha=0.15, lw=0
+            )
     lengths = np.array(sorted(rows["length"].unique()), dtype=float)
     axes[1].plot(lengths, np.exp(2 * b) / lengths, color=colour, lw=3, alpha=0.35)
     axes[0].axhline(np.exp(2 * b), color=colour, lw=3, alpha=0.35)
@@ -64,17 +68,37 @@ axes[1].set_ylabel("‖J(z)‖₂")
 axes[1].set_title(r"‖J‖₂ against L (thick: bound $e^{2\Lambda}/L$)")
 # One legend for both panels, outside them: colour = Λ, line style = kind of logit vector.
 handles = [Line2D([], [], color=colours[f"Λ = {b:g}"], lw=2, label=f"Λ = {b:g}") for b in bounds]
-handles += [Line2D([], [], color="0.3", linestyle=style, marker=marker, markersize=4, label=kind)
-            for kind, (style, marker) in kinds.items()]
+handles += [
+    Line2D([], [], color="0.3", linestyle=style, marker=marker, markersize=4, label=kind)
+    for kind, (style, marker) in kinds.items()
+]
 handles += [Line2D([], [], color="0.3", lw=3, alpha=0.35, label="Theorem 2 bound")]
-fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8, frameon=False,
-           title="colour: logit bound\nstyle: logit vector", title_fontsize=8)
+fig.legend(
+    handles=handles,
+    loc="center left",
+    bbox_to_anchor=(1.0, 0.5),
+    fontsize=8,
+    frameon=False,
+    title="colour: logit bound\nstyle: logit vector",
+    title_fontsize=8,
+)
 fig.suptitle("Softmax saturation for bounded logits: lines are means over samples, band = min–max (uniform)")
-save_figure(fig, results_dir, paper, item, scale, note="Reconstructed from the paper's description (Theorem 2); the paper's Fig 1 content is unknown.")
+save_figure(
+    fig,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="Reconstructed from the paper's description (Theorem 2); the paper's Fig 1 content is unknown.",
+)
 
 # %% [markdown]
 # Largest measured ratio ‖J‖₂ / (e^{2Λ}/L) per kind and Λ (the theorem says ≤ 1):
 
 # %%
-summary = table.groupby(["kind", "logit_bound"]).agg(max_ratio=("ratio", "max"), mean_scaled_norm=("scaled_norm", "mean")).reset_index()
+summary = (
+    table.groupby(["kind", "logit_bound"])
+    .agg(max_ratio=("ratio", "max"), mean_scaled_norm=("scaled_norm", "mean"))
+    .reset_index()
+)
 print(to_markdown(summary))

@@ -39,8 +39,10 @@ from repro.pipeline.tables import to_markdown
 use_style()
 sweep = pd.read_csv(inputs[0])
 bound = pd.read_csv(inputs[1])
-tasks = {"ngram_discrete": ("Discrete 4-gram", "eval cross-entropy (nats)"),
-         "ngram_continuous": ("Continuous 4-gram", "eval normalised MSE")}
+tasks = {
+    "ngram_discrete": ("Discrete 4-gram", "eval cross-entropy (nats)"),
+    "ngram_continuous": ("Continuous 4-gram", "eval normalised MSE"),
+}
 budget = int(sweep["budget"].iloc[0])
 seeds = sweep["seed"].nunique()
 
@@ -55,10 +57,18 @@ axes[0].legend(fontsize=7, loc="best")
 plot_bound(axes[2], bound, list(tasks), {t: v[0] for t, v in tasks.items()})
 axes[2].set_title("Theorem 1's bound on the same sweep")
 axes[2].legend(fontsize=7)
-fig.suptitle(f"Loss against number of heads at fixed width (mean ± sd over {seeds} seeds; ★ = argmin). "
-             "Paper (its own, unknown D): best at 8 heads, its Eq. 3 predicted 32")
-save_figure(fig, results_dir, paper, item, scale,
-            note="Reconstructed from the paper's description: axes, budgets and task details inferred (catalog §2, Fig 2).")
+fig.suptitle(
+    f"Loss against number of heads at fixed width (mean ± sd over {seeds} seeds; ★ = argmin). "
+    "Paper (its own, unknown D): best at 8 heads, its Eq. 3 predicted 32"
+)
+save_figure(
+    fig,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="Reconstructed from the paper's description: axes, budgets and task details inferred (catalog §2, Fig 2).",
+)
 
 # %% [markdown]
 # Seed-mean and sd per head count (metric: accuracy for the discrete task, normalised MSE for the

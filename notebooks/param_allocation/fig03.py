@@ -58,8 +58,20 @@ for r in ranks:
         continue
     cell = scores[scores["rank"] == r].groupby("length")
     colour = colours[f"r = {r}"]
-    ax.plot(cell["max_entry_error"].mean().index, cell["max_entry_error"].mean().values, marker="o", color=colour, label=f"r = {r}")
-    ax.plot(cell["per_entry_bound"].mean().index, cell["per_entry_bound"].mean().values, linestyle="--", color=colour, alpha=0.6)
+    ax.plot(
+        cell["max_entry_error"].mean().index,
+        cell["max_entry_error"].mean().values,
+        marker="o",
+        color=colour,
+        label=f"r = {r}",
+    )
+    ax.plot(
+        cell["per_entry_bound"].mean().index,
+        cell["per_entry_bound"].mean().values,
+        linestyle="--",
+        color=colour,
+        alpha=0.6,
+    )
 ax.set_title("Per-entry score error (dashed: Cor. 2 bound)")
 ax.set_ylabel("max_i |p_i − p′_i| (mean over queries)")
 ax.legend(fontsize=7, ncol=2)
@@ -88,7 +100,15 @@ for ax, column, svd_column, title in [
         rows = trained[trained["rank"] == r]
         stats = rows.groupby("length")[column].agg(["mean", "std"])
         colour = colours[f"r = {r}"]
-        ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), marker="o", capsize=3, color=colour, label=f"r = {r}")
+        ax.errorbar(
+            stats.index,
+            stats["mean"],
+            yerr=stats["std"].fillna(0),
+            marker="o",
+            capsize=3,
+            color=colour,
+            label=f"r = {r}",
+        )
         if r != trained["rank"].max():
             svd = rows.groupby("length")[svd_column].mean()
             ax.plot(svd.index, svd.values, linestyle="--", color=colour, alpha=0.5)
@@ -99,10 +119,18 @@ for ax in axes.flat:
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("sequence length L (keys per query)")
-fig.suptitle(f"Saturation: a rank-r head against a full-rank teacher (d = {scores['rank'].max()}, Λ = {lam:g}; "
-             f"trained: mean ± sd over {trained['seed'].nunique()} seeds)")
-save_figure(fig, results_dir, paper, item, scale,
-            note="Reconstructed from the paper's description (Theorem 2, Corollary 2): the paper's Fig 3 panels are unknown.")
+fig.suptitle(
+    f"Saturation: a rank-r head against a full-rank teacher (d = {scores['rank'].max()}, Λ = {lam:g}; "
+    f"trained: mean ± sd over {trained['seed'].nunique()} seeds)"
+)
+save_figure(
+    fig,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="Reconstructed from the paper's description (Theorem 2, Corollary 2): the paper's Fig 3 panels are unknown.",
+)
 
 # %% [markdown]
 # Reading the two arms together. In the theory arm the values are white noise independent of the
@@ -124,8 +152,16 @@ for r in ranks:
     part = scores[scores["rank"] == r]
     out = part.groupby("length")["output_error"].apply(rms)
     slope = np.polyfit(np.log(out.index.to_numpy(float)), np.log(out.to_numpy()), 1)[0]
-    rows.append({"rank": r, "sigma_next": part["sigma_next"].iloc[0], "output_error_slope": slope,
-                 "max_L_times_entry_error": float((part["length"] * part["max_entry_error"]).max()),
-                 "limit_4_lambda_e2lambda": 4 * lam * np.exp(2 * lam)})
+    rows.append(
+        {
+            "rank": r,
+            "sigma_next": part["sigma_next"].iloc[0],
+            "output_error_slope": slope,
+            "max_L_times_entry_error": float((part["length"] * part["max_entry_error"]).max()),
+            "limit_4_lambda_e2lambda": 4 * lam * np.exp(2 * lam),
+        }
+    )
 print(to_markdown(pd.DataFrame(rows)))
-print(to_markdown(trained.groupby(["rank", "length"])[["excess_mse", "svd_mse", "normalised_mse"]].mean().reset_index()))
+print(
+    to_markdown(trained.groupby(["rank", "length"])[["excess_mse", "svd_mse", "normalised_mse"]].mean().reset_index())
+)

@@ -48,7 +48,9 @@ STYLE = {
     ("svd", "finetuned"): dict(color="#D55E00", linestyle="-", marker="o", label="SVD init, fine-tuned"),
     ("svd", "zero_shot"): dict(color="#D55E00", linestyle="--", marker="o", mfc="white", label="SVD init, zero-shot"),
     ("random", "finetuned"): dict(color="#0072B2", linestyle="-", marker="s", label="random init, fine-tuned"),
-    ("random", "zero_shot"): dict(color="#0072B2", linestyle="--", marker="s", mfc="white", label="random init, zero-shot"),
+    ("random", "zero_shot"): dict(
+        color="#0072B2", linestyle="--", marker="s", mfc="white", label="random init, zero-shot"
+    ),
 }
 
 # %%
@@ -87,17 +89,32 @@ for column, layer in enumerate(layers):
 axes[0, 0].legend(fontsize=7)
 axes[1, 0].legend(fontsize=7)
 fig.suptitle(f"Single-head replacement in a trained decoder (mean ± sd over {seeds} seeds)")
-save_figure(fig, results_dir, paper, item, scale,
-            note="Reconstructed from the paper's description: model, layers, dimensions and fine-tuning inferred (catalog §1.6-1.7, Fig 4).")
+save_figure(
+    fig,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="Reconstructed from the paper's description: model, layers, dimensions and fine-tuning inferred (catalog §1.6-1.7, Fig 4).",
+)
 
 # %% [markdown]
 # Seed-mean losses, recovery from seed-mean losses, and the students' held-out distillation error
 # (fraction of the teacher head's output not matched):
 
 # %%
-table = rows.groupby(["layer", "head", "init", "stage", "rank"]).agg(
-    eval_loss=("eval_loss", "mean"), distill_error=("distill_error", "mean"),
-    student_parameters=("student_parameters", "first"), seeds=("seed", "nunique")).reset_index()
-table = table.merge(recovery_of_means(rows, ["layer", "head", "init", "stage", "rank"]).reset_index(),
-                    on=["layer", "head", "init", "stage", "rank"])
+table = (
+    rows.groupby(["layer", "head", "init", "stage", "rank"])
+    .agg(
+        eval_loss=("eval_loss", "mean"),
+        distill_error=("distill_error", "mean"),
+        student_parameters=("student_parameters", "first"),
+        seeds=("seed", "nunique"),
+    )
+    .reset_index()
+)
+table = table.merge(
+    recovery_of_means(rows, ["layer", "head", "init", "stage", "rank"]).reset_index(),
+    on=["layer", "head", "init", "stage", "rank"],
+)
 print(to_markdown(table))

@@ -47,8 +47,15 @@ fig, axes = plt.subplots(1, 3, figsize=(16, 4.6))
 ax = axes[0]
 for L in lengths:
     stats = runs[runs["length"] == L].groupby("head_dim")["eval_loss"].agg(["mean", "std"])
-    ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), marker="o", capsize=3,
-                color=colours[f"L = {L}"], label=f"L = {L}")
+    ax.errorbar(
+        stats.index,
+        stats["mean"],
+        yerr=stats["std"].fillna(0),
+        marker="o",
+        capsize=3,
+        color=colours[f"L = {L}"],
+        label=f"L = {L}",
+    )
 ax.set_xscale("log", base=2)
 ax.set_xticks(head_dims)
 ax.set_xticklabels([str(d) for d in head_dims])
@@ -61,7 +68,15 @@ ax = axes[1]
 pivot = runs.pivot_table(index=["seed", "length"], columns="head_dim", values="eval_loss")
 gain = (pivot[small] - pivot[large]).rename("gain").reset_index()
 stats = gain.groupby("length")["gain"].agg(["mean", "std"])
-ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), marker="o", capsize=3, color="black", label="seed mean ± sd")
+ax.errorbar(
+    stats.index,
+    stats["mean"],
+    yerr=stats["std"].fillna(0),
+    marker="o",
+    capsize=3,
+    color="black",
+    label="seed mean ± sd",
+)
 ax.scatter(gain["length"], gain["gain"], color="grey", alpha=0.5, s=14, label="single seeds")
 ax.axhline(0, color="black", lw=0.8)
 ax.set_xscale("log", base=2)
@@ -84,17 +99,36 @@ ax.set_ylabel("validation loss (nats)")
 ax.set_title("Validation curves (seed means)")
 # colour = L (as in the first panel), line style = d_h
 handles = [Line2D([], [], color=colours[f"L = {L}"], lw=2, label=f"L = {L}") for L in lengths]
-handles += [Line2D([], [], color="0.3", linestyle=styles[k % len(styles)], label=f"d_h = {d}") for k, d in enumerate(head_dims)]
+handles += [
+    Line2D([], [], color="0.3", linestyle=styles[k % len(styles)], label=f"d_h = {d}") for k, d in enumerate(head_dims)
+]
 ax.legend(handles=handles, fontsize=7, ncol=2)
 fig.suptitle(f"Decoders with reduced head dimensions across sequence lengths ({seeds} seeds)")
-save_figure(fig, results_dir, paper, item, scale,
-            note="Reconstructed from the paper's description: plotted quantity inferred; code corpus instead of WikiText-103 (catalog §2, Fig 5).")
+save_figure(
+    fig,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="Reconstructed from the paper's description: plotted quantity inferred; code corpus instead of WikiText-103 (catalog §2, Fig 5).",
+)
 
 # %% [markdown]
 # Final losses per run (seed means), with parameter counts:
 
 # %%
-print(to_markdown(runs.groupby(["length", "head_dim"]).agg(
-    eval_loss=("eval_loss", "mean"), eval_loss_sd=("eval_loss", "std"), parameters=("parameters", "first"),
-    attention_parameters=("attention_parameters", "first"), batch_size=("batch_size", "first"),
-    tokens=("tokens", "first"), seeds=("seed", "nunique")).reset_index()))
+print(
+    to_markdown(
+        runs.groupby(["length", "head_dim"])
+        .agg(
+            eval_loss=("eval_loss", "mean"),
+            eval_loss_sd=("eval_loss", "std"),
+            parameters=("parameters", "first"),
+            attention_parameters=("attention_parameters", "first"),
+            batch_size=("batch_size", "first"),
+            tokens=("tokens", "first"),
+            seeds=("seed", "nunique"),
+        )
+        .reset_index()
+    )
+)

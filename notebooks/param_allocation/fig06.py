@@ -59,8 +59,14 @@ for column, layer in enumerate(layers):
     for (rank, condition), cell in part.groupby(["rank", "condition"]):
         curve = cell.groupby("position")["delta"].mean()
         name = label_of(rank, condition)
-        ax.plot(curve.index + 1, curve.values, color=colours[name], lw=1.2,
-                linestyle=":" if condition == "ablated" else "-", label=name)
+        ax.plot(
+            curve.index + 1,
+            curve.values,
+            color=colours[name],
+            lw=1.2,
+            linestyle=":" if condition == "ablated" else "-",
+            label=name,
+        )
     ax.axhline(0, color="black", lw=0.8)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("keys seen by the query (position t + 1)")
@@ -68,7 +74,9 @@ for column, layer in enumerate(layers):
     ax.set_title(f"layer {layer}, head {int(part['head'].iloc[0])}: zero-shot SVD students")
     ax = axes[1, column]
     buckets = bucket_means(part)
-    per_seed = buckets.groupby(["rank", "condition", "bucket_start", "bucket_end"])["delta"].agg(["mean", "std"]).reset_index()
+    per_seed = (
+        buckets.groupby(["rank", "condition", "bucket_start", "bucket_end"])["delta"].agg(["mean", "std"]).reset_index()
+    )
     edges = sorted(per_seed["bucket_start"].unique())
     width = 0.8 / max(1, per_seed.groupby(["rank", "condition"]).ngroups)
     for k, ((rank, condition), cell) in enumerate(per_seed.groupby(["rank", "condition"])):
@@ -84,8 +92,14 @@ for column, layer in enumerate(layers):
 axes[0, 0].legend(fontsize=7, ncol=2)
 axes[1, 0].legend(fontsize=7, ncol=2)
 fig.suptitle(f"Per-position loss change of a zero-shot replaced head (seed means over {seeds} seeds)")
-save_figure(fig, results_dir, paper, item, scale,
-            note="Reconstructed from the paper's description: the catalog's per-position analysis of the Fig 4 replacements (catalog §2, Fig 6).")
+save_figure(
+    fig,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="Reconstructed from the paper's description: the catalog's per-position analysis of the Fig 4 replacements (catalog §2, Fig 6).",
+)
 
 # %% [markdown]
 # Bucket means per seed (the check compares the first and the last bucket for r ≤ 8):

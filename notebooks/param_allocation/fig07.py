@@ -38,8 +38,14 @@ rows = sweep[sweep["task"] == task]
 
 # %%
 fig = sweep_figure(rows, bound, task, title)
-save_figure(fig, results_dir, paper, item, scale,
-            note="Reconstructed from the paper's description: the appendix figure's content is unknown; this is the catalog's proposal.")
+save_figure(
+    fig,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="Reconstructed from the paper's description: the appendix figure's content is unknown; this is the catalog's proposal.",
+)
 
 # %%
 print(to_markdown(sweep_summary(rows)))

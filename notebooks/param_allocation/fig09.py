@@ -54,12 +54,28 @@ def matrix(stage: str) -> pd.DataFrame:
 fig, axes = plt.subplots(1, 2, figsize=(12, 0.55 * rows[["layer", "head"]].drop_duplicates().shape[0] + 2.4))
 for ax, stage, title in [(axes[0], "zero_shot", "zero-shot"), (axes[1], "finetuned", "after fine-tuning")]:
     grid = matrix(stage)
-    sns.heatmap(grid, ax=ax, annot=True, fmt=".2f", cmap="viridis", vmin=0.0, vmax=1.0, cbar=stage == "finetuned",
-                cbar_kws={"label": "recovery R"}, annot_kws={"fontsize": 8})
+    sns.heatmap(
+        grid,
+        ax=ax,
+        annot=True,
+        fmt=".2f",
+        cmap="viridis",
+        vmin=0.0,
+        vmax=1.0,
+        cbar=stage == "finetuned",
+        cbar_kws={"label": "recovery R"},
+        annot_kws={"fontsize": 8},
+    )
     ax.set_title(f"SVD students of dimension r = {rank} (d_h = {head_dim}), {title}")
 fig.suptitle("Recovery of every head of the replaced layers (R = 1: teacher's loss; 0: head ablated)")
-save_figure(fig, results_dir, paper, item, scale,
-            note="Reconstructed from the paper's description: the appendix figure's content is unknown (catalog §2, Figs 7-9).")
+save_figure(
+    fig,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="Reconstructed from the paper's description: the appendix figure's content is unknown (catalog §2, Figs 7-9).",
+)
 
 # %% [markdown]
 # The ablation gap L_abl − L_teacher of each head (nats) says how much a head matters; recovery is
@@ -67,5 +83,10 @@ save_figure(fig, results_dir, paper, item, scale,
 
 # %%
 gaps = rows[rows["stage"] == "finetuned"].assign(ablation_gap=lambda t: t["ablated_loss"] - t["teacher_loss"])
-print(to_markdown(gaps[["seed", "layer", "head", "ablation_gap", "eval_loss", "recovery", "distill_error"]]
-                  .sort_values(["layer", "head", "seed"])))
+print(
+    to_markdown(
+        gaps[["seed", "layer", "head", "ablation_gap", "eval_loss", "recovery", "distill_error"]].sort_values(
+            ["layer", "head", "seed"]
+        )
+    )
+)

@@ -67,8 +67,14 @@ for ax in axes:
     ax.set_xlabel("prefix length L (keys of the last query)")
     ax.legend(fontsize=8)
 fig.suptitle(f"Attention logits of the trained decoders against L (mean over held-out chunks and {seeds} seeds)")
-save_figure(fig, results_dir, paper, item, scale,
-            note="Small decoders trained on the code corpus stand in for the paper's models (catalog §2, Fig 10).")
+save_figure(
+    fig,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="Small decoders trained on the code corpus stand in for the paper's models (catalog §2, Fig 10).",
+)
 
 # %% [markdown]
 # Seed means per layer, head and L:

@@ -28,5 +28,6 @@ from repro.pipeline.tables import save_table
 claims = pd.read_csv(inputs[0], dtype=str).fillna("")
 table = claims[["item", "claim", "paper_value", "measured", "tolerance", "verdict", "seeds"]].copy()
 table["claim"] = table["claim"].str.split(":").str[0]
-save_table(table, results_dir, paper, item, scale,
-           note="A pipeline record (catalog §2, Tables), not a table of the paper.")
+save_table(
+    table, results_dir, paper, item, scale, note="A pipeline record (catalog §2, Tables), not a table of the paper."
+)

@@ -44,7 +44,9 @@ for ax, (variant, title) in zip(axes, shown):
     rows = inventory[(inventory["variant"] == variant) & (inventory["layer"] == 1)].to_dict("records")
     draw_block(ax, rows, title=title)
 fig.suptitle("Transformer blocks, drawn from the model objects (layer 2)")
-save_figure(fig, results_dir, paper, item, scale, note="Drawn from the code's module inventory, not copied from the paper.")
+save_figure(
+    fig, results_dir, paper, item, scale, note="Drawn from the code's module inventory, not copied from the paper."
+)
 
 # %% [markdown]
 # Which components exist in each layer (✓ present, · removed), for the three blocks.

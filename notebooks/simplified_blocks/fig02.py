@@ -45,10 +45,18 @@ for variant in ("pre_ln", "vskipinit"):
     for split, dashes in (("eval", "-"), ("train", "--")):
         by_step = curves[(curves["variant"] == variant) & (curves["split"] == split)].groupby("step")["loss"]
         mean = by_step.mean()
-        ax.plot(mean.index, mean.values, color=style["color"], linestyle=dashes, marker=None,
-                label=f"{label(variant)}, {split}")
+        ax.plot(
+            mean.index,
+            mean.values,
+            color=style["color"],
+            linestyle=dashes,
+            marker=None,
+            label=f"{label(variant)}, {split}",
+        )
         if n_seeds > 1:
-            ax.fill_between(mean.index, by_step.min().values, by_step.max().values, color=style["color"], alpha=0.12, lw=0)
+            ax.fill_between(
+                mean.index, by_step.min().values, by_step.max().values, color=style["color"], alpha=0.12, lw=0
+            )
 late = curves[curves["step"] >= curves["step"].max() * 0.25]
 ax.set_ylim(late["loss"].min() - 0.1, late["loss"].quantile(0.99) + 0.2)
 ax.set_xlabel("training step")
@@ -58,8 +66,15 @@ ax.legend(loc="upper right")
 save_figure(fig, results_dir, paper, item, scale)
 
 # %%
-final = {split: final_losses(curves, split=split).groupby("variant")["final_loss"].mean() for split in ("train", "eval")}
-summary = pd.DataFrame({"block": [label(v) for v in final["eval"].index], "final train loss": final["train"].values,
-                        "final eval loss": final["eval"].values,
-                        "paper final loss (≈, read from the figure)": [1.15 if v == "pre_ln" else 1.47 for v in final["eval"].index]})
+final = {
+    split: final_losses(curves, split=split).groupby("variant")["final_loss"].mean() for split in ("train", "eval")
+}
+summary = pd.DataFrame(
+    {
+        "block": [label(v) for v in final["eval"].index],
+        "final train loss": final["train"].values,
+        "final eval loss": final["eval"].values,
+        "paper final loss (≈, read from the figure)": [1.15 if v == "pre_ln" else 1.47 for v in final["eval"].index],
+    }
+)
 print(to_markdown(summary.round(4)))

@@ -40,15 +40,25 @@ facts = pd.read_csv(inputs[1]).set_index("variant")
 final = final_losses(curves)
 final = final.join(facts[["spec_value", "spec_reparam_init", "spec_reparam_beta", "spec_reparam_tie"]], on="variant")
 grid = final[(final["spec_value"] == "reparam") & (final["spec_reparam_tie"] == "none")]
-INIT_STYLE = {"orthogonal": (OKABE_ITO["green"], "s", "orthogonal $W_{init}$"), "identity": (OKABE_ITO["purple"], "o", "identity $W_{init}$")}
+INIT_STYLE = {
+    "orthogonal": (OKABE_ITO["green"], "s", "orthogonal $W_{init}$"),
+    "identity": (OKABE_ITO["purple"], "o", "identity $W_{init}$"),
+}
 
 # %%
 fig, ax = plt.subplots(figsize=(6.4, 4.2))
 for init, rows in grid.groupby("spec_reparam_init"):
     colour, marker, text = INIT_STYLE[init]
     stats = rows.groupby("spec_reparam_beta")["final_loss"].agg(["mean", "min", "max"])
-    ax.errorbar(stats.index, stats["mean"], yerr=[stats["mean"] - stats["min"], stats["max"] - stats["mean"]],
-                color=colour, marker=marker, capsize=3, label=text)
+    ax.errorbar(
+        stats.index,
+        stats["mean"],
+        yerr=[stats["mean"] - stats["min"], stats["max"] - stats["mean"]],
+        color=colour,
+        marker=marker,
+        capsize=3,
+        label=text,
+    )
 for reference in ("pre_ln", "vskipinit"):
     if reference in set(final["variant"]):
         level = final[final["variant"] == reference]["final_loss"].mean()
@@ -57,9 +67,20 @@ ax.set_xlabel(r"fixed residual weight $\beta_V = \beta_P$")
 ax.set_ylabel("final eval loss (nats/token)")
 ax.set_title("Skipless attention: loss against the value/projection weight β")
 ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
-save_figure(fig, results_dir, paper, item, scale, note="β grid reconstructed from the paper's description (its grid is not given).")
+save_figure(
+    fig,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="β grid reconstructed from the paper's description (its grid is not given).",
+)
 
 # %%
-table = grid.groupby(["spec_reparam_init", "spec_reparam_beta"])["final_loss"].agg(["mean", "min", "max", "count"]).reset_index()
+table = (
+    grid.groupby(["spec_reparam_init", "spec_reparam_beta"])["final_loss"]
+    .agg(["mean", "min", "max", "count"])
+    .reset_index()
+)
 table.columns = ["W_init", "beta", "final eval loss (mean)", "min over seeds", "max over seeds", "seeds"]
 print(to_markdown(table.round(4)))

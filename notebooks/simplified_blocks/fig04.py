@@ -24,17 +24,20 @@ results_dir = "results"
 paper = "simplified_blocks"
 item = "fig04"
 scale = "smoke"
-inputs = ["results/simplified_blocks/data/fig04_gains.csv", "results/simplified_blocks/data/fig04_curves.csv",
-          "results/simplified_blocks/data/fig03_curves.csv"]
+inputs = [
+    "results/simplified_blocks/data/fig04_gains.csv",
+    "results/simplified_blocks/data/fig04_curves.csv",
+    "results/simplified_blocks/data/fig03_curves.csv",
+]
 
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
 
 from repro.papers.simplified_blocks.gain_trajectories import final, ratios
+from repro.papers.simplified_blocks.trajectory_plots import plot_ratio_trajectories
 from repro.pipeline.plotting import save_figure, use_style
 from repro.pipeline.tables import to_markdown
-from repro.papers.simplified_blocks.trajectory_plots import plot_ratio_trajectories
 
 use_style()
 gains = pd.read_csv(inputs[0])

@@ -57,10 +57,22 @@ ax.legend(fontsize=8)
 
 shown = [v for v in order if v in speeds.index]
 x = np.arange(len(shown))
-ax_speed.bar(x - 0.2, speeds.loc[shown, "speed_train"], width=0.4, label="training",
-             color=[line_style(v)["color"] for v in shown])
-ax_speed.bar(x + 0.2, speeds.loc[shown, "speed_inference"], width=0.4, label="inference",
-             color=[line_style(v)["color"] for v in shown], alpha=0.5, hatch="//")
+ax_speed.bar(
+    x - 0.2,
+    speeds.loc[shown, "speed_train"],
+    width=0.4,
+    label="training",
+    color=[line_style(v)["color"] for v in shown],
+)
+ax_speed.bar(
+    x + 0.2,
+    speeds.loc[shown, "speed_inference"],
+    width=0.4,
+    label="inference",
+    color=[line_style(v)["color"] for v in shown],
+    alpha=0.5,
+    hatch="//",
+)
 ax_speed.axhline(1.0, color="#333333", lw=0.8)
 ax_speed.set_xticks(x)
 ax_speed.set_xticklabels([label(v) for v in shown], rotation=30, ha="right", fontsize=8)
@@ -72,15 +84,23 @@ ax_speed.set_ylim(max(0.0, low - 0.15), None)
 save_figure(fig, results_dir, paper, item, scale)
 
 # %%
-at = loss_at(curves, t_star).groupby("variant")[["loss", "finished_before"]].agg({"loss": "mean", "finished_before": "all"})
+at = (
+    loss_at(curves, t_star)
+    .groupby("variant")[["loss", "finished_before"]]
+    .agg({"loss": "mean", "finished_before": "all"})
+)
 totals = evals.groupby(["variant", "seed"])["seconds"].max().groupby("variant").mean()
-summary = pd.DataFrame({
-    "block": [label(v) for v in order],
-    "training seconds (mean)": [totals[v] for v in order],
-    "eval loss at t* (mean)": [at.loc[v, "loss"] for v in order],
-    "finished before t*": [bool(at.loc[v, "finished_before"]) for v in order],
-    "train tokens/s vs Pre-LN": [speeds.loc[v, "speed_train"] if v in speeds.index else None for v in order],
-    "inference tokens/s vs Pre-LN": [speeds.loc[v, "speed_inference"] if v in speeds.index else None for v in order],
-})
+summary = pd.DataFrame(
+    {
+        "block": [label(v) for v in order],
+        "training seconds (mean)": [totals[v] for v in order],
+        "eval loss at t* (mean)": [at.loc[v, "loss"] for v in order],
+        "finished before t*": [bool(at.loc[v, "finished_before"]) for v in order],
+        "train tokens/s vs Pre-LN": [speeds.loc[v, "speed_train"] if v in speeds.index else None for v in order],
+        "inference tokens/s vs Pre-LN": [
+            speeds.loc[v, "speed_inference"] if v in speeds.index else None for v in order
+        ],
+    }
+)
 print(f"t* = {np.mean(list(t_star.values())):.1f} s (Pre-LN's total training time, mean over seeds)")
 print(to_markdown(summary.round(4)))

@@ -47,9 +47,15 @@ for variant, row in facts.sort_values(["n_layers", "key"]).iterrows():
     curve = mean_curve(curves, variant)
     style = line_style(row["key"])
     deep = row["n_layers"] == depths[-1] and len(depths) > 1
-    ax.plot(curve.index, curve["loss"], color=style["color"], linestyle="--" if deep else "-",
-            marker=style["marker"] if deep else None, markevery=3,
-            label=f"{label(row['key'])}, L={row['n_layers']}")
+    ax.plot(
+        curve.index,
+        curve["loss"],
+        color=style["color"],
+        linestyle="--" if deep else "-",
+        marker=style["marker"] if deep else None,
+        markevery=3,
+        label=f"{label(row['key'])}, L={row['n_layers']}",
+    )
 evals = curves[curves["split"] == "eval"]
 late = evals[evals["step"] >= evals["step"].max() * 0.3]
 if len(late):

@@ -55,8 +55,14 @@ ax.set_xlabel("training time (s, this machine; same budget for every block)")
 ax.set_ylabel("masked-LM eval loss (nats/masked token)")
 ax.set_title(f"Masked-LM loss vs runtime (mean over {n_seeds} seed{'s' if n_seeds > 1 else ''})")
 ax.legend(fontsize=8)
-save_figure(fig, results_dir, paper, item, scale,
-            note="Crammed-BERT stand-in: docstring/comment text, equal wall-clock budgets; masking 80/10/10 unverified.")
+save_figure(
+    fig,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="Crammed-BERT stand-in: docstring/comment text, equal wall-clock budgets; masking 80/10/10 unverified.",
+)
 
 # %% [markdown]
 # Final eval loss (mean of the last three evaluations) and the steps completed in the budget.
@@ -66,13 +72,15 @@ final = final_losses(curves).groupby("variant")["final_loss"].agg(["mean", "min"
 steps = curves.groupby(["variant", "seed"])["step"].max().groupby("variant").mean()
 seconds = curves.groupby(["variant", "seed"])["seconds"].max().groupby("variant").mean()
 params = curves.groupby("variant")["parameters"].first()
-summary = pd.DataFrame({
-    "block": [label(v) for v in order],
-    "final MLM loss (mean)": [final.loc[v, "mean"] for v in order],
-    "min over seeds": [final.loc[v, "min"] for v in order],
-    "max over seeds": [final.loc[v, "max"] for v in order],
-    "training seconds (mean)": [seconds[v] for v in order],
-    "steps in budget (mean)": [steps[v] for v in order],
-    "parameters": [int(params[v]) for v in order],
-})
+summary = pd.DataFrame(
+    {
+        "block": [label(v) for v in order],
+        "final MLM loss (mean)": [final.loc[v, "mean"] for v in order],
+        "min over seeds": [final.loc[v, "min"] for v in order],
+        "max over seeds": [final.loc[v, "max"] for v in order],
+        "training seconds (mean)": [seconds[v] for v in order],
+        "steps in budget (mean)": [steps[v] for v in order],
+        "parameters": [int(params[v]) for v in order],
+    }
+)
 print(to_markdown(summary.round(4)))

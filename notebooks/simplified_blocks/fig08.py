@@ -29,8 +29,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.papers.simplified_blocks.equal_budget import loss_at, total
 from repro.analysis.training_curves import mean_curve
+from repro.papers.simplified_blocks.equal_budget import loss_at, total
 from repro.papers.simplified_blocks.variant_table import style_key
 from repro.pipeline.plotting import label, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
@@ -49,9 +49,15 @@ for variant, row in facts.sort_values(["multiple", "key"]).iterrows():
     curve = mean_curve(curves, variant)
     style = line_style(row["key"])
     longer = row["multiple"] > 1
-    ax.plot(curve["seconds"], curve["loss"], color=style["color"], linestyle="--" if longer else "-",
-            marker=style["marker"] if longer else None, markevery=3,
-            label=f"{label(row['key'])}, {row['multiple']:g}× steps")
+    ax.plot(
+        curve["seconds"],
+        curve["loss"],
+        color=style["color"],
+        linestyle="--" if longer else "-",
+        marker=style["marker"] if longer else None,
+        markevery=3,
+        label=f"{label(row['key'])}, {row['multiple']:g}× steps",
+    )
 if len(long_pre_ln):
     ax.axvline(np.mean(list(total(curves, long_pre_ln[0]).values())), color="#333333", ls=":", lw=1)
 evals = curves[curves["split"] == "eval"]

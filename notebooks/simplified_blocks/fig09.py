@@ -24,8 +24,12 @@ results_dir = "results"
 paper = "simplified_blocks"
 item = "fig09"
 scale = "smoke"
-inputs = ["results/simplified_blocks/data/fig09_curves.csv", "results/simplified_blocks/data/fig03_curves.csv",
-          "results/simplified_blocks/data/variants.csv", "results/simplified_blocks/data/structure_checks.csv"]
+inputs = [
+    "results/simplified_blocks/data/fig09_curves.csv",
+    "results/simplified_blocks/data/fig03_curves.csv",
+    "results/simplified_blocks/data/variants.csv",
+    "results/simplified_blocks/data/structure_checks.csv",
+]
 
 # %%
 import matplotlib.pyplot as plt
@@ -36,15 +40,21 @@ from repro.pipeline.plotting import OKABE_ITO, label, line_style, save_figure, u
 from repro.pipeline.tables import to_markdown
 
 use_style()
-curves = pd.concat([pd.read_csv(inputs[0]), pd.read_csv(inputs[1])]).drop_duplicates(["variant", "seed", "step", "split"])
+curves = pd.concat([pd.read_csv(inputs[0]), pd.read_csv(inputs[1])]).drop_duplicates(
+    ["variant", "seed", "step", "split"]
+)
 facts = pd.read_csv(inputs[2]).set_index("variant")
 checks = pd.read_csv(inputs[3])
 cols = ["spec_value", "spec_reparam_init", "spec_reparam_beta", "spec_reparam_tie", "value_proj_lr_ratio"]
 final = final_losses(curves).join(facts[cols], on="variant")
 reparam = final[(final["spec_value"] == "reparam") & (final["spec_reparam_tie"] == "none")]
 # r trains ΔW at r·lr with β = 1; r = 0 never moves W = W_init (the β = 0 runs).
-by_ratio = pd.concat([reparam[reparam["spec_reparam_beta"] == 1.0],
-                      reparam[reparam["spec_reparam_beta"] == 0.0].assign(value_proj_lr_ratio=0.0)])
+by_ratio = pd.concat(
+    [
+        reparam[reparam["spec_reparam_beta"] == 1.0],
+        reparam[reparam["spec_reparam_beta"] == 0.0].assign(value_proj_lr_ratio=0.0),
+    ]
+)
 by_beta = reparam[reparam["value_proj_lr_ratio"] == 1.0]
 INIT = {"orthogonal": (OKABE_ITO["green"], "s"), "identity": (OKABE_ITO["purple"], "o")}
 
@@ -54,16 +64,36 @@ for init, (colour, marker) in INIT.items():
     rows = by_ratio[by_ratio["spec_reparam_init"] == init]
     if len(rows):
         stats = rows.groupby("value_proj_lr_ratio")["final_loss"].agg(["mean", "min", "max"])
-        ax.errorbar(stats.index, stats["mean"], yerr=[stats["mean"] - stats["min"], stats["max"] - stats["mean"]],
-                    color=colour, marker=marker, capsize=3, label=f"{init}: LR ratio r")
+        ax.errorbar(
+            stats.index,
+            stats["mean"],
+            yerr=[stats["mean"] - stats["min"], stats["max"] - stats["mean"]],
+            color=colour,
+            marker=marker,
+            capsize=3,
+            label=f"{init}: LR ratio r",
+        )
     beta_rows = by_beta[by_beta["spec_reparam_init"] == init]
     if len(beta_rows):
         beta_curve = beta_rows.groupby("spec_reparam_beta")["final_loss"].mean()
-        ax.plot(beta_curve.index, beta_curve.values, color=colour, ls="--", alpha=0.45, marker=None, label=f"{init}: β (Fig 3)")
+        ax.plot(
+            beta_curve.index,
+            beta_curve.values,
+            color=colour,
+            ls="--",
+            alpha=0.45,
+            marker=None,
+            label=f"{init}: β (Fig 3)",
+        )
 for reference in ("pre_ln", "vskipinit"):
     if reference in set(final["variant"]):
-        ax.axhline(final[final["variant"] == reference]["final_loss"].mean(), color=line_style(reference)["color"],
-                   ls=":", lw=1.2, label=label(reference))
+        ax.axhline(
+            final[final["variant"] == reference]["final_loss"].mean(),
+            color=line_style(reference)["color"],
+            ls=":",
+            lw=1.2,
+            label=label(reference),
+        )
 ax.set_xlabel(r"LR of $W^V, W^P$ / LR of the other parameters (or $\beta$)")
 ax.set_ylabel("final eval loss (nats/token)")
 ax.set_title("Loss against the value/projection learning rate")
@@ -79,10 +109,16 @@ ax_check.set_yticklabels(duality["case"], fontsize=7)
 ax_check.axvline(1e-10, color="#333333", ls=":", lw=0.8)
 ax_check.set_xlabel("|W_reparam − W_plain| / |update| after one step")
 ax_check.set_title("Exact duality (blue) vs wrong LR scale (grey)")
-save_figure(fig, results_dir, paper, item, scale, note="W^V, W^P are reparameterised as W_init + ΔW with ΔW at r × lr (App. A).")
+save_figure(
+    fig, results_dir, paper, item, scale, note="W^V, W^P are reparameterised as W_init + ΔW with ΔW at r × lr (App. A)."
+)
 
 # %%
-table = by_ratio.groupby(["spec_reparam_init", "value_proj_lr_ratio"])["final_loss"].agg(["mean", "min", "max", "count"]).reset_index()
+table = (
+    by_ratio.groupby(["spec_reparam_init", "value_proj_lr_ratio"])["final_loss"]
+    .agg(["mean", "min", "max", "count"])
+    .reset_index()
+)
 table.columns = ["W_init", "LR ratio r", "final eval loss (mean)", "min", "max", "seeds"]
 print(to_markdown(table.round(4)))
 print(to_markdown(duality[["check", "setting", "value", "tolerance", "passed"]]))

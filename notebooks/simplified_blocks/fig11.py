@@ -23,7 +23,10 @@ results_dir = "results"
 paper = "simplified_blocks"
 item = "fig11"
 scale = "smoke"
-inputs = ["results/simplified_blocks/data/structure_inventory.csv", "results/simplified_blocks/data/structure_checks.csv"]
+inputs = [
+    "results/simplified_blocks/data/structure_inventory.csv",
+    "results/simplified_blocks/data/structure_checks.csv",
+]
 variant = "sas_p"
 
 # %%
@@ -44,7 +47,9 @@ for ax, layer in zip(axes, (0, 1)):
     rows = inventory[(inventory["variant"] == variant) & (inventory["layer"] == layer)].to_dict("records")
     draw_block(ax, rows, title=f"{label(variant)}, layer {layer + 1}")
 fig.suptitle(f"The {label(variant)} block, drawn from the model object")
-save_figure(fig, results_dir, paper, item, scale, note="Drawn from the code's module inventory, not copied from the paper.")
+save_figure(
+    fig, results_dir, paper, item, scale, note="Drawn from the code's module inventory, not copied from the paper."
+)
 
 # %%
 mine = checks[checks["check"].isin(["identity_at_init", "shaped_matrix_is_identity", "sas_equals_sas_p_at_init"])]

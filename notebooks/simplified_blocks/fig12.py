@@ -46,8 +46,15 @@ for ax, start in zip(axes, [0, last // 2]):
         curve = curve[curve.index >= start]
         style = line_style(row["key"])
         cosine = row["schedule"] == "cosine"
-        ax.plot(curve.index, curve["loss"], color=style["color"], linestyle="--" if cosine else "-",
-                marker=style["marker"] if cosine else None, markevery=2, label=f"{label(row['key'])}, {row['schedule']}")
+        ax.plot(
+            curve.index,
+            curve["loss"],
+            color=style["color"],
+            linestyle="--" if cosine else "-",
+            marker=style["marker"] if cosine else None,
+            markevery=2,
+            label=f"{label(row['key'])}, {row['schedule']}",
+        )
     ax.set_xlabel("training step")
     ax.set_ylabel("eval loss (nats/token)")
 axes[0].set_title("Whole run")

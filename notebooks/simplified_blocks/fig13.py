@@ -47,9 +47,15 @@ for variant, row in facts.sort_values(["key", "spec_attention"]).iterrows():
         continue
     style = line_style(row["key"])
     shaped = row["spec_attention"] == "shaped"
-    ax.plot(curve.index, curve["loss"], color=style["color"], linestyle="--" if shaped else "-",
-            marker=style["marker"] if shaped else None, markevery=3,
-            label=f"{label(row['key'])}, {names[row['spec_attention']]}")
+    ax.plot(
+        curve.index,
+        curve["loss"],
+        color=style["color"],
+        linestyle="--" if shaped else "-",
+        marker=style["marker"] if shaped else None,
+        markevery=3,
+        label=f"{label(row['key'])}, {names[row['spec_attention']]}",
+    )
 evals = curves[curves["split"] == "eval"]
 late = evals[evals["step"] >= evals["step"].max() * 0.3]
 if len(late):

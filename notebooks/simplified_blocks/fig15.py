@@ -22,8 +22,11 @@ results_dir = "results"
 paper = "simplified_blocks"
 item = "fig15"
 scale = "smoke"
-inputs = ["results/simplified_blocks/data/fig03_curves.csv", "results/simplified_blocks/data/fig15_curves.csv",
-          "results/simplified_blocks/data/variants.csv"]
+inputs = [
+    "results/simplified_blocks/data/fig03_curves.csv",
+    "results/simplified_blocks/data/fig15_curves.csv",
+    "results/simplified_blocks/data/variants.csv",
+]
 
 # %%
 import matplotlib.pyplot as plt
@@ -34,9 +37,13 @@ from repro.pipeline.plotting import OKABE_ITO, label, line_style, save_figure, u
 from repro.pipeline.tables import to_markdown
 
 use_style()
-curves = pd.concat([pd.read_csv(inputs[0]), pd.read_csv(inputs[1])]).drop_duplicates(["variant", "seed", "step", "split"])
+curves = pd.concat([pd.read_csv(inputs[0]), pd.read_csv(inputs[1])]).drop_duplicates(
+    ["variant", "seed", "step", "split"]
+)
 facts = pd.read_csv(inputs[2]).set_index("variant")
-final = final_losses(curves).join(facts[["spec_value", "spec_reparam_init", "spec_reparam_beta", "spec_reparam_tie"]], on="variant")
+final = final_losses(curves).join(
+    facts[["spec_value", "spec_reparam_init", "spec_reparam_beta", "spec_reparam_tie"]], on="variant"
+)
 reparam = final[final["spec_value"] == "reparam"]
 STYLE = {
     ("orthogonal", "none"): (OKABE_ITO["green"], "s", "orthogonal"),
@@ -50,21 +57,45 @@ fig, ax = plt.subplots(figsize=(6.4, 4.2))
 for (init, tie), rows in reparam.groupby(["spec_reparam_init", "spec_reparam_tie"]):
     colour, marker, text = STYLE[(init, tie)]
     stats = rows.groupby("spec_reparam_beta")["final_loss"].agg(["mean", "min", "max"])
-    ax.errorbar(stats.index, stats["mean"], yerr=[stats["mean"] - stats["min"], stats["max"] - stats["mean"]],
-                color=colour, marker=marker, markersize=9 if marker == "*" else 6, capsize=3, label=text,
-                linestyle="-" if len(stats) > 1 else "none")
+    ax.errorbar(
+        stats.index,
+        stats["mean"],
+        yerr=[stats["mean"] - stats["min"], stats["max"] - stats["mean"]],
+        color=colour,
+        marker=marker,
+        markersize=9 if marker == "*" else 6,
+        capsize=3,
+        label=text,
+        linestyle="-" if len(stats) > 1 else "none",
+    )
 for reference in ("pre_ln", "vskipinit"):
     if reference in set(final["variant"]):
-        ax.axhline(final[final["variant"] == reference]["final_loss"].mean(), color=line_style(reference)["color"],
-                   ls="--", lw=1.2, label=label(reference))
+        ax.axhline(
+            final[final["variant"] == reference]["final_loss"].mean(),
+            color=line_style(reference)["color"],
+            ls="--",
+            lw=1.2,
+            label=label(reference),
+        )
 ax.set_xlabel(r"fixed residual weight $\beta_V = \beta_P$")
 ax.set_ylabel("final eval loss (nats/token)")
 ax.set_title("Orthogonal, tied orthogonal and identity initialisations")
 ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
-save_figure(fig, results_dir, paper, item, scale, note="LL-tied read as: tied in the last layer only (reconstructed from the code's option name).")
+save_figure(
+    fig,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="LL-tied read as: tied in the last layer only (reconstructed from the code's option name).",
+)
 
 # %%
 at0 = reparam[reparam["spec_reparam_beta"] == 0.0]
-table = at0.groupby(["spec_reparam_init", "spec_reparam_tie"])["final_loss"].agg(["mean", "min", "max", "count"]).reset_index()
+table = (
+    at0.groupby(["spec_reparam_init", "spec_reparam_tie"])["final_loss"]
+    .agg(["mean", "min", "max", "count"])
+    .reset_index()
+)
 table.columns = ["W_init", "tie", "final eval loss at β=0 (mean)", "min", "max", "seeds"]
 print(to_markdown(table.sort_values("final eval loss at β=0 (mean)", ascending=False).round(4)))

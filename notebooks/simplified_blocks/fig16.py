@@ -29,9 +29,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from repro.papers.simplified_blocks.gain_trajectories import final, ratios
+from repro.papers.simplified_blocks.trajectory_plots import plot_ratio_trajectories
 from repro.pipeline.plotting import save_figure, use_style
 from repro.pipeline.tables import to_markdown
-from repro.papers.simplified_blocks.trajectory_plots import plot_ratio_trajectories
 
 use_style()
 gains = pd.read_csv(inputs[0])

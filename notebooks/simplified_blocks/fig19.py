@@ -29,9 +29,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from repro.papers.simplified_blocks.gain_trajectories import start_and_final
+from repro.papers.simplified_blocks.trajectory_plots import SYMBOL_TEX, plot_gain_trajectories
 from repro.pipeline.plotting import save_figure, use_style
 from repro.pipeline.tables import to_markdown
-from repro.papers.simplified_blocks.trajectory_plots import SYMBOL_TEX, plot_gain_trajectories
 
 use_style()
 gains = pd.read_csv(inputs[0])
@@ -41,7 +41,9 @@ n_seeds = gains["seed"].nunique()
 fig, ax = plt.subplots(figsize=(6.4, 4))
 plot_gain_trajectories(ax, gains, symbol)
 ax.legend(fontsize=7, ncol=2)
-ax.set_title(f"{SYMBOL_TEX.get(symbol, symbol)} per layer during training (mean over {n_seeds} seed{'s' if n_seeds > 1 else ''})")
+ax.set_title(
+    f"{SYMBOL_TEX.get(symbol, symbol)} per layer during training (mean over {n_seeds} seed{'s' if n_seeds > 1 else ''})"
+)
 save_figure(fig, results_dir, paper, item, scale)
 
 # %%

@@ -29,9 +29,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from repro.papers.simplified_blocks.gain_trajectories import final, ratios
+from repro.papers.simplified_blocks.trajectory_plots import plot_ratio_trajectories
 from repro.pipeline.plotting import save_figure, use_style
 from repro.pipeline.tables import to_markdown
-from repro.papers.simplified_blocks.trajectory_plots import plot_ratio_trajectories
 
 use_style()
 gains = pd.read_csv(inputs[0])
@@ -42,7 +42,14 @@ fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
 plot_ratio_trajectories(axes, gains)
 axes[1].legend(fontsize=7, ncol=2, loc="lower right")
 fig.suptitle(f"Pre-LN, identity W_init: β/α per layer (mean over {n_seeds} seed{'s' if n_seeds > 1 else ''})")
-save_figure(fig, results_dir, paper, item, scale, note="Gain initialisation (α = 1, β = 0.2) reconstructed from the paper's description of Fig 4.")
+save_figure(
+    fig,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="Gain initialisation (α = 1, β = 0.2) reconstructed from the paper's description of Fig 4.",
+)
 
 # %%
 last = final(ratios(gains))
@@ -56,6 +63,10 @@ print(to_markdown(table.round(4)))
 
 # %%
 skipless = final(ratios(pd.read_csv(inputs[1])))
-medians = pd.DataFrame({"model": ["Pre-LN (this figure)", "SAS (Fig 4)"],
-                        "median final |β/α|": [last["ratio"].abs().median(), skipless["ratio"].abs().median()]})
+medians = pd.DataFrame(
+    {
+        "model": ["Pre-LN (this figure)", "SAS (Fig 4)"],
+        "median final |β/α|": [last["ratio"].abs().median(), skipless["ratio"].abs().median()],
+    }
+)
 print(to_markdown(medians.round(4)))

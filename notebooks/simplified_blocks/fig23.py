@@ -34,7 +34,9 @@ from repro.pipeline.tables import to_markdown
 use_style()
 curves = pd.read_csv(inputs[0])
 facts = pd.read_csv(inputs[1]).set_index("variant").loc[sorted(set(curves["variant"]))]
-facts["name"] = ["Pre-LN, W^V = W^P = I" if v == "identity" else "Pre-LN (trained W^V, W^P)" for v in facts["spec_value"]]
+facts["name"] = [
+    "Pre-LN, W^V = W^P = I" if v == "identity" else "Pre-LN (trained W^V, W^P)" for v in facts["spec_value"]
+]
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 4.3))
@@ -42,8 +44,13 @@ colour = line_style("pre_ln")["color"]
 for variant, row in facts.sort_values("name").iterrows():
     curve = mean_curve(curves, variant)
     identity = row["spec_value"] == "identity"
-    ax.plot(curve.index, curve["loss"], color="#D55E00" if identity else colour, linestyle="--" if identity else "-",
-            label=row["name"])
+    ax.plot(
+        curve.index,
+        curve["loss"],
+        color="#D55E00" if identity else colour,
+        linestyle="--" if identity else "-",
+        label=row["name"],
+    )
     ax.fill_between(curve.index, curve["low"], curve["high"], color="#D55E00" if identity else colour, alpha=0.15, lw=0)
 evals = curves[curves["split"] == "eval"]
 late = evals[evals["step"] >= evals["step"].max() * 0.3]

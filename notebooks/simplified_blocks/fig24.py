@@ -50,8 +50,15 @@ for ax, start in zip(axes, [0, last // 2]):
             continue
         style = line_style(row["key"])
         fixed = row["spec_first_value"] == "identity"
-        ax.plot(curve.index, curve["loss"], color=style["color"], linestyle="--" if fixed else "-",
-                marker=style["marker"] if fixed else None, markevery=2, label=f"{label(row['key'])}, {row['first_value']}")
+        ax.plot(
+            curve.index,
+            curve["loss"],
+            color=style["color"],
+            linestyle="--" if fixed else "-",
+            marker=style["marker"] if fixed else None,
+            markevery=2,
+            label=f"{label(row['key'])}, {row['first_value']}",
+        )
     ax.set_xlabel("training step")
     ax.set_ylabel("eval loss (nats/token)")
 axes[0].set_title("Whole run")
@@ -65,6 +72,8 @@ save_figure(fig, results_dir, paper, item, scale)
 
 # %%
 final = final_losses(curves).groupby("variant")["final_loss"].mean()
-table = facts[facts["key"] != "pre_ln"].assign(final=final).pivot_table(index="key", columns="first_value", values="final")
+table = (
+    facts[facts["key"] != "pre_ln"].assign(final=final).pivot_table(index="key", columns="first_value", values="final")
+)
 table.index = [label(k) for k in table.index]
 print(to_markdown(table.round(4)))

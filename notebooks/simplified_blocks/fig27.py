@@ -58,7 +58,9 @@ x = np.arange(len(order))
 ax_speed.bar(x, [speed[v].mean() for v in order], color=[line_style(v)["color"] for v in order], alpha=0.8)
 for i, v in enumerate(order):
     ax_speed.scatter([i] * len(speed), speed[v], color="#222222", s=12, zorder=3)
-ax_speed.scatter(x, [PAPER_SPEED[v] for v in order], marker="_", s=300, color="#D55E00", zorder=4, label="paper (Table 1)")
+ax_speed.scatter(
+    x, [PAPER_SPEED[v] for v in order], marker="_", s=300, color="#D55E00", zorder=4, label="paper (Table 1)"
+)
 ax_speed.axhline(1.0, color="#333333", lw=0.8)
 ax_speed.set_xticks(x)
 ax_speed.set_xticklabels([label(v) for v in order], rotation=30, ha="right", fontsize=8)
@@ -66,16 +68,24 @@ ax_speed.set_ylabel("steps in budget ÷ Pre-LN's")
 ax_speed.set_title("Speed (dots: seeds)")
 ax_speed.set_ylim(max(0.0, min(speed.min().min(), 0.9) - 0.1), max(speed.max().max(), 1.25) + 0.05)
 ax_speed.legend(fontsize=8)
-save_figure(fig, results_dir, paper, item, scale,
-            note="Crammed-BERT stand-in: docstring/comment text, equal wall-clock budgets on a shared 2-core CPU.")
+save_figure(
+    fig,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="Crammed-BERT stand-in: docstring/comment text, equal wall-clock budgets on a shared 2-core CPU.",
+)
 
 # %%
-summary = pd.DataFrame({
-    "block": [label(v) for v in order],
-    "steps in budget (mean)": [steps[v].mean() for v in order],
-    "speed vs Pre-LN (mean)": [speed[v].mean() for v in order],
-    "speed min over seeds": [speed[v].min() for v in order],
-    "speed max over seeds": [speed[v].max() for v in order],
-    "paper speed (Table 1)": [PAPER_SPEED[v] for v in order],
-})
+summary = pd.DataFrame(
+    {
+        "block": [label(v) for v in order],
+        "steps in budget (mean)": [steps[v].mean() for v in order],
+        "speed vs Pre-LN (mean)": [speed[v].mean() for v in order],
+        "speed min over seeds": [speed[v].min() for v in order],
+        "speed max over seeds": [speed[v].max() for v in order],
+        "paper speed (Table 1)": [PAPER_SPEED[v] for v in order],
+    }
+)
 print(to_markdown(summary.round(4)))

@@ -44,8 +44,13 @@ facts["key"] = [style_key(b, n) for b, n in zip(facts["block"], facts["norm"])]
 fig, ax = plt.subplots(figsize=(7, 4.3))
 for variant, row in facts.sort_values("key").iterrows():
     curve = mean_curve(curves, variant)
-    ax.plot(curve["seconds"], np.exp(curve["loss"]), label=f"{label(row['key'])} (lr {row['lr']:g})",
-            markevery=3, **line_style(row["key"]))
+    ax.plot(
+        curve["seconds"],
+        np.exp(curve["loss"]),
+        label=f"{label(row['key'])} (lr {row['lr']:g})",
+        markevery=3,
+        **line_style(row["key"]),
+    )
 evals = curves[curves["split"] == "eval"]
 late = evals[evals["step"] >= evals["step"].max() * 0.3]
 if len(late):
@@ -61,11 +66,13 @@ final = final_losses(curves).groupby("variant")["final_loss"].mean()
 seconds = evals.groupby(["variant", "seed"])["seconds"].max().groupby("variant").mean()
 params = curves.groupby("variant")["parameters"].first()
 paper_ppl = {"sas": 22.37, "parallel": 22.39}
-table = pd.DataFrame({
-    "block": [label(facts.loc[v, "key"]) for v in facts.index],
-    "final eval perplexity (ours, mean)": [float(np.exp(final[v])) for v in facts.index],
-    "training seconds (mean)": [seconds[v] for v in facts.index],
-    "parameters (ours)": [int(params[v]) for v in facts.index],
-    "paper perplexity (Languini books)": [paper_ppl.get(facts.loc[v, "key"]) for v in facts.index],
-})
+table = pd.DataFrame(
+    {
+        "block": [label(facts.loc[v, "key"]) for v in facts.index],
+        "final eval perplexity (ours, mean)": [float(np.exp(final[v])) for v in facts.index],
+        "training seconds (mean)": [seconds[v] for v in facts.index],
+        "parameters (ours)": [int(params[v]) for v in facts.index],
+        "paper perplexity (Languini books)": [paper_ppl.get(facts.loc[v, "key"]) for v in facts.index],
+    }
+)
 print(to_markdown(table.round(3)))

@@ -26,8 +26,11 @@ results_dir = "results"
 paper = "simplified_blocks"
 item = "table01"
 scale = "smoke"
-inputs = ["results/simplified_blocks/data/structure_params.csv", "results/simplified_blocks/data/throughput_models.csv",
-          "results/simplified_blocks/data/throughput_timings.csv"]
+inputs = [
+    "results/simplified_blocks/data/structure_params.csv",
+    "results/simplified_blocks/data/throughput_models.csv",
+    "results/simplified_blocks/data/throughput_timings.csv",
+]
 
 # %%
 from pathlib import Path
@@ -41,7 +44,14 @@ params = pd.read_csv(inputs[0])
 speeds = pd.read_csv(inputs[1]).set_index("variant")
 timings = pd.read_csv(inputs[2])
 order = [v for v in ["pre_ln", "parallel", "vskipinit", "sas", "sas_p", "sas_p_nonorm"] if v in speeds.index]
-PAPER_PARAMS_BERT = {"pre_ln": 120e6, "parallel": 120e6, "vskipinit": 120e6, "sas": 101e6, "sas_p": 101e6, "sas_p_nonorm": 101e6}
+PAPER_PARAMS_BERT = {
+    "pre_ln": 120e6,
+    "parallel": 120e6,
+    "vskipinit": 120e6,
+    "sas": 101e6,
+    "sas_p": 101e6,
+    "sas_p_nonorm": 101e6,
+}
 PAPER_PARAMS_CODEPARROT = {"pre_ln": 167e6, "sas": 146e6}
 PAPER_SPEED = {"pre_ln": 1.0, "parallel": 1.05, "vskipinit": 0.95, "sas": 1.09, "sas_p": 1.16, "sas_p_nonorm": 1.20}
 
@@ -49,19 +59,21 @@ PAPER_SPEED = {"pre_ln": 1.0, "parallel": 1.05, "vskipinit": 0.95, "sas": 1.09, 
 here = params[params["size"] == "this scale"].set_index("variant")["parameters"]
 big = params[params["size"] == "paper size"].set_index("variant")["parameters"]
 spread = timings[timings["mode"] == "train"].groupby("variant")["tokens_per_s"].agg(["min", "max"])
-table = pd.DataFrame({
-    "block": [label(v) for v in order],
-    "variant": order,
-    "params": [int(here[v]) for v in order],
-    "params_vs_pre_ln": [here[v] / here["pre_ln"] for v in order],
-    "params_paper_size": [int(big[v]) for v in order],
-    "paper_params_codeparrot": [PAPER_PARAMS_CODEPARROT.get(v) for v in order],
-    "paper_params": [PAPER_PARAMS_BERT[v] for v in order],
-    "speed_train": [speeds.loc[v, "speed_train"] for v in order],
-    "speed_inference": [speeds.loc[v, "speed_inference"] for v in order],
-    "paper_speed": [PAPER_SPEED[v] for v in order],
-    "train_flops_per_token": [speeds.loc[v, "train_flops_per_token"] for v in order],
-})
+table = pd.DataFrame(
+    {
+        "block": [label(v) for v in order],
+        "variant": order,
+        "params": [int(here[v]) for v in order],
+        "params_vs_pre_ln": [here[v] / here["pre_ln"] for v in order],
+        "params_paper_size": [int(big[v]) for v in order],
+        "paper_params_codeparrot": [PAPER_PARAMS_CODEPARROT.get(v) for v in order],
+        "paper_params": [PAPER_PARAMS_BERT[v] for v in order],
+        "speed_train": [speeds.loc[v, "speed_train"] for v in order],
+        "speed_inference": [speeds.loc[v, "speed_inference"] for v in order],
+        "paper_speed": [PAPER_SPEED[v] for v in order],
+        "train_flops_per_token": [speeds.loc[v, "train_flops_per_token"] for v in order],
+    }
+)
 medians = timings.groupby(["variant", "mode"])["tokens_per_s"].median().unstack("mode")
 table["train_tokens_per_s"] = [medians.loc[v, "train"] for v in order]
 table["inference_tokens_per_s"] = [medians.loc[v, "inference"] for v in order]
@@ -76,10 +88,26 @@ for extra in inputs[3:]:
             name = column if column.startswith("glue") else f"glue_{column}"
             table[name] = [glue[column].get(v) for v in order]
 settings = speeds.iloc[0]
-note = (f"Throughput: batch {int(settings['batch_size'])} × {int(settings['seq_len'])} tokens, {int(settings['threads'])} thread(s), "
-        f"median of {int(settings['rounds'])} interleaved rounds of {int(settings['timed_steps'])} steps. "
-        "paper_params and paper_speed are the paper's crammed-BERT values (Table 1); paper_params_codeparrot is from its text.")
+note = (
+    f"Throughput: batch {int(settings['batch_size'])} × {int(settings['seq_len'])} tokens, {int(settings['threads'])} thread(s), "
+    f"median of {int(settings['rounds'])} interleaved rounds of {int(settings['timed_steps'])} steps. "
+    "paper_params and paper_speed are the paper's crammed-BERT values (Table 1); paper_params_codeparrot is from its text."
+)
 save_table(table, results_dir, paper, item, scale, note=note)
-print(to_markdown(table[["block", "params", "params_vs_pre_ln", "params_paper_size", "paper_params_codeparrot",
-                         "speed_train", "speed_inference", "paper_speed"]
-                        + [c for c in table.columns if c.startswith("glue")]].round(4)))
+print(
+    to_markdown(
+        table[
+            [
+                "block",
+                "params",
+                "params_vs_pre_ln",
+                "params_paper_size",
+                "paper_params_codeparrot",
+                "speed_train",
+                "speed_inference",
+                "paper_speed",
+            ]
+            + [c for c in table.columns if c.startswith("glue")]
+        ].round(4)
+    )
+)

@@ -54,8 +54,14 @@ means = scores.groupby(["variant", "column"])["score"].mean().unstack("column")
 diverged = scores.drop_duplicates(["variant", "task", "seed"]).groupby("variant")["diverged"].sum()
 rows = []
 for v in order:
-    row = {"block": label(v), "variant": v, "glue": average.loc[v, "glue_mean"], "glue_sd": average.loc[v, "glue_sd"],
-           "finite_seeds": int(average.loc[v, "finite_seeds"]), "diverged_runs": int(diverged.get(v, 0))}
+    row = {
+        "block": label(v),
+        "variant": v,
+        "glue": average.loc[v, "glue_mean"],
+        "glue_sd": average.loc[v, "glue_sd"],
+        "finite_seeds": int(average.loc[v, "finite_seeds"]),
+        "diverged_runs": int(diverged.get(v, 0)),
+    }
     row.update({c: means.loc[v, c] for c in columns})
     paper_row = PAPER.get(v)
     row.update({f"paper_{c}": (paper_row[i] if paper_row else None) for i, c in enumerate(PAPER_COLUMNS)})
@@ -63,9 +69,11 @@ for v in order:
 table = pd.DataFrame(rows)
 metrics = scores.drop_duplicates("column").set_index("column")["metric"]
 chance = chance_level(scores)
-note = ("Scores ×100 on the GLUE stand-in (code-corpus lines), mean over fine-tuning seeds; metrics: "
-        + ", ".join(f"{c} {metrics[c]}" for c in columns)
-        + f". A chance-level predictor averages ≈{chance:.1f}. paper_* columns are the paper's real-GLUE values (Table 2).")
+note = (
+    "Scores ×100 on the GLUE stand-in (code-corpus lines), mean over fine-tuning seeds; metrics: "
+    + ", ".join(f"{c} {metrics[c]}" for c in columns)
+    + f". A chance-level predictor averages ≈{chance:.1f}. paper_* columns are the paper's real-GLUE values (Table 2)."
+)
 save_table(table, results_dir, paper, item, scale, note=note)
 print(to_markdown(table[["block", "glue", "glue_sd", "diverged_runs", *columns]].round(2)))
 print(f"chance-level GLUE average on the stand-in: {chance:.1f}")

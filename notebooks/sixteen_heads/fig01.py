@@ -50,15 +50,29 @@ for ax, (task, title, xlabel) in zip(axes, panels):
     low, high = min(d.min() for d in deltas), max(d.max() for d in deltas)
     span = max(high - low, 1e-6)
     bins = np.linspace(low - 0.05 * span, high + 0.05 * span, 25)
-    ax.hist(deltas, bins=bins, stacked=True, color=[colours[f"seed {s}"] for s in seeds],
-            label=[f"seed {s}" for s in seeds], edgecolor="white", linewidth=0.4)
+    ax.hist(
+        deltas,
+        bins=bins,
+        stacked=True,
+        color=[colours[f"seed {s}"] for s in seeds],
+        label=[f"seed {s}" for s in seeds],
+        edgecolor="white",
+        linewidth=0.4,
+    )
     ax.axvline(0.0, color="#D55E00", linestyle="--", linewidth=1.5, label="unmasked model")
     base = S.baseline_scores(ablation, task)
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("number of heads")
-    ax.text(0.02, 0.97, "baseline " + ", ".join(f"{b:.2f}" for b in base), transform=ax.transAxes,
-            va="top", fontsize=8, color="#555555")
+    ax.text(
+        0.02,
+        0.97,
+        "baseline " + ", ".join(f"{b:.2f}" for b in base),
+        transform=ax.transAxes,
+        va="top",
+        fontsize=8,
+        color="#555555",
+    )
 axes[1].legend(fontsize=8, loc="upper right")
 save_figure(fig, results_dir, paper, item, scale)
 
@@ -71,10 +85,18 @@ summary = []
 for task, bound in (("nli", 1.0), ("mt", 0.5)):
     single = S.rows(ablation, task, "single", "test")
     for seed, g in single.groupby("seed"):
-        summary.append({
-            "task": task, "seed": seed, "heads": len(g), "baseline": S.baseline_scores(ablation, task)[seed],
-            f"share |Δ| < bound": float((g["delta"].abs() < bound).mean()), "bound": bound,
-            "median |Δ|": float(g["delta"].abs().median()), "max Δ": float(g["delta"].max()),
-            "min Δ": float(g["delta"].min()), f"significant (p<{alpha})": int((g["p_value"] < alpha).sum()),
-        })
+        summary.append(
+            {
+                "task": task,
+                "seed": seed,
+                "heads": len(g),
+                "baseline": S.baseline_scores(ablation, task)[seed],
+                "share |Δ| < bound": float((g["delta"].abs() < bound).mean()),
+                "bound": bound,
+                "median |Δ|": float(g["delta"].abs().median()),
+                "max Δ": float(g["delta"].max()),
+                "min Δ": float(g["delta"].min()),
+                f"significant (p<{alpha})": int((g["p_value"] < alpha).sum()),
+            }
+        )
 print(to_markdown(pd.DataFrame(summary).round(4)))

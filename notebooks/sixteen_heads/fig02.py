@@ -46,12 +46,28 @@ for ax, (task, title, unit, paper_r) in zip(axes, panels):
     seeds = sorted(single["seed"].unique())
     colours = palette([f"seed {s}" for s in seeds])
     for seed in seeds:
-        wide = single[single["seed"] == seed].pivot_table(index=["type", "layer", "head"], columns="set", values="score")
+        wide = single[single["seed"] == seed].pivot_table(
+            index=["type", "layer", "head"], columns="set", values="score"
+        )
         r, p = corr.loc[seed, "r"], corr.loc[seed, "p_value"]
-        ax.scatter(wide["test"], wide["shifted"], s=14, alpha=0.75, color=colours[f"seed {seed}"],
-                   label=f"seed {seed}: r = {r:.2f} (p = {p:.1g})")
-        ax.scatter(S.baseline_scores(ablation, task, "test")[seed], S.baseline_scores(ablation, task, "shifted")[seed],
-                   marker="*", s=160, color=colours[f"seed {seed}"], edgecolor="black", linewidth=0.6, zorder=5)
+        ax.scatter(
+            wide["test"],
+            wide["shifted"],
+            s=14,
+            alpha=0.75,
+            color=colours[f"seed {seed}"],
+            label=f"seed {seed}: r = {r:.2f} (p = {p:.1g})",
+        )
+        ax.scatter(
+            S.baseline_scores(ablation, task, "test")[seed],
+            S.baseline_scores(ablation, task, "shifted")[seed],
+            marker="*",
+            s=160,
+            color=colours[f"seed {seed}"],
+            edgecolor="black",
+            linewidth=0.6,
+            zorder=5,
+        )
     ax.set_title(f"{title} (paper r = {paper_r})")
     ax.set_xlabel(f"{unit}, in-domain test set")
     ax.set_ylabel(f"{unit}, shifted test set")
@@ -62,6 +78,8 @@ save_figure(fig, results_dir, paper, item, scale)
 rows = []
 for task, _, _, paper_r in panels:
     corr = S.cross_domain_correlation(ablation, task)
-    rows += [dict(task=task, seed=r.seed, r=r.r, p_value=r.p_value, heads=r.n_heads, paper_r=paper_r)
-             for r in corr.itertuples()]
+    rows += [
+        dict(task=task, seed=r.seed, r=r.r, p_value=r.p_value, heads=r.n_heads, paper_r=paper_r)
+        for r in corr.itertuples()
+    ]
 print(to_markdown(pd.DataFrame(rows).round(4)))

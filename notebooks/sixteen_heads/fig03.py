@@ -74,7 +74,13 @@ for task, _, _ in panels:
     for seed, g in S.curve(pruning, task, "importance").groupby("seed"):
         base = float(g["baseline"].iloc[0])
         floor = base - 1.0 if task == "nli" else 0.97 * base
-        summary.append(dict(task=task, seed=seed, baseline=base,
-                            safe_percent=S.largest_safe_percent(g["percent"], g["score"], floor),
-                            **{f"AUC 0-60% {o}": auc.loc[seed, o] for o in auc.columns}))
+        summary.append(
+            dict(
+                task=task,
+                seed=seed,
+                baseline=base,
+                safe_percent=S.largest_safe_percent(g["percent"], g["score"], floor),
+                **{f"AUC 0-60% {o}": auc.loc[seed, o] for o in auc.columns},
+            )
+        )
 print(to_markdown(pd.DataFrame(summary).round(3)))

@@ -35,8 +35,11 @@ from repro.pipeline.tables import to_markdown
 
 use_style()
 pruning = pd.read_csv(inputs[0])
-TYPES = {"enc_self": ("Enc-Enc", "#d62728", "o"), "cross": ("Enc-Dec", "#1f77b4", "^"),
-         "dec_self": ("Dec-Dec", "#2ca02c", "s")}
+TYPES = {
+    "enc_self": ("Enc-Enc", "#d62728", "o"),
+    "cross": ("Enc-Dec", "#1f77b4", "^"),
+    "dec_self": ("Dec-Dec", "#2ca02c", "s"),
+}
 
 # %%
 fig, ax = plt.subplots(figsize=(5.5, 4))
@@ -63,7 +66,13 @@ summary = []
 for kind, (name, _, _) in TYPES.items():
     for seed, g in S.curve(pruning, "mt", "importance", scope=kind).groupby("seed"):
         base = float(g["baseline"].iloc[0])
-        summary.append(dict(type=name, seed=seed, baseline=base,
-                            auc_0_90=S.curve_auc(g["percent"], g["score"], 90),
-                            bleu_60_70=float(g[g["percent"].isin([60, 70])]["score"].mean())))
+        summary.append(
+            dict(
+                type=name,
+                seed=seed,
+                baseline=base,
+                auc_0_90=S.curve_auc(g["percent"], g["score"], 90),
+                bleu_60_70=float(g[g["percent"].isin([60, 70])]["score"].mean()),
+            )
+        )
 print(to_markdown(pd.DataFrame(summary).round(3)))

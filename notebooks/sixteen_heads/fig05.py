@@ -46,8 +46,14 @@ fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
 cmap = plt.get_cmap("viridis")
 levels = list(mean.columns)
 for i, percent in enumerate(levels):
-    left.plot(mean.index, 100 * mean[percent], marker="o", markersize=3, color=cmap(i / max(1, len(levels) - 1)),
-              label=f"{percent}%")
+    left.plot(
+        mean.index,
+        100 * mean[percent],
+        marker="o",
+        markersize=3,
+        color=cmap(i / max(1, len(levels) - 1)),
+        label=f"{percent}%",
+    )
 left.set_xscale("log")
 left.set_xticks(list(mean.index))
 left.set_xticklabels([f"{e}\n[{base[e]:.1f}]" for e in mean.index], fontsize=7)
@@ -56,8 +62,14 @@ left.set_ylabel("BLEU, % of unpruned")
 left.legend(fontsize=6, ncol=2, title="pruned", title_fontsize=7)
 shown = sorted({int(mean.index[0]), int(mean.index[min(1, len(mean) - 1)]), *[int(e) for e in mean.index[-2:]]})
 for j, epoch in enumerate(shown):
-    right.plot(levels, 100 * mean.loc[epoch], marker="o", markersize=3, color=cmap(j / max(1, len(shown) - 1)),
-               label=f"epoch {epoch}")
+    right.plot(
+        levels,
+        100 * mean.loc[epoch],
+        marker="o",
+        markersize=3,
+        color=cmap(j / max(1, len(shown) - 1)),
+        label=f"epoch {epoch}",
+    )
 right.set_xlabel("heads pruned (%)")
 right.set_ylabel("BLEU, % of unpruned")
 right.legend(fontsize=7)

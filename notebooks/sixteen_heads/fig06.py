@@ -36,8 +36,12 @@ from repro.pipeline.tables import to_markdown
 
 use_style()
 pruning = pd.read_csv(inputs[0])
-PANELS = [("sst2", "(a) SST-2 analogue", "accuracy (%)"), ("cola", "(b) CoLA analogue", "Matthews corr. (×100)"),
-          ("mrpc", "(c) MRPC analogue", "F1 (×100)"), ("iwslt", "(d) IWSLT analogue", "BLEU")]
+PANELS = [
+    ("sst2", "(a) SST-2 analogue", "accuracy (%)"),
+    ("cola", "(b) CoLA analogue", "Matthews corr. (×100)"),
+    ("mrpc", "(c) MRPC analogue", "F1 (×100)"),
+    ("iwslt", "(d) IWSLT analogue", "BLEU"),
+]
 
 # %%
 fig, axes = plt.subplots(1, 4, figsize=(14, 3.6))
@@ -56,10 +60,16 @@ for ax, (task, title, unit) in zip(axes, PANELS):
     for seed, g in rows.groupby("seed"):
         base = float(g["baseline"].iloc[0])
         floor = 0.97 * base if task == "iwslt" else base - 1.0
-        summary.append(dict(task=task, seed=seed, baseline=base,
-                            safe_percent=S.largest_safe_percent(g["percent"], g["score"], floor),
-                            last_percent=int(g["percent"].max()),
-                            score_at_last=float(g.loc[g["percent"].idxmax(), "score"])))
+        summary.append(
+            dict(
+                task=task,
+                seed=seed,
+                baseline=base,
+                safe_percent=S.largest_safe_percent(g["percent"], g["score"], floor),
+                last_percent=int(g["percent"].max()),
+                score_at_last=float(g.loc[g["percent"].idxmax(), "score"]),
+            )
+        )
 save_figure(fig, results_dir, paper, item, scale)
 
 # %% [markdown]

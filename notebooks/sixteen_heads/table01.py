@@ -36,12 +36,18 @@ ablation = pd.read_csv(inputs[0])
 single = S.rows(ablation, "mt", "single", "test")
 enc = single[single["type"] == "enc_self"]
 n_seeds = enc["seed"].nunique()
-cells = enc.groupby(["layer", "head"]).agg(delta=("delta", "mean"),
-                                           significant=("p_value", lambda p: int((p < alpha).sum())))
+cells = enc.groupby(["layer", "head"]).agg(
+    delta=("delta", "mean"), significant=("p_value", lambda p: int((p < alpha).sum()))
+)
 cells["marked"] = cells["significant"] > n_seeds / 2
 
 PAPER_SIGNIFICANT = {  # Table 1 of the paper: the 8 significant cells (layer -> "Hhead Δ")
-    1: "H6 −0.53, H8 −0.33", 2: "H4 +0.20, H11 +0.15", 3: "H14 +0.24", 4: "", 5: "H1 −0.31, H10 +0.21", 6: "H3 −0.31",
+    1: "H6 −0.53, H8 −0.33",
+    2: "H4 +0.20, H11 +0.15",
+    3: "H14 +0.24",
+    4: "",
+    5: "H1 −0.31, H10 +0.21",
+    6: "H3 −0.31",
 }
 n_layers = int(enc["layer"].max()) + 1
 n_heads = int(enc["head"].max()) + 1
@@ -61,9 +67,11 @@ for layer in range(max(n_layers, 6)):
 table = pd.DataFrame(rows)
 base = S.baseline_scores(ablation, "mt")
 marked = cells["marked"]
-note = (f"Ours: base BLEU {', '.join(f'{b:.2f}' for b in base)} (seeds {', '.join(map(str, base.index))}); "
-        f"{int(marked.sum())} of {len(marked)} Enc-Enc heads significant at p<{alpha} in most seeds "
-        f"({int((cells['delta'][marked] > 0).sum())} positive). "
-        "Paper (paper_* column and this note): base BLEU 36.05; 8 of 96 significant (4 negative, 4 positive); "
-        "all other cells within [−0.19, +0.15]. Cells are mean Δ BLEU over seeds; * = p<alpha in most seeds.")
+note = (
+    f"Ours: base BLEU {', '.join(f'{b:.2f}' for b in base)} (seeds {', '.join(map(str, base.index))}); "
+    f"{int(marked.sum())} of {len(marked)} Enc-Enc heads significant at p<{alpha} in most seeds "
+    f"({int((cells['delta'][marked] > 0).sum())} positive). "
+    "Paper (paper_* column and this note): base BLEU 36.05; 8 of 96 significant (4 negative, 4 positive); "
+    "all other cells within [−0.19, +0.15]. Cells are mean Δ BLEU over seeds; * = p<alpha in most seeds."
+)
 save_table(table, results_dir, paper, item, scale, note=note)

@@ -40,6 +40,12 @@ PAPER = {  # Table 2 of the paper, layers 1-6 ("*": significant at p < 0.01)
 ablation = pd.read_csv(inputs[0])
 table = S.best_head_table(ablation, "mt", choose_on="test", alpha=alpha, paper=PAPER)
 base = S.baseline_scores(ablation, "mt")
-save_table(table, results_dir, paper, item, scale,
-           note=f"Ours: base BLEU {', '.join(f'{b:.2f}' for b in base)}; the paper's base BLEU is 36.05. "
-                "Cells: mean Δ BLEU over seeds of the best kept head; * = p<alpha in most seeds.")
+save_table(
+    table,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note=f"Ours: base BLEU {', '.join(f'{b:.2f}' for b in base)}; the paper's base BLEU is 36.05. "
+    "Cells: mean Δ BLEU over seeds of the best kept head; * = p<alpha in most seeds.",
+)

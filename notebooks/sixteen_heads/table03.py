@@ -31,11 +31,18 @@ import pandas as pd
 from repro.papers.sixteen_heads import head_summaries as S
 from repro.pipeline.tables import save_table
 
-PAPER = {"self": ["−0.01", "+0.10", "−0.14", "−0.53", "−0.29", "−0.52", "+0.05", "−0.72", "−0.96", "+0.07",
-                  "−0.19", "−0.12"]}  # Table 3 of the paper, layers 1-12, none significant
+PAPER = {
+    "self": ["−0.01", "+0.10", "−0.14", "−0.53", "−0.29", "−0.52", "+0.05", "−0.72", "−0.96", "+0.07", "−0.19", "−0.12"]
+}  # Table 3 of the paper, layers 1-12, none significant
 ablation = pd.read_csv(inputs[0])
 table = S.best_head_table(ablation, "nli", choose_on="test", alpha=alpha, paper=PAPER)
 base = S.baseline_scores(ablation, "nli")
-save_table(table, results_dir, paper, item, scale,
-           note=f"Ours: base accuracy {', '.join(f'{b:.2f}' for b in base)}%. Cells: mean Δ accuracy (points) over "
-                "seeds of the best kept head; * = p<alpha in most seeds. Paper: none significant.")
+save_table(
+    table,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note=f"Ours: base accuracy {', '.join(f'{b:.2f}' for b in base)}%. Cells: mean Δ accuracy (points) over "
+    "seeds of the best kept head; * = p<alpha in most seeds. Paper: none significant.",
+)

@@ -34,8 +34,10 @@ from repro.papers.sixteen_heads.pruned_speed import summarize_speed
 from repro.pipeline.tables import save_table, to_markdown
 
 PAPER = {  # Table 4 of the paper: examples/s, mean ± std
-    1: ("17.0±0.3", "17.3±0.6 (+1.9%)"), 4: ("67.3±1.3", "69.1±1.3 (+2.7%)"),
-    16: ("114.0±3.6", "134.0±3.6 (+17.5%)"), 64: ("124.7±2.9", "146.6±3.4 (+17.5%)"),
+    1: ("17.0±0.3", "17.3±0.6 (+1.9%)"),
+    4: ("67.3±1.3", "69.1±1.3 (+2.7%)"),
+    16: ("114.0±3.6", "134.0±3.6 (+17.5%)"),
+    64: ("124.7±2.9", "146.6±3.4 (+17.5%)"),
 }
 timings = pd.read_csv(inputs[0])
 models = pd.read_csv(inputs[1])
@@ -46,26 +48,30 @@ rows = []
 for size, g in summary.groupby("batch_size", sort=True):
     g = g.set_index("variant")
     paper_row = PAPER.get(int(size), ("", ""))
-    rows.append({
-        "batch size": int(size),
-        "original ex/s (median)": g.loc["original", "median"],
-        "original ex/s (mean ± sd)": f"{g.loc['original', 'mean']:.1f} ± {g.loc['original', 'sd']:.1f}",
-        "pruned ex/s (median)": g.loc["pruned", "median"],
-        "pruned ex/s (mean ± sd)": f"{g.loc['pruned', 'mean']:.1f} ± {g.loc['pruned', 'sd']:.1f}",
-        "speedup (%)": 100 * (g.loc["pruned", "speedup"] - 1),
-        "paper_original": paper_row[0],
-        "paper_pruned": paper_row[1],
-    })
+    rows.append(
+        {
+            "batch size": int(size),
+            "original ex/s (median)": g.loc["original", "median"],
+            "original ex/s (mean ± sd)": f"{g.loc['original', 'mean']:.1f} ± {g.loc['original', 'sd']:.1f}",
+            "pruned ex/s (median)": g.loc["pruned", "median"],
+            "pruned ex/s (mean ± sd)": f"{g.loc['pruned', 'mean']:.1f} ± {g.loc['pruned', 'sd']:.1f}",
+            "speedup (%)": 100 * (g.loc["pruned", "speedup"] - 1),
+            "paper_original": paper_row[0],
+            "paper_pruned": paper_row[1],
+        }
+    )
 table = pd.DataFrame(rows)
 m = models.set_index("variant")
-note = (f"Ours: seed {int(models['seed'].iloc[0])}, {int(timings['examples'].iloc[0])} test examples of width "
-        f"{int(timings['seq_len'].iloc[0])}, {int(timings['threads'].iloc[0])} threads, "
-        f"{int(timings['round'].max()) + 1} interleaved rounds. Parameters {int(m.loc['original', 'parameters']):,} -> "
-        f"{int(m.loc['pruned', 'parameters']):,}; Q/K/V/O weights {int(m.loc['original', 'attention_weights']):,} -> "
-        f"{int(m.loc['pruned', 'attention_weights']):,}; heads per layer {m.loc['pruned', 'heads_per_layer']}. "
-        f"Accuracy {100 * m.loc['original', 'accuracy']:.2f}% -> {100 * m.loc['pruned', 'accuracy']:.2f}% "
-        f"(masked model {100 * m.loc['pruned', 'accuracy_masked']:.2f}%; max |logit difference| pruned vs masked "
-        f"{m.loc['pruned', 'max_logit_difference']:.1e}). Paper: BERT-base on GTX 1080Ti, mean ± std of 6 runs.")
+note = (
+    f"Ours: seed {int(models['seed'].iloc[0])}, {int(timings['examples'].iloc[0])} test examples of width "
+    f"{int(timings['seq_len'].iloc[0])}, {int(timings['threads'].iloc[0])} threads, "
+    f"{int(timings['round'].max()) + 1} interleaved rounds. Parameters {int(m.loc['original', 'parameters']):,} -> "
+    f"{int(m.loc['pruned', 'parameters']):,}; Q/K/V/O weights {int(m.loc['original', 'attention_weights']):,} -> "
+    f"{int(m.loc['pruned', 'attention_weights']):,}; heads per layer {m.loc['pruned', 'heads_per_layer']}. "
+    f"Accuracy {100 * m.loc['original', 'accuracy']:.2f}% -> {100 * m.loc['pruned', 'accuracy']:.2f}% "
+    f"(masked model {100 * m.loc['pruned', 'accuracy_masked']:.2f}%; max |logit difference| pruned vs masked "
+    f"{m.loc['pruned', 'max_logit_difference']:.1e}). Paper: BERT-base on GTX 1080Ti, mean ± std of 6 runs."
+)
 save_table(table, results_dir, paper, item, scale, note=note)
 
 # %% [markdown]

@@ -39,5 +39,11 @@ PAPER = {  # Table 5 of the paper, layers 1-6 ("*": significant at p < 0.01)
 ablation = pd.read_csv(inputs[0])
 table = S.best_head_table(ablation, "mt", choose_on="selection", alpha=alpha, paper=PAPER)
 source = S.rows(ablation, "mt", "keep_one", "selection")["source"].iloc[0]
-save_table(table, results_dir, paper, item, scale,
-           note=f"Kept head chosen on {source}, Δ BLEU on the test set, mean over seeds; * = p<alpha in most seeds.")
+save_table(
+    table,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note=f"Kept head chosen on {source}, Δ BLEU on the test set, mean over seeds; * = p<alpha in most seeds.",
+)

@@ -31,11 +31,18 @@ import pandas as pd
 from repro.papers.sixteen_heads import head_summaries as S
 from repro.pipeline.tables import save_table
 
-PAPER = {"self": ["−0.01", "−0.02", "−0.26", "−0.53", "−0.29", "−0.52", "+0.05", "−0.72", "−0.96", "+0.07",
-                  "−0.19", "−0.15"]}  # Table 6 of the paper, layers 1-12, none significant
+PAPER = {
+    "self": ["−0.01", "−0.02", "−0.26", "−0.53", "−0.29", "−0.52", "+0.05", "−0.72", "−0.96", "+0.07", "−0.19", "−0.15"]
+}  # Table 6 of the paper, layers 1-12, none significant
 ablation = pd.read_csv(inputs[0])
 table = S.best_head_table(ablation, "nli", choose_on="selection", alpha=alpha, paper=PAPER)
 source = S.rows(ablation, "nli", "keep_one", "selection")["source"].iloc[0]
-save_table(table, results_dir, paper, item, scale,
-           note=f"Kept head chosen on {source}, Δ accuracy (points) on the test set, mean over seeds; "
-                "* = p<alpha in most seeds.")
+save_table(
+    table,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note=f"Kept head chosen on {source}, Δ accuracy (points) on the test set, mean over seeds; "
+    "* = p<alpha in most seeds.",
+)

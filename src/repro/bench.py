@@ -121,8 +121,14 @@ class StepTimer:
         self.seconds.append((time.perf_counter() - start) / n)
 
 
-def run_benchmark(shape: BenchShape = BenchShape(), threads: int = 2, steps: int = 5, rounds: int = 4,
-                  warmup: int = 3, include_hf: bool = True) -> dict:
+def run_benchmark(
+    shape: BenchShape = BenchShape(),
+    threads: int = 2,
+    steps: int = 5,
+    rounds: int = 4,
+    warmup: int = 3,
+    include_hf: bool = True,
+) -> dict:
     """Interleave `rounds` timings of `steps` steps per candidate; report medians."""
     torch.set_num_threads(threads)
     torch.manual_seed(0)

@@ -1,11 +1,11 @@
 """A training run on disk: its directory layout and how to load it back.
 
-    results/<paper>/runs/<variant>/seed<k>/
-        model.json         the TransformerConfig (rebuilds the architecture)
-        model.safetensors  final weights
-        run.json           the TrainConfig, final metrics and timing (written by the trainer)
-        metrics.jsonl      one row per logged step
-        checkpoint.json, *.safetensors   resumable state (see repro.training.checkpoint)
+results/<paper>/runs/<variant>/seed<k>/
+    model.json         the TransformerConfig (rebuilds the architecture)
+    model.safetensors  final weights
+    run.json           the TrainConfig, final metrics and timing (written by the trainer)
+    metrics.jsonl      one row per logged step
+    checkpoint.json, *.safetensors   resumable state (see repro.training.checkpoint)
 """
 
 from __future__ import annotations

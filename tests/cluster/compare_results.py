@@ -51,7 +51,9 @@ TIME_COLUMN = re.compile(r"second|time|throughput|per_s|/s\b|wall|elapsed|speed|
 TIMING_CLAIM = re.compile(r"speed|throughput|latency|in_time", re.IGNORECASE)
 CLAIM_TABLES = {"claims.csv", "scorecard.csv"}
 # Files computed from the wall-clock-budgeted masked-LM runs, and their claims (item 6 above).
-BUDGETED = re.compile(r"^simplified_blocks/(mlm_runs/|data/(mlm_curves\.csv|mlm_finetune/|glue_)|tables/table0[12]\.csv$)")
+BUDGETED = re.compile(
+    r"^simplified_blocks/(mlm_runs/|data/(mlm_curves\.csv|mlm_finetune/|glue_)|tables/table0[12]\.csv$)"
+)
 BUDGETED_CLAIM = re.compile(r"^(mlm_|glue_)")
 SNAPSHOT_STEP = re.compile(r"checkpoint-\d+")
 
@@ -81,13 +83,19 @@ def json_without_time(path: Path, also: re.Pattern | None = None) -> list:
 
     def strip(value):
         if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if not TIME_COLUMN.search(k) and not (also and also.search(k))}
+            return {
+                k: strip(v) for k, v in value.items() if not TIME_COLUMN.search(k) and not (also and also.search(k))
+            }
         if isinstance(value, list):
             return [strip(v) for v in value]
         return value
 
     text = path.read_text()
-    docs = [json.loads(line) for line in text.splitlines() if line.strip()] if path.suffix == ".jsonl" else [json.loads(text)]
+    docs = (
+        [json.loads(line) for line in text.splitlines() if line.strip()]
+        if path.suffix == ".jsonl"
+        else [json.loads(text)]
+    )
     return [strip(d) for d in docs]
 
 
@@ -143,8 +151,13 @@ def main(local_root: str, slurm_root: str) -> int:
             same += 1
             continue
         if BUDGETED.match(name):
-            problem = (weights_difference(a, b, values=False) if name.endswith(".safetensors")
-                       else csv_difference(a, b, values=False) if name.endswith(".csv") else None)
+            problem = (
+                weights_difference(a, b, values=False)
+                if name.endswith(".safetensors")
+                else csv_difference(a, b, values=False)
+                if name.endswith(".csv")
+                else None
+            )
             if problem:
                 failures.append(f"{name}: {problem}")
             else:

@@ -108,7 +108,9 @@ def paper_claims_file(wildcards):
 def report_caption(wildcards, input):
     """The report caption of an item: its description, the scale and this run's verdicts."""
     claims = input.claims[0] if wildcards.paper in PAPERS else None
-    return item_caption(wildcards.paper, wildcards.item, SCALE, claims, os.path.join(workflow.basedir, "workflow", "report"))
+    return item_caption(
+        wildcards.paper, wildcards.item, SCALE, claims, os.path.join(workflow.basedir, "workflow", "report")
+    )
 
 
 def item_file(wildcards):

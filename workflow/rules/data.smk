@@ -9,21 +9,21 @@ rule code_corpus:
         train=f"{CORPUS}/train.jsonl.gz",
         valid=f"{CORPUS}/valid.jsonl.gz",
         card=f"{CORPUS}/card.json",
+    log:
+        f"{RESULTS}/logs/data/code_corpus.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/data/code_corpus.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
     params:
         max_bytes=config["corpus"]["max_bytes"],
         valid_fraction=config["corpus"]["valid_fraction"],
         seed=config["corpus"]["seed"],
         out_dir=parent_dir,
-    log:
-        f"{RESULTS}/logs/data/code_corpus.log",
-    benchmark:
-        f"{RESULTS}/benchmarks/data/code_corpus.tsv"
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
-    conda:
-        ENV
     shell:
         "python -m repro data corpus --out-dir {params.out_dir} --max-bytes {params.max_bytes} "
         "--valid-fraction {params.valid_fraction} --seed {params.seed} > {log} 2>&1"
@@ -34,20 +34,20 @@ rule code_tokenizer:
         rules.code_corpus.output.train,
     output:
         f"{CORPUS}/tokenizer.json",
-    params:
-        vocab_size=config["tokenizer"]["vocab_size"],
-        train_bytes=config["tokenizer"]["train_bytes"],
-        corpus_dir=lambda wildcards, input: os.path.dirname(input[0]),
     log:
         f"{RESULTS}/logs/data/code_tokenizer.log",
     benchmark:
         f"{RESULTS}/benchmarks/data/code_tokenizer.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=3000,
         runtime=10,
-    conda:
-        ENV
+    params:
+        vocab_size=config["tokenizer"]["vocab_size"],
+        train_bytes=config["tokenizer"]["train_bytes"],
+        corpus_dir=lambda wildcards, input: os.path.dirname(input[0]),
     shell:
         "python -m repro data tokenizer --corpus-dir {params.corpus_dir} --vocab-size {params.vocab_size} "
         "--train-bytes {params.train_bytes} --threads {threads} --out {output} > {log} 2>&1"
@@ -61,19 +61,19 @@ rule code_tokens:
         train=f"{CORPUS}/tokens/train.npz",
         valid=f"{CORPUS}/tokens/valid.npz",
         card=f"{CORPUS}/tokens/card.json",
-    params:
-        corpus_dir=lambda wildcards, input: os.path.dirname(input.corpus),
-        out_dir=parent_dir,
     log:
         f"{RESULTS}/logs/data/code_tokens.log",
     benchmark:
         f"{RESULTS}/benchmarks/data/code_tokens.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=3000,
         runtime=10,
-    conda:
-        ENV
+    params:
+        corpus_dir=lambda wildcards, input: os.path.dirname(input.corpus),
+        out_dir=parent_dir,
     shell:
         "python -m repro data tokenize --corpus-dir {params.corpus_dir} --tokenizer {input.tokenizer} "
         "--out-dir {params.out_dir} --threads {threads} > {log} 2>&1"

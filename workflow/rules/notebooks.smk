@@ -28,23 +28,23 @@ for kind, (folder, shown, other, pattern) in NOTEBOOK_KINDS.items():
             other=f"{RESULTS}/{{paper}}/{folder}/{{item}}.{other}",
             ipynb=f"{RESULTS}/{{paper}}/notebooks/{{item}}.ipynb",
             html=f"{RESULTS}/{{paper}}/notebooks/{{item}}.html",
+        log:
+            f"{RESULTS}/logs/notebooks/{{paper}}/{{item}}.log",
+        benchmark:
+            f"{RESULTS}/benchmarks/notebooks/{{paper}}/{{item}}.tsv"
         wildcard_constraints:
             item=pattern,
+        conda:
+            ENV
+        threads: 1
+        resources:
+            mem_mb=2000,
+            runtime=10,
         params:
             args=notebook_params,
             caption=report_caption,
             results=results_root,
             scale=SCALE,
-        log:
-            f"{RESULTS}/logs/notebooks/{{paper}}/{{item}}.log",
-        benchmark:
-            f"{RESULTS}/benchmarks/notebooks/{{paper}}/{{item}}.tsv"
-        threads: 1
-        resources:
-            mem_mb=2000,
-            runtime=10,
-        conda:
-            ENV
         shell:
             "python -m repro notebook run {input.notebook} --paper {wildcards.paper} --item {wildcards.item} "
             "--results-dir {params.results} --scale {params.scale} --timeout 1200 {params.args} > {log} 2>&1"

@@ -16,18 +16,18 @@ PAPERS.append(PA)
 rule param_allocation_jacobian:
     output:
         f"{PA_DIR}/data/jacobian.csv",
-    params:
-        spec=pa_jacobian_spec,
     log:
         f"{RESULTS}/logs/{PA}/jacobian.log",
     benchmark:
         f"{RESULTS}/benchmarks/{PA}/jacobian.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=2000,
         runtime=5,
-    conda:
-        ENV
+    params:
+        spec=pa_jacobian_spec,
     shell:
         "python -m repro param_allocation jacobian --spec {params.spec:q} --out {output} > {log} 2>&1"
 
@@ -35,18 +35,18 @@ rule param_allocation_jacobian:
 rule param_allocation_low_rank:
     output:
         f"{PA_DIR}/data/low_rank_scores.csv",
-    params:
-        spec=pa_low_rank_spec,
     log:
         f"{RESULTS}/logs/{PA}/low_rank.log",
     benchmark:
         f"{RESULTS}/benchmarks/{PA}/low_rank.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=2000,
         runtime=5,
-    conda:
-        ENV
+    params:
+        spec=pa_low_rank_spec,
     shell:
         "python -m repro param_allocation low-rank --spec {params.spec:q} --out {output} > {log} 2>&1"
 
@@ -54,18 +54,18 @@ rule param_allocation_low_rank:
 rule param_allocation_bound:
     output:
         f"{PA_DIR}/data/allocation_bound.csv",
-    params:
-        spec=pa_bound_spec,
     log:
         f"{RESULTS}/logs/{PA}/bound.log",
     benchmark:
         f"{RESULTS}/benchmarks/{PA}/bound.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        ENV
+    params:
+        spec=pa_bound_spec,
     shell:
         "python -m repro param_allocation bound --spec {params.spec:q} --out {output} > {log} 2>&1"
 
@@ -74,19 +74,19 @@ rule param_allocation_bound:
 rule param_allocation_sweep:
     output:
         f"{PA_DIR}/data/sweep/seed{{seed}}.csv",
-    params:
-        spec=pa_sweep_spec,
-        runs_dir=pa_runs_dir,
     log:
         f"{RESULTS}/logs/{PA}/sweep/seed{{seed}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/{PA}/sweep/seed{{seed}}.tsv"
+    conda:
+        ENV
     threads: PA_CFG["threads"]
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        ENV
+    params:
+        spec=pa_sweep_spec,
+        runs_dir=pa_runs_dir,
     shell:
         "python -m repro param_allocation sweep --spec {params.spec:q} "
         "--seed {wildcards.seed} --runs-dir {params.runs_dir} --threads {threads} --out {output} > {log} 2>&1"
@@ -95,19 +95,19 @@ rule param_allocation_sweep:
 rule param_allocation_saturation:
     output:
         f"{PA_DIR}/data/saturation/seed{{seed}}.csv",
-    params:
-        spec=pa_saturation_spec,
-        runs_dir=pa_runs_dir,
     log:
         f"{RESULTS}/logs/{PA}/saturation/seed{{seed}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/{PA}/saturation/seed{{seed}}.tsv"
+    conda:
+        ENV
     threads: PA_CFG["threads"]
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        ENV
+    params:
+        spec=pa_saturation_spec,
+        runs_dir=pa_runs_dir,
     shell:
         "python -m repro param_allocation saturation --spec {params.spec:q} --seed {wildcards.seed} "
         "--runs-dir {params.runs_dir} --threads {threads} --out {output} > {log} 2>&1"
@@ -122,12 +122,12 @@ rule param_allocation_gather_sweep:
         f"{RESULTS}/logs/{PA}/gather_sweep.log",
     benchmark:
         f"{RESULTS}/benchmarks/{PA}/gather_sweep.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        ENV
     shell:
         "python -m repro param_allocation concat --inputs {input} --out {output} > {log} 2>&1"
 
@@ -141,12 +141,12 @@ rule param_allocation_gather_saturation:
         f"{RESULTS}/logs/{PA}/gather_saturation.log",
     benchmark:
         f"{RESULTS}/benchmarks/{PA}/gather_saturation.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        ENV
     shell:
         "python -m repro param_allocation concat --inputs {input} --out {output} > {log} 2>&1"
 
@@ -158,6 +158,16 @@ rule param_allocation_hub_tokens:
         train=f"{PA_HUB_TOKENS}/train.npz",
         valid=f"{PA_HUB_TOKENS}/valid.npz",
         card=f"{PA_HUB_TOKENS}/card.json",
+    log:
+        f"{RESULTS}/logs/{PA}/hub_tokens.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{PA}/hub_tokens.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
     params:
         dataset=PA_DATA_CFG.get("dataset", ""),
         tokenizer=PA_DATA_CFG.get("tokenizer", ""),
@@ -165,16 +175,6 @@ rule param_allocation_hub_tokens:
         valid_rows=PA_DATA_CFG.get("valid_rows", 1),
         mirror=mirror_option(PA_DATA_CFG),
         out_dir=parent_dir,
-    log:
-        f"{RESULTS}/logs/{PA}/hub_tokens.log",
-    benchmark:
-        f"{RESULTS}/benchmarks/{PA}/hub_tokens.tsv"
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=60,
-    conda:
-        ENV
     shell:
         "python -m repro data hub-tokens --dataset {params.dataset} --tokenizer {params.tokenizer:q} "
         "--out-dir {params.out_dir} --train-rows {params.train_rows} "
@@ -190,20 +190,20 @@ rule param_allocation_teacher_train:
         model=f"{PA_TEACHERS}/seed{{seed}}/model.safetensors",
         run=f"{PA_TEACHERS}/seed{{seed}}/run.json",
         metrics=f"{PA_TEACHERS}/seed{{seed}}/metrics.jsonl",
-    params:
-        spec=pa_teacher_spec,
-        eval_chunks=PA_CFG["lm"]["eval_chunks"],
-        run_dir=parent_dir,
     log:
         f"{RESULTS}/logs/{PA}/teacher/train_seed{{seed}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/{PA}/teacher/train_seed{{seed}}.tsv"
+    conda:
+        ENV
     threads: PA_CFG["threads"]
     resources:
         mem_mb=3000,
         runtime=30,
-    conda:
-        ENV
+    params:
+        spec=pa_teacher_spec,
+        eval_chunks=PA_CFG["lm"]["eval_chunks"],
+        run_dir=parent_dir,
     shell:
         "python -m repro train lm --spec {params.spec:q} --train-tokens {input.train} --valid-tokens {input.valid} "
         "--eval-chunks {params.eval_chunks} --run-dir {params.run_dir} --threads {threads} > {log} 2>&1"
@@ -221,20 +221,20 @@ rule param_allocation_teacher_analysis:
         replacement=f"{PA_DIR}/data/teacher/replacement_seed{{seed}}.csv",
         positions=f"{PA_DIR}/data/teacher/positions_seed{{seed}}.csv",
         logits=f"{PA_DIR}/data/teacher/logits_seed{{seed}}.csv",
-    params:
-        spec=pa_teacher_analysis_spec,
-        teacher=pa_teacher_dir,
-        runs_dir=pa_student_runs,
     log:
         f"{RESULTS}/logs/{PA}/teacher/analysis_seed{{seed}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/{PA}/teacher/analysis_seed{{seed}}.tsv"
+    conda:
+        ENV
     threads: PA_CFG["threads"]
     resources:
         mem_mb=3000,
         runtime=30,
-    conda:
-        ENV
+    params:
+        spec=pa_teacher_analysis_spec,
+        teacher=pa_teacher_dir,
+        runs_dir=pa_student_runs,
     shell:
         "python -m repro param_allocation teacher --spec {params.spec:q} --seed {wildcards.seed} "
         "--teacher {params.teacher} --train-tokens {input.train} --valid-tokens {input.valid} "
@@ -250,19 +250,19 @@ rule param_allocation_decoders:
     output:
         runs=f"{PA_DIR}/data/decoders/seed{{seed}}.csv",
         curves=f"{PA_DIR}/data/decoders/curves_seed{{seed}}.csv",
-    params:
-        spec=pa_decoders_spec,
-        runs_dir=pa_decoder_runs,
     log:
         f"{RESULTS}/logs/{PA}/decoders/seed{{seed}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/{PA}/decoders/seed{{seed}}.tsv"
+    conda:
+        ENV
     threads: PA_CFG["threads"]
     resources:
         mem_mb=3000,
         runtime=30,
-    conda:
-        ENV
+    params:
+        spec=pa_decoders_spec,
+        runs_dir=pa_decoder_runs,
     shell:
         "python -m repro param_allocation decoders --spec {params.spec:q} --seed {wildcards.seed} "
         "--train-tokens {input.train} --valid-tokens {input.valid} --runs-dir {params.runs_dir} "
@@ -278,18 +278,18 @@ rule param_allocation_gather_lm:
         logits=f"{PA_DIR}/data/logit_norms.csv",
         decoders=f"{PA_DIR}/data/decoders.csv",
         curves=f"{PA_DIR}/data/decoder_curves.csv",
-    params:
-        groups=pa_gather_groups,
     log:
         f"{RESULTS}/logs/{PA}/gather_lm.log",
     benchmark:
         f"{RESULTS}/benchmarks/{PA}/gather_lm.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        ENV
+    params:
+        groups=pa_gather_groups,
     shell:
         "python -m repro param_allocation gather {params.groups} > {log} 2>&1"
 

@@ -62,13 +62,17 @@ def pa_teacher_spec(wildcards):
     lm = PA_CFG["lm"]
     model = dict(lm["model"], vocab_size=config["tokenizer"]["vocab_size"])
     train = dict(lm["train"], seed=int(wildcards.seed))
-    return json.dumps({"paper": PA, "variant": "teacher", "seed": int(wildcards.seed), "model": model, "train": train},
-                      sort_keys=True)
+    return json.dumps(
+        {"paper": PA, "variant": "teacher", "seed": int(wildcards.seed), "model": model, "train": train}, sort_keys=True
+    )
 
 
 def pa_teacher_analysis_spec(wildcards):
-    spec = {"eval_chunks": PA_CFG["lm"]["eval_chunks"], "replacement": PA_CFG["replacement"],
-            "logit_norms": PA_CFG["logit_norms"]}
+    spec = {
+        "eval_chunks": PA_CFG["lm"]["eval_chunks"],
+        "replacement": PA_CFG["replacement"],
+        "logit_norms": PA_CFG["logit_norms"],
+    }
     return json.dumps(spec, sort_keys=True)
 
 
@@ -104,7 +108,9 @@ def pa_gather_groups(wildcards, input, output):
     """`--group OUT IN ...` arguments of `param_allocation gather`, one per gathered file."""
     groups = []
     for name in ("replacement", "positions", "logits", "decoders", "curves"):
-        groups.append("--group " + " ".join(shlex.quote(path) for path in [getattr(output, name), *getattr(input, name)]))
+        groups.append(
+            "--group " + " ".join(shlex.quote(path) for path in [getattr(output, name), *getattr(input, name)])
+        )
     return " ".join(groups)
 
 

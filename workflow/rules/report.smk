@@ -21,19 +21,19 @@ rule paper_claims:
         claims_inputs,
     output:
         f"{RESULTS}/{{paper}}/claims.csv",
-    params:
-        results=lambda wildcards, output: os.path.dirname(os.path.dirname(output[0])),
-        scale=SCALE,
     log:
         f"{RESULTS}/logs/claims/{{paper}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/claims/{{paper}}.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        ENV
+    params:
+        results=lambda wildcards, output: os.path.dirname(os.path.dirname(output[0])),
+        scale=SCALE,
     shell:
         "python -m repro claims judge --paper {wildcards.paper} --results-dir {params.results} --scale {params.scale} "
         "--out {output} > {log} 2>&1"
@@ -49,10 +49,10 @@ rule lineage_card:
         notebook=f"{RESULTS}/{{paper}}/notebooks/{{item}}.html",
     output:
         f"{RESULTS}/{{paper}}/{{kind}}/{{item}}.lineage.json",
-    wildcard_constraints:
-        kind="figures|tables",
     log:
         f"{RESULTS}/logs/lineage/{{paper}}/{{kind}}_{{item}}.log",
+    wildcard_constraints:
+        kind="figures|tables",
     conda:
         ENV
     shell:
@@ -66,13 +66,13 @@ rule compute_accounting:
         notebooks=all_notebook_outputs(),
     output:
         report(f"{RESULTS}/compute.csv", caption="../report/compute.rst", category="Scorecard"),
-    params:
-        results=lambda wildcards, output: os.path.dirname(output[0]),
-        papers=" ".join(PAPERS),
     log:
         f"{RESULTS}/logs/compute.log",
     conda:
         ENV
+    params:
+        results=lambda wildcards, output: os.path.dirname(output[0]),
+        papers=" ".join(PAPERS),
     shell:
         "python -m repro report compute --results-dir {params.results} --papers {params.papers} --out {output} "
         "> {log} 2>&1"
@@ -84,15 +84,19 @@ rule dossier:
         compute=rules.compute_accounting.output,
         paper_config="config/paper.yaml",
     output:
-        report(f"{RESULTS}/{{paper}}/REPRODUCIBILITY.md", caption="../report/dossier.rst", category="{paper}",
-               subcategory="dossier"),
-    params:
-        results=lambda wildcards, output: os.path.dirname(os.path.dirname(output[0])),
-        config=lambda wildcards: json.dumps(config, sort_keys=True),
+        report(
+            f"{RESULTS}/{{paper}}/REPRODUCIBILITY.md",
+            caption="../report/dossier.rst",
+            category="{paper}",
+            subcategory="dossier",
+        ),
     log:
         f"{RESULTS}/logs/dossier/{{paper}}.log",
     conda:
         ENV
+    params:
+        results=lambda wildcards, output: os.path.dirname(os.path.dirname(output[0])),
+        config=lambda wildcards: json.dumps(config, sort_keys=True),
     shell:
         "python -m repro report dossier --paper {wildcards.paper} --results-dir {params.results} "
         "--config-json {params.config:q} --paper-config {input.paper_config} --out {output} > {log} 2>&1"
@@ -104,13 +108,13 @@ rule run_summary:
         compute=rules.compute_accounting.output,
     output:
         report(f"{RESULTS}/SUMMARY.md", caption="../report/summary.rst", category="Scorecard"),
-    params:
-        results=lambda wildcards, output: os.path.dirname(output[0]),
-        papers=" ".join(PAPERS),
     log:
         f"{RESULTS}/logs/summary.log",
     conda:
         ENV
+    params:
+        results=lambda wildcards, output: os.path.dirname(output[0]),
+        papers=" ".join(PAPERS),
     shell:
         "python -m repro report summary --results-dir {params.results} --papers {params.papers} --out {output} "
         "> {log} 2>&1"

@@ -20,6 +20,16 @@ rule simplified_blocks_hub_tokens:
         train=f"{SB_HUB_TOKENS}/train.npz",
         valid=f"{SB_HUB_TOKENS}/valid.npz",
         card=f"{SB_HUB_TOKENS}/card.json",
+    log:
+        f"{RESULTS}/logs/{SB}/hub_tokens.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SB}/hub_tokens.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=16000,
+        runtime=240,
     params:
         tokenizer=SB_DATA_CFG.get("tokenizer", ""),
         train_files=SB_DATA_CFG.get("train_files", 1),
@@ -29,16 +39,6 @@ rule simplified_blocks_hub_tokens:
         vocab_key="simplified_blocks.model.vocab_size" if "vocab_size" in SB_CFG["model"] else "tokenizer.vocab_size",
         mirror=mirror_option(SB_DATA_CFG),
         out_dir=parent_dir,
-    log:
-        f"{RESULTS}/logs/{SB}/hub_tokens.log",
-    benchmark:
-        f"{RESULTS}/benchmarks/{SB}/hub_tokens.tsv"
-    threads: 1
-    resources:
-        mem_mb=16000,
-        runtime=240,
-    conda:
-        ENV
     shell:
         "python -m repro data hub-tokens --dataset codeparrot_ds --valid-dataset codeparrot_ds_valid "
         "--tokenizer {params.tokenizer:q} --out-dir {params.out_dir} --train-rows {params.train_files} "
@@ -54,20 +54,20 @@ rule simplified_blocks_train:
         model=f"{SB_RUNS}/{{variant}}/seed{{seed}}/model.safetensors",
         run=f"{SB_RUNS}/{{variant}}/seed{{seed}}/run.json",
         metrics=f"{SB_RUNS}/{{variant}}/seed{{seed}}/metrics.jsonl",
-    params:
-        spec=sb_run_spec,
-        eval_chunks=sb_eval_chunks,
-        run_dir=parent_dir,
     log:
         f"{RESULTS}/logs/{SB}/train/{{variant}}_seed{{seed}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/train/{{variant}}_seed{{seed}}.tsv"
+    conda:
+        ENV
     threads: SB_CFG["threads"]
     resources:
         mem_mb=SB_TRAIN_MEM_MB,
         runtime=60,
-    conda:
-        ENV
+    params:
+        spec=sb_run_spec,
+        eval_chunks=sb_eval_chunks,
+        run_dir=parent_dir,
     shell:
         "python -m repro train lm --spec {params.spec:q} --train-tokens {input.train} --valid-tokens {input.valid} "
         "--eval-chunks {params.eval_chunks} --run-dir {params.run_dir} --threads {threads} > {log} 2>&1"
@@ -80,19 +80,19 @@ rule simplified_blocks_curves:
         sb_all_figure_runs,
     output:
         [sb_data(f"{item}_curves.csv") for item in sorted(SB_CFG["figures"])],
-    params:
-        figures=sb_curves_json,
-        out_dir=parent_dir,
     log:
         f"{RESULTS}/logs/{SB}/curves.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/curves.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        ENV
+    params:
+        figures=sb_curves_json,
+        out_dir=parent_dir,
     shell:
         "python -m repro simplified_blocks curves --figures {params.figures:q} --out-dir {params.out_dir} > {log} 2>&1"
 
@@ -102,18 +102,18 @@ rule simplified_blocks_gains:
         sb_figure_runs,
     output:
         f"{SB_DATA}/{{item}}_gains.csv",
-    params:
-        runs=run_dirs,
     log:
         f"{RESULTS}/logs/{SB}/gains/{{item}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/gains/{{item}}.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        ENV
+    params:
+        runs=run_dirs,
     shell:
         "python -m repro simplified_blocks gains --runs {params.runs} --out {output} > {log} 2>&1"
 
@@ -121,18 +121,18 @@ rule simplified_blocks_gains:
 rule simplified_blocks_variants:
     output:
         sb_data("variants.csv"),
-    params:
-        specs=sb_specs_json,
     log:
         f"{RESULTS}/logs/{SB}/variants.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/variants.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        ENV
+    params:
+        specs=sb_specs_json,
     shell:
         "python -m repro simplified_blocks variants --specs {params.specs:q} --out {output} > {log} 2>&1"
 
@@ -142,19 +142,19 @@ rule simplified_blocks_structure:
         inventory=sb_data("structure_inventory.csv"),
         checks=sb_data("structure_checks.csv"),
         params=sb_data("structure_params.csv"),
-    params:
-        models=sb_blocks_json,
-        paper_size=sb_paper_size_json,
     log:
         f"{RESULTS}/logs/{SB}/structure.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/structure.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        ENV
+    params:
+        models=sb_blocks_json,
+        paper_size=sb_paper_size_json,
     shell:
         "python -m repro simplified_blocks structure --models {params.models:q} --paper-size {params.paper_size:q} "
         "--out-inventory {output.inventory} --out-checks {output.checks} --out-params {output.params} "
@@ -165,19 +165,19 @@ rule simplified_blocks_throughput:
     output:
         timings=sb_data("throughput_timings.csv"),
         models=sb_data("throughput_models.csv"),
-    params:
-        models=sb_blocks_json,
-        settings=sb_throughput_json,
     log:
         f"{RESULTS}/logs/{SB}/throughput.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/throughput.tsv"
+    conda:
+        ENV
     threads: SB_CFG["throughput"]["threads"]
     resources:
         mem_mb=2000,
         runtime=20,
-    conda:
-        ENV
+    params:
+        models=sb_blocks_json,
+        settings=sb_throughput_json,
     shell:
         "python -m repro simplified_blocks throughput --models {params.models:q} --settings {params.settings:q} "
         "--out-timings {output.timings} --out-models {output.models} > {log} 2>&1"
@@ -190,7 +190,14 @@ register_notebook(SB, "fig03", [sb_data("fig03_curves.csv"), sb_data("variants.c
 register_notebook(SB, "fig04", [sb_data("fig04_gains.csv"), sb_data("fig04_curves.csv"), sb_data("fig03_curves.csv")])
 register_notebook(SB, "fig05", [sb_data("fig26_curves.csv"), sb_data("throughput_models.csv")])
 register_notebook(
-    SB, "fig09", [sb_data("fig09_curves.csv"), sb_data("fig03_curves.csv"), sb_data("variants.csv"), sb_data("structure_checks.csv")]
+    SB,
+    "fig09",
+    [
+        sb_data("fig09_curves.csv"),
+        sb_data("fig03_curves.csv"),
+        sb_data("variants.csv"),
+        sb_data("structure_checks.csv"),
+    ],
 )
 register_notebook(SB, "fig10", [sb_data("structure_inventory.csv"), sb_data("structure_checks.csv")])
 register_notebook(SB, "fig11", [sb_data("structure_inventory.csv"), sb_data("structure_checks.csv")])
@@ -202,10 +209,14 @@ register_notebook(SB, "fig21", [sb_data("fig21_gains.csv")])
 register_notebook(SB, "fig22", [sb_data("fig22_gains.csv"), sb_data("fig04_gains.csv")])
 register_notebook(SB, "fig26", [sb_data("fig26_curves.csv")])
 register_notebook(
-    SB, "table01", [sb_data("structure_params.csv"), sb_data("throughput_models.csv"), sb_data("throughput_timings.csv")]
+    SB,
+    "table01",
+    [sb_data("structure_params.csv"), sb_data("throughput_models.csv"), sb_data("throughput_timings.csv")],
 )
 # Ablations read as loss curves: each figure's runs (shared with the base runs where the catalog
 # says so) and the variants table, which tells the notebooks what each run is.
 for _item in ("fig06", "fig08", "fig12", "fig13", "fig14", "fig23", "fig24", "fig25", "fig28"):
     register_notebook(SB, _item, [sb_data(f"{_item}_curves.csv"), sb_data("variants.csv")])
+
+
 include: "simplified_blocks_mlm.smk"

@@ -42,7 +42,9 @@ def sb_all_figure_runs(wildcards):
 
 def sb_curves_json(wildcards):
     """JSON {figure: [run directories]} of every figure, for the curves job."""
-    return json.dumps({item: [os.path.dirname(path) for path in figure_runs(SB, item)] for item in sorted(SB_CFG["figures"])})
+    return json.dumps(
+        {item: [os.path.dirname(path) for path in figure_runs(SB, item)] for item in sorted(SB_CFG["figures"])}
+    )
 
 
 def sb_models_json(variants):

@@ -18,20 +18,20 @@ rule simplified_blocks_mlm_prose:
         train=f"{MLM_DATA}/prose/train.jsonl.gz",
         valid=f"{MLM_DATA}/prose/valid.jsonl.gz",
         card=f"{MLM_DATA}/prose/card.json",
-    params:
-        corpus_dir=lambda wildcards, input: os.path.dirname(input.train),
-        max_bytes=MLM_CFG["text_max_bytes"],
-        out_dir=parent_dir,
     log:
         f"{RESULTS}/logs/{SB}/mlm/prose.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/mlm/prose.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        ENV
+    params:
+        corpus_dir=lambda wildcards, input: os.path.dirname(input.train),
+        max_bytes=MLM_CFG["text_max_bytes"],
+        out_dir=parent_dir,
     shell:
         "python -m repro simplified_blocks prose --corpus-dir {params.corpus_dir} --out-dir {params.out_dir} "
         "--max-bytes {params.max_bytes} > {log} 2>&1"
@@ -46,19 +46,19 @@ rule simplified_blocks_mlm_tokens:
         train=f"{MLM_DATA}/prose/tokens/train.npz",
         valid=f"{MLM_DATA}/prose/tokens/valid.npz",
         card=f"{MLM_DATA}/prose/tokens/card.json",
-    params:
-        corpus_dir=lambda wildcards, input: os.path.dirname(input.corpus),
-        out_dir=parent_dir,
     log:
         f"{RESULTS}/logs/{SB}/mlm/tokens.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/mlm/tokens.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        ENV
+    params:
+        corpus_dir=lambda wildcards, input: os.path.dirname(input.corpus),
+        out_dir=parent_dir,
     shell:
         "python -m repro data tokenize --corpus-dir {params.corpus_dir} --tokenizer {input.tokenizer} "
         "--out-dir {params.out_dir} --threads {threads} > {log} 2>&1"
@@ -71,19 +71,19 @@ rule simplified_blocks_mlm_glue_data:
         tokenizer=rules.code_tokenizer.output,
     output:
         f"{MLM_DATA}/glue_standin.npz",
-    params:
-        corpus_dir=lambda wildcards, input: os.path.dirname(input.train),
-        settings=mlm_glue_json,
     log:
         f"{RESULTS}/logs/{SB}/mlm/glue_data.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/mlm/glue_data.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=3000,
         runtime=10,
-    conda:
-        ENV
+    params:
+        corpus_dir=lambda wildcards, input: os.path.dirname(input.train),
+        settings=mlm_glue_json,
     shell:
         "python -m repro simplified_blocks glue-data --corpus-dir {params.corpus_dir} --tokenizer {input.tokenizer} "
         "--settings {params.settings:q} --out {output} > {log} 2>&1"
@@ -96,6 +96,16 @@ rule simplified_blocks_mlm_hub_text:
         train=f"{MLM_HUB_DIR}/text/train.npz",
         valid=f"{MLM_HUB_DIR}/text/valid.npz",
         card=f"{MLM_HUB_DIR}/text/card.json",
+    log:
+        f"{RESULTS}/logs/{SB}/mlm/hub_text.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SB}/mlm/hub_text.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=32000,
+        runtime=600,
     params:
         dataset=MLM_DATA_CFG.get("text", "pile"),
         tokenizer=MLM_DATA_CFG.get("tokenizer", ""),
@@ -103,16 +113,6 @@ rule simplified_blocks_mlm_hub_text:
         valid_documents=MLM_DATA_CFG.get("valid_documents", 1),
         mirror=mirror_option(MLM_DATA_CFG),
         out_dir=parent_dir,
-    log:
-        f"{RESULTS}/logs/{SB}/mlm/hub_text.log",
-    benchmark:
-        f"{RESULTS}/benchmarks/{SB}/mlm/hub_text.tsv"
-    threads: 1
-    resources:
-        mem_mb=32000,
-        runtime=600,
-    conda:
-        ENV
     shell:
         "python -m repro data hub-tokens --masked-lm --dataset {params.dataset} --tokenizer {params.tokenizer:q} "
         "--out-dir {params.out_dir} --train-rows {params.train_documents} "
@@ -122,21 +122,21 @@ rule simplified_blocks_mlm_hub_text:
 rule simplified_blocks_mlm_hub_glue:
     output:
         f"{MLM_HUB_DIR}/glue.npz",
+    log:
+        f"{RESULTS}/logs/{SB}/mlm/hub_glue.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SB}/mlm/hub_glue.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=8000,
+        runtime=120,
     params:
         tokenizer=MLM_DATA_CFG.get("tokenizer", ""),
         max_tokens=MLM_CFG["model"]["max_seq_len"],
         limit=mlm_glue_limit_option(),
         mirror=mirror_option(MLM_DATA_CFG),
-    log:
-        f"{RESULTS}/logs/{SB}/mlm/hub_glue.log",
-    benchmark:
-        f"{RESULTS}/benchmarks/{SB}/mlm/hub_glue.tsv"
-    threads: 1
-    resources:
-        mem_mb=8000,
-        runtime=120,
-    conda:
-        ENV
     shell:
         "python -m repro simplified_blocks hub-glue --tokenizer {params.tokenizer:q} --out {output} "
         "--max-tokens {params.max_tokens} {params.limit} {params.mirror} > {log} 2>&1"
@@ -150,21 +150,21 @@ rule simplified_blocks_mlm_pretrain:
         model=f"{MLM_RUNS}/{{variant}}/seed{{seed}}/model.safetensors",
         run=f"{MLM_RUNS}/{{variant}}/seed{{seed}}/run.json",
         metrics=f"{MLM_RUNS}/{{variant}}/seed{{seed}}/metrics.jsonl",
-    wildcard_constraints:
-        variant=mlm_variant_pattern(),
-    params:
-        spec=mlm_spec_json,
-        run_dir=parent_dir,
     log:
         f"{RESULTS}/logs/{SB}/mlm/pretrain/{{variant}}_seed{{seed}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/mlm/pretrain/{{variant}}_seed{{seed}}.tsv"
+    wildcard_constraints:
+        variant=mlm_variant_pattern(),
+    conda:
+        ENV
     threads: MLM_CFG["threads"]
     resources:
         mem_mb=MLM_PRETRAIN_MEM_MB,
         runtime=30,
-    conda:
-        ENV
+    params:
+        spec=mlm_spec_json,
+        run_dir=parent_dir,
     shell:
         "python -m repro simplified_blocks pretrain --spec {params.spec:q} --train-tokens {input.train} --valid-tokens {input.valid} "
         "--run-dir {params.run_dir} --threads {threads} > {log} 2>&1"
@@ -175,18 +175,18 @@ rule simplified_blocks_mlm_curves:
         mlm_all_runs,
     output:
         f"{SB_DATA}/mlm_curves.csv",
-    params:
-        runs=run_dirs,
     log:
         f"{RESULTS}/logs/{SB}/mlm/curves.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/mlm/curves.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        ENV
+    params:
+        runs=run_dirs,
     shell:
         "python -m repro analyse training-curves --runs {params.runs} --out {output} > {log} 2>&1"
 
@@ -197,23 +197,23 @@ rule simplified_blocks_mlm_finetune:
         glue=MLM_GLUE_FILE,
     output:
         f"{SB_DATA}/mlm_finetune/part{{shard}}.csv",
+    log:
+        f"{RESULTS}/logs/{SB}/mlm/finetune/part{{shard}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SB}/mlm/finetune/part{{shard}}.tsv"
     wildcard_constraints:
         shard=r"\d+",
+    conda:
+        ENV
+    threads: MLM_CFG["threads"]
+    resources:
+        mem_mb=2000,
+        runtime=30,
     params:
         run_dirs=lambda wildcards, input: " ".join(os.path.dirname(path) for path in input.runs),
         settings=mlm_finetune_json,
         seeds=mlm_finetune_seeds,
         device=MLM_FINETUNE_DEVICE,
-    log:
-        f"{RESULTS}/logs/{SB}/mlm/finetune/part{{shard}}.log",
-    benchmark:
-        f"{RESULTS}/benchmarks/{SB}/mlm/finetune/part{{shard}}.tsv"
-    threads: MLM_CFG["threads"]
-    resources:
-        mem_mb=2000,
-        runtime=30,
-    conda:
-        ENV
     shell:
         "python -m repro simplified_blocks finetune --run-dirs {params.run_dirs} --glue {input.glue} --settings {params.settings:q} "
         "--seeds {params.seeds} --out {output} --threads {threads} --device {params.device} > {log} 2>&1"
@@ -229,12 +229,12 @@ rule simplified_blocks_mlm_glue:
         f"{RESULTS}/logs/{SB}/mlm/glue.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/mlm/glue.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        ENV
     shell:
         "python -m repro simplified_blocks glue --inputs {input} --out-scores {output.scores} --out-average {output.average} > {log} 2>&1"
 

@@ -21,20 +21,20 @@ rule sixteen_heads_data:
     output:
         data=f"{SH_DIR}/data/tasks/{{task}}.npz",
         card=f"{SH_DIR}/data/tasks/{{task}}.card.json",
-    params:
-        sizes=sh_size_args,
-        generator=sh_param_args,
-        seed=SH_CFG["data_seed"],
     log:
         f"{RESULTS}/logs/{SH}/data/{{task}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SH}/data/{{task}}.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        ENV
+    params:
+        sizes=sh_size_args,
+        generator=sh_param_args,
+        seed=SH_CFG["data_seed"],
     shell:
         "python -m repro data synthetic --task {wildcards.task} --seed {params.seed} {params.sizes} {params.generator} "
         "--out {output.data} > {log} 2>&1"
@@ -46,22 +46,22 @@ rule sixteen_heads_hub_data:
     output:
         data=f"{SH_DIR}/data/hub_tasks/{{task}}.npz",
         card=f"{SH_DIR}/data/hub_tasks/{{task}}.card.json",
+    log:
+        f"{RESULTS}/logs/{SH}/hub_data/{{task}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SH}/hub_data/{{task}}.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=32000,
+        runtime=240,
     params:
         sizes=sh_size_args,
         tokenizer=sh_hub_tokenizer,
         max_len=sh_hub_max_len,
         options=sh_hub_options,
         seed=SH_CFG["data_seed"],
-    log:
-        f"{RESULTS}/logs/{SH}/hub_data/{{task}}.log",
-    benchmark:
-        f"{RESULTS}/benchmarks/{SH}/hub_data/{{task}}.tsv"
-    threads: 1
-    resources:
-        mem_mb=32000,
-        runtime=240,
-    conda:
-        ENV
     shell:
         "python -m repro sixteen_heads hub-data --task {wildcards.task} --tokenizer {params.tokenizer:q} "
         "{params.sizes} --max-len {params.max_len} --seed {params.seed} {params.options} "
@@ -73,21 +73,21 @@ rule sixteen_heads_convert:
     output:
         model=f"{SH_PRETRAINED_DIR}/{{family}}/model.safetensors",
         config=f"{SH_PRETRAINED_DIR}/{{family}}/model.json",
-    wildcard_constraints:
-        family="cls",
-    params:
-        checkpoint=sh_pretrained_checkpoint,
-        out_dir=parent_dir,
     log:
         f"{RESULTS}/logs/{SH}/convert/{{family}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SH}/convert/{{family}}.tsv"
+    wildcard_constraints:
+        family="cls",
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=4000,
         runtime=20,
-    conda:
-        ENV
+    params:
+        checkpoint=sh_pretrained_checkpoint,
+        out_dir=parent_dir,
     shell:
         "python -m repro sixteen_heads convert --checkpoint {params.checkpoint:q} --out-dir {params.out_dir} "
         "> {log} 2>&1"
@@ -101,20 +101,20 @@ rule sixteen_heads_train:
         model=f"{SH_DIR}/runs/{{task}}/seed{{seed}}/model.safetensors",
         run=f"{SH_DIR}/runs/{{task}}/seed{{seed}}/run.json",
         metrics=f"{SH_DIR}/runs/{{task}}/seed{{seed}}/metrics.jsonl",
-    params:
-        spec=sh_train_spec,
-        run_dir=parent_dir,
-        init=sh_init_arg,
     log:
         f"{RESULTS}/logs/{SH}/train/{{task}}_seed{{seed}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SH}/train/{{task}}_seed{{seed}}.tsv"
+    conda:
+        ENV
     threads: SH_CFG["threads"]
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        ENV
+    params:
+        spec=sh_train_spec,
+        run_dir=parent_dir,
+        init=sh_init_arg,
     shell:
         "python -m repro sixteen_heads train --task-file {input.data} --spec {params.spec:q} "
         "--run-dir {params.run_dir} --threads {threads} {params.init} > {log} 2>&1"
@@ -126,20 +126,20 @@ rule sixteen_heads_ablate:
         model=rules.sixteen_heads_train.output.model,
     output:
         f"{SH_DIR}/data/runs/{{task}}_seed{{seed}}_ablation.csv",
-    params:
-        spec=sh_analysis_spec,
-        run_dir=sh_run_dir,
-        device=SH_ANALYSIS_DEVICE,
     log:
         f"{RESULTS}/logs/{SH}/ablate/{{task}}_seed{{seed}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SH}/ablate/{{task}}_seed{{seed}}.tsv"
+    conda:
+        ENV
     threads: SH_CFG["threads"]
     resources:
         mem_mb=3000,
         runtime=30,
-    conda:
-        ENV
+    params:
+        spec=sh_analysis_spec,
+        run_dir=sh_run_dir,
+        device=SH_ANALYSIS_DEVICE,
     shell:
         "python -m repro sixteen_heads ablate --run-dir {params.run_dir} --task-file {input.data} "
         "--spec {params.spec:q} --threads {threads} --device {params.device} --out {output} > {log} 2>&1"
@@ -153,21 +153,21 @@ rule sixteen_heads_prune:
     output:
         importance=f"{SH_DIR}/data/runs/{{task}}_seed{{seed}}_importance.csv",
         pruning=f"{SH_DIR}/data/runs/{{task}}_seed{{seed}}_pruning.csv",
+    log:
+        f"{RESULTS}/logs/{SH}/prune/{{task}}_seed{{seed}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SH}/prune/{{task}}_seed{{seed}}.tsv"
+    conda:
+        ENV
+    threads: SH_CFG["threads"]
+    resources:
+        mem_mb=3000,
+        runtime=30,
     params:
         spec=sh_analysis_spec,
         run_dir=sh_run_dir,
         device=SH_ANALYSIS_DEVICE,
         ablation=sh_ablation_arg,
-    log:
-        f"{RESULTS}/logs/{SH}/prune/{{task}}_seed{{seed}}.log",
-    benchmark:
-        f"{RESULTS}/benchmarks/{SH}/prune/{{task}}_seed{{seed}}.tsv"
-    threads: SH_CFG["threads"]
-    resources:
-        mem_mb=3000,
-        runtime=30,
-    conda:
-        ENV
     shell:
         "python -m repro sixteen_heads prune --run-dir {params.run_dir} --task-file {input.data} "
         "--spec {params.spec:q} --threads {threads} --device {params.device} {params.ablation} "
@@ -180,20 +180,20 @@ rule sixteen_heads_epochs:
         model=rules.sixteen_heads_train.output.model,
     output:
         f"{SH_DIR}/data/runs/{{task}}_seed{{seed}}_epochs.csv",
-    params:
-        spec=sh_analysis_spec,
-        run_dir=sh_run_dir,
-        device=SH_ANALYSIS_DEVICE,
     log:
         f"{RESULTS}/logs/{SH}/epochs/{{task}}_seed{{seed}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SH}/epochs/{{task}}_seed{{seed}}.tsv"
+    conda:
+        ENV
     threads: SH_CFG["threads"]
     resources:
         mem_mb=3000,
         runtime=30,
-    conda:
-        ENV
+    params:
+        spec=sh_analysis_spec,
+        run_dir=sh_run_dir,
+        device=SH_ANALYSIS_DEVICE,
     shell:
         "python -m repro sixteen_heads epochs --run-dir {params.run_dir} --task-file {input.data} "
         "--spec {params.spec:q} --threads {threads} --device {params.device} --out {output} > {log} 2>&1"
@@ -207,21 +207,21 @@ rule sixteen_heads_speed:
     output:
         timings=f"{SH_DIR}/data/speed.csv",
         facts=f"{SH_DIR}/data/speed_models.csv",
-    params:
-        spec=sh_speed_spec,
-        run_dir=sh_run_dir,
-        device=SH_ANALYSIS_DEVICE,
     log:
         f"{RESULTS}/logs/{SH}/speed.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SH}/speed.tsv"
+    conda:
+        ENV
     # Timed with the 2 threads of the catalog's analogue (torch.set_num_threads(2)); the job holds both cores.
     threads: 2
     resources:
         mem_mb=2000,
         runtime=15,
-    conda:
-        ENV
+    params:
+        spec=sh_speed_spec,
+        run_dir=sh_run_dir,
+        device=SH_ANALYSIS_DEVICE,
     shell:
         "python -m repro sixteen_heads speed --run-dir {params.run_dir} --task-file {input.data} "
         "--importance {input.importance} --spec {params.spec:q} --threads {threads} --device {params.device} "
@@ -236,18 +236,18 @@ rule sixteen_heads_gather:
         importance=f"{SH_DIR}/data/importance.csv",
         pruning=f"{SH_DIR}/data/pruning.csv",
         epochs=f"{SH_DIR}/data/epochs.csv",
-    params:
-        out_dir=parent_dir,
     log:
         f"{RESULTS}/logs/{SH}/gather.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SH}/gather.tsv"
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        ENV
+    params:
+        out_dir=parent_dir,
     shell:
         "python -m repro sixteen_heads gather --inputs {input} --out-dir {params.out_dir} > {log} 2>&1"
 

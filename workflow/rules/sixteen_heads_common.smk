@@ -121,8 +121,10 @@ def sh_analysis_spec(wildcards):
 
 
 def sh_speed_spec(wildcards):
-    return json.dumps({key: SH_SPEED[key] for key in ("seed", "prune_percent", "batch_sizes", "examples",
-                                                      "rounds", "warmup")}, sort_keys=True)
+    return json.dumps(
+        {key: SH_SPEED[key] for key in ("seed", "prune_percent", "batch_sizes", "examples", "rounds", "warmup")},
+        sort_keys=True,
+    )
 
 
 def sh_run_files(task, what):
@@ -131,8 +133,12 @@ def sh_run_files(task, what):
 
 
 def sh_gather_inputs(wildcards):
-    main = [path for task in SH_MAIN_TASKS for what in ("ablation", "importance", "pruning")
-            for path in sh_run_files(task, what)]
+    main = [
+        path
+        for task in SH_MAIN_TASKS
+        for what in ("ablation", "importance", "pruning")
+        for path in sh_run_files(task, what)
+    ]
     extra = [path for task in SH_EXTRA_TASKS for what in ("importance", "pruning") for path in sh_run_files(task, what)]
     return main + extra + sh_run_files(SH_EPOCH_TASK, "epochs")
 

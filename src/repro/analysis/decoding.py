@@ -100,7 +100,9 @@ def cached_greedy_decode(
     cross_kv = []
     for block in decoder.blocks:
         attn = block.cross_attn
-        cross_kv.append(None if attn.n_heads == 0 else (_split(attn, attn.k_proj(memory)), _split(attn, attn.value(memory))))
+        cross_kv.append(
+            None if attn.n_heads == 0 else (_split(attn, attn.k_proj(memory)), _split(attn, attn.value(memory)))
+        )
     self_k: list[torch.Tensor | None] = [None] * len(decoder.blocks)
     self_v: list[torch.Tensor | None] = [None] * len(decoder.blocks)
 
@@ -114,9 +116,17 @@ def cached_greedy_decode(
         elif cfg.position == "sinusoidal":
             x = x + decoder.pos_table[position].to(x.dtype)
         for layer, block in enumerate(decoder.blocks):
-            x = _block_step(block, layer, x, self_k, self_v, cross_kv[layer], cross_bias,
-                            None if self_mask is None else self_mask[layer],
-                            None if cross_mask is None else cross_mask[layer])
+            x = _block_step(
+                block,
+                layer,
+                x,
+                self_k,
+                self_v,
+                cross_kv[layer],
+                cross_bias,
+                None if self_mask is None else self_mask[layer],
+                None if cross_mask is None else cross_mask[layer],
+            )
         if decoder.final_norm is not None:
             x = decoder.final_norm(x)
         logits = decoder.unembed(x)[:, -1]  # [B,V]

@@ -37,9 +37,11 @@ def analysis_device(name: str, key: str) -> torch.device:
         raise DeviceError(f"config key {key} (--device) is {name!r}; allowed values: {', '.join(DEVICES)}")
     device = resolve_device(name)
     if device.type == "cuda" and not torch.cuda.is_available():
-        raise DeviceError(f"config key {key} (--device) is 'cuda' but no GPU is visible to torch "
-                          f"(torch {torch.__version__}, CUDA build: {torch.version.cuda or 'no'}); "
-                          "use 'auto' to fall back to the CPU")
+        raise DeviceError(
+            f"config key {key} (--device) is 'cuda' but no GPU is visible to torch "
+            f"(torch {torch.__version__}, CUDA build: {torch.version.cuda or 'no'}); "
+            "use 'auto' to fall back to the CPU"
+        )
     return device
 
 

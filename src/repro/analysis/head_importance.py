@@ -39,9 +39,13 @@ def translation_loss_sum(label_smoothing: float, pad_id: int) -> LossFn:
     """Label-smoothed cross-entropy (fairseq's formula) with teacher forcing, summed over target tokens."""
 
     def loss(model, batch: dict, head_mask) -> torch.Tensor:
-        logits = model(batch["src_ids"], batch["tgt_ids"], head_mask=head_mask,
-                       src_padding_mask=batch.get("src_padding_mask"),
-                       tgt_padding_mask=batch.get("tgt_padding_mask"))
+        logits = model(
+            batch["src_ids"],
+            batch["tgt_ids"],
+            head_mask=head_mask,
+            src_padding_mask=batch.get("src_padding_mask"),
+            tgt_padding_mask=batch.get("tgt_padding_mask"),
+        )
         labels = batch["labels"]
         mean = label_smoothed_nll(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), label_smoothing, pad_id)
         return mean * (labels != pad_id).sum()
@@ -60,8 +64,9 @@ def _real_tokens(model, batch: dict) -> dict[str, torch.Tensor]:
     return {H.SELF: batch.get("padding_mask", torch.ones_like(ids, dtype=torch.bool))}
 
 
-def head_importance(model, batches: Iterable[dict], loss_fn: LossFn, dtype: torch.dtype = torch.float32
-                    ) -> tuple[dict[str, torch.Tensor], dict[str, int]]:
+def head_importance(
+    model, batches: Iterable[dict], loss_fn: LossFn, dtype: torch.dtype = torch.float32
+) -> tuple[dict[str, torch.Tensor], dict[str, int]]:
     """Raw importance {type: float64 [layers, max_heads]} summed over ``batches``, and the number of
     real tokens per type. ``batches`` are dicts as made by the library's ClassificationTask or
     Seq2SeqTask; ``loss_fn(model, batch, head_mask)`` returns the summed training loss."""
@@ -77,8 +82,15 @@ def head_importance(model, batches: Iterable[dict], loss_fn: LossFn, dtype: torc
             real = _real_tokens(model, batch)
             # Per-token masks of ones [layers, B, heads, T] that the gradient flows into.
             per_token = {
-                kind: torch.ones(mask.shape[0], *real[kind].shape[:1], mask.shape[1], real[kind].shape[1],
-                                 dtype=dtype, device=device, requires_grad=True)
+                kind: torch.ones(
+                    mask.shape[0],
+                    *real[kind].shape[:1],
+                    mask.shape[1],
+                    real[kind].shape[1],
+                    dtype=dtype,
+                    device=device,
+                    requires_grad=True,
+                )
                 for kind, mask in full.items()
             }
             loss = loss_fn(model, batch, H.model_mask(model, per_token))

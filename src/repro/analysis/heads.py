@@ -24,7 +24,12 @@ Masks = dict[str, torch.Tensor]
 
 # Where each attention type's per-head context (before the mask and W^O) is hooked.
 _HOOK_PREFIX = {"self": "blocks", "enc_self": "encoder.blocks", "dec_self": "decoder.blocks", "cross": "decoder.blocks"}
-_HOOK_SUFFIX = {"self": "attn.hook_z", "enc_self": "attn.hook_z", "dec_self": "attn.hook_z", "cross": "cross_attn.hook_z"}
+_HOOK_SUFFIX = {
+    "self": "attn.hook_z",
+    "enc_self": "attn.hook_z",
+    "dec_self": "attn.hook_z",
+    "cross": "cross_attn.hook_z",
+}
 
 
 def _stacks(model) -> dict[str, Transformer]:

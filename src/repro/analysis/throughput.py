@@ -121,8 +121,9 @@ def measure_throughput(configs: dict[str, TransformerConfig], settings: Throughp
         raise ValueError("measure_throughput needs at least one configuration")
     torch.set_num_threads(settings.threads)
     vocab = min(cfg.vocab_size for cfg in configs.values())
-    tokens = torch.randint(0, vocab, (settings.batch_size, settings.seq_len),
-                           generator=torch.Generator().manual_seed(settings.seed))
+    tokens = torch.randint(
+        0, vocab, (settings.batch_size, settings.seq_len), generator=torch.Generator().manual_seed(settings.seed)
+    )
     timed = []
     for name, cfg in configs.items():
         if cfg.max_seq_len < settings.seq_len:
@@ -140,8 +141,16 @@ def measure_throughput(configs: dict[str, TransformerConfig], settings: Throughp
         for mode in ("train", "inference"):
             for position, entry in enumerate(order):
                 seconds = entry.time(mode, settings.timed_steps)
-                rows.append(dict(variant=entry.name, mode=mode, round=round_, position=position,
-                                 seconds_per_step=seconds, tokens_per_s=settings.tokens_per_step / seconds))
+                rows.append(
+                    dict(
+                        variant=entry.name,
+                        mode=mode,
+                        round=round_,
+                        position=position,
+                        seconds_per_step=seconds,
+                        tokens_per_s=settings.tokens_per_step / seconds,
+                    )
+                )
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -177,9 +186,17 @@ def model_facts(configs: dict[str, TransformerConfig], seq_len: int) -> pd.DataF
     for name, cfg in configs.items():
         model = Transformer(cfg)
         train_flops = flops_per_token(model, seq_len)
-        rows.append(dict(variant=name, block=cfg.block, norm=cfg.norm, parameters=count_parameters(model),
-                         matmul_weights=matmul_weights(model), train_flops_per_token=train_flops,
-                         inference_flops_per_token=train_flops / 3.0))
+        rows.append(
+            dict(
+                variant=name,
+                block=cfg.block,
+                norm=cfg.norm,
+                parameters=count_parameters(model),
+                matmul_weights=matmul_weights(model),
+                train_flops_per_token=train_flops,
+                inference_flops_per_token=train_flops / 3.0,
+            )
+        )
     return pd.DataFrame(rows)
 
 

@@ -32,8 +32,18 @@ def run_curves(run_dir: str | Path) -> pd.DataFrame:
             loss = row.get(f"{split}_loss")
             if loss is not None:
                 rows.append(
-                    dict(variant=variant, block=cfg.block, norm=cfg.norm, seed=seed, step=row["step"],
-                         tokens=row["tokens"], seconds=row["seconds"], split=split, loss=loss, parameters=parameters)
+                    dict(
+                        variant=variant,
+                        block=cfg.block,
+                        norm=cfg.norm,
+                        seed=seed,
+                        step=row["step"],
+                        tokens=row["tokens"],
+                        seconds=row["seconds"],
+                        split=split,
+                        loss=loss,
+                        parameters=parameters,
+                    )
                 )
     return pd.DataFrame(rows, columns=COLUMNS)
 
@@ -61,8 +71,14 @@ def mean_curve(curves: pd.DataFrame, variant: str, split: str = "eval") -> pd.Da
     if rows.empty:
         raise ValueError(f"variant {variant!r} has no {split} rows; present: {sorted(set(curves['variant']))}")
     by_step = rows.groupby("step")
-    return pd.DataFrame({"seconds": by_step["seconds"].mean(), "loss": by_step["loss"].mean(),
-                         "low": by_step["loss"].min(), "high": by_step["loss"].max()})
+    return pd.DataFrame(
+        {
+            "seconds": by_step["seconds"].mean(),
+            "loss": by_step["loss"].mean(),
+            "low": by_step["loss"].min(),
+            "high": by_step["loss"].max(),
+        }
+    )
 
 
 def curves_by_figure(runs_by_figure: dict[str, list[str | Path]]) -> dict[str, pd.DataFrame]:

@@ -12,7 +12,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     actions = parser.add_subparsers(dest="claims_command", required=True, metavar="ACTION")
 
     judge = actions.add_parser("judge", help="judge every claim of one paper; write its claims.csv")
-    judge.add_argument("--paper", required=True, help="paper id (its claims module: repro.papers.part(paper, 'claims'))")
+    judge.add_argument(
+        "--paper", required=True, help="paper id (its claims module: repro.papers.part(paper, 'claims'))"
+    )
     judge.add_argument("--results-dir", required=True, help="results root; inputs are read from RESULTS/<paper>/")
     judge.add_argument("--scale", required=True, choices=("smoke", "laptop", "paper"))
     judge.add_argument("--out", help="output CSV (default RESULTS/<paper>/claims.csv)")
@@ -26,8 +28,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     show = actions.add_parser("list", help="print registered claims and the files they read")
     show.add_argument("--paper", help="only this paper (default: every paper with a claims module)")
-    show.add_argument("--inputs-only", action="store_true",
-                      help="print only the input files, one per line, relative to RESULTS/<paper>/ (prefixed by <paper>/ without --paper)")
+    show.add_argument(
+        "--inputs-only",
+        action="store_true",
+        help="print only the input files, one per line, relative to RESULTS/<paper>/ (prefixed by <paper>/ without --paper)",
+    )
     show.set_defaults(func=_list)
 
 

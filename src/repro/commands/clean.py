@@ -1,11 +1,11 @@
 """`python -m repro clean RESULTS_DIR`: free the disk space that finished training runs no longer need.
 
-    --previous         delete the previous-<k>/ folders of runs whose settings changed (the trainer
-                       moves an old run there instead of deleting it)
-    --optimizer-state  drop the optimizer state from the final checkpoint of every finished run
-                       (about two thirds of it); a finished run still publishes its results again
-                       if they are deleted, but an unfinished run is left as it is
-    --dry-run          list what would be removed, remove nothing
+--previous         delete the previous-<k>/ folders of runs whose settings changed (the trainer
+                   moves an old run there instead of deleting it)
+--optimizer-state  drop the optimizer state from the final checkpoint of every finished run
+                   (about two thirds of it); a finished run still publishes its results again
+                   if they are deleted, but an unfinished run is left as it is
+--dry-run          list what would be removed, remove nothing
 """
 
 from __future__ import annotations

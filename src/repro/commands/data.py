@@ -82,8 +82,14 @@ def _manifest(args: argparse.Namespace) -> int:
 def _corpus(args: argparse.Namespace) -> int:
     from repro.data.corpus import build_corpus
 
-    card = build_corpus(args.out_dir, max_bytes=args.max_bytes, valid_fraction=args.valid_fraction, seed=args.seed,
-                        manifest_path=args.manifest, site_packages=args.site_packages)
+    card = build_corpus(
+        args.out_dir,
+        max_bytes=args.max_bytes,
+        valid_fraction=args.valid_fraction,
+        seed=args.seed,
+        manifest_path=args.manifest,
+        site_packages=args.site_packages,
+    )
     print(f"wrote corpus to {args.out_dir}: {json.dumps(card['sizes'], sort_keys=True)}")
     return 0
 
@@ -93,8 +99,13 @@ def _tokenizer(args: argparse.Namespace) -> int:
     _limit_tokenizer_threads(args.threads)
     from repro.data.tokenizer import train_tokenizer
 
-    card = train_tokenizer(args.corpus_dir, args.out, vocab_size=args.vocab_size, train_bytes=args.train_bytes,
-                           min_frequency=args.min_frequency)
+    card = train_tokenizer(
+        args.corpus_dir,
+        args.out,
+        vocab_size=args.vocab_size,
+        train_bytes=args.train_bytes,
+        min_frequency=args.min_frequency,
+    )
     print(f"wrote {args.out}: {json.dumps(card['sizes'], sort_keys=True)}")
     return 0
 
@@ -124,7 +135,6 @@ def _synthetic(args: argparse.Namespace) -> int:
     examples = {split: entry["examples"] for split, entry in card["sizes"].items()}
     print(f"wrote {args.out}: task {args.task}, vocab {card['vocab_size']}, examples {json.dumps(examples)}")
     return 0
-
 
 
 def _masked_lm_meta(tokenizer_name: str) -> dict:
@@ -167,25 +177,34 @@ def _hub_tokens(args: argparse.Namespace) -> int:
     encoder = Encoder.from_pretrained(args.tokenizer)
     extra = _masked_lm_meta(args.tokenizer) if args.masked_lm else {}
     if args.vocab_size is not None and encoder.vocab_size != args.vocab_size:
-        raise DataError(f"tokenizer {args.tokenizer} has {encoder.vocab_size} ids but the config's model vocab_size is "
-                        f"{args.vocab_size}; set {args.vocab_key} to {encoder.vocab_size} so that the parameter "
-                        "counts describe the trained models")
+        raise DataError(
+            f"tokenizer {args.tokenizer} has {encoder.vocab_size} ids but the config's model vocab_size is "
+            f"{args.vocab_size}; set {args.vocab_key} to {encoder.vocab_size} so that the parameter "
+            "counts describe the trained models"
+        )
     out_dir = Path(args.out_dir)
     # The train split is a seeded sample where a seed is given (corpora whose file order is not random);
     # valid is always the first rows, in hub order.
-    plan = (("train", args.dataset, args.train_rows, args.shuffle_seed),
-            ("valid", valid_dataset, args.valid_rows, None))
+    plan = (
+        ("train", args.dataset, args.train_rows, args.shuffle_seed),
+        ("valid", valid_dataset, args.valid_rows, None),
+    )
     written, sizes, hub_ids = {}, {}, {}
     for split, name, limit, seed in plan:
         spec = DATASETS[name]
         source = Path(args.mirror) / name if args.mirror else None
-        written.update(build_token_stream(spec, encoder, out_dir, source=source, splits=[split], limit=limit,
-                                          shuffle_seed=seed, extra_meta=extra))
+        written.update(
+            build_token_stream(
+                spec, encoder, out_dir, source=source, splits=[split], limit=limit, shuffle_seed=seed, extra_meta=extra
+            )
+        )
         tokens, offsets, _ = load_token_stream(written[split])  # validates what was written
         sizes[split] = {"documents": int(len(offsets) - 1), "tokens": int(len(tokens))}
         hub_ids[split] = spec.hub_id
-        print(f"{split}: {sizes[split]['documents']:,} documents, {sizes[split]['tokens']:,} tokens from {spec.hub_id}",
-              file=sys.stderr)
+        print(
+            f"{split}: {sizes[split]['documents']:,} documents, {sizes[split]['tokens']:,} tokens from {spec.hub_id}",
+            file=sys.stderr,
+        )
     tokenizer_file = Path(args.tokenizer) / "tokenizer.json"
     card = make_card(
         name="lm-tokens",
@@ -201,8 +220,11 @@ def _hub_tokens(args: argparse.Namespace) -> int:
             "source": "local mirror" if args.mirror else "hub",
             "train_rows": args.train_rows,
             "valid_rows": args.valid_rows,
-            "train_order": ("the first train_rows of numpy default_rng(seed).permutation of the split"
-                            if args.shuffle_seed is not None else "the first train_rows, in hub order"),
+            "train_order": (
+                "the first train_rows of numpy default_rng(seed).permutation of the split"
+                if args.shuffle_seed is not None
+                else "the first train_rows, in hub order"
+            ),
         },
         sizes=sizes,
         files=[written["train"], written["valid"]],
@@ -214,8 +236,12 @@ def _hub_tokens(args: argparse.Namespace) -> int:
 
 def register(subparsers) -> None:
     """Add the ``data`` command and its steps."""
-    parser = subparsers.add_parser("data", help="build datasets: code corpus, tokenizer, token files, synthetic tasks",
-                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = subparsers.add_parser(
+        "data",
+        help="build datasets: code corpus, tokenizer, token files, synthetic tasks",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     steps = parser.add_subparsers(dest="data_step", required=True, metavar="STEP")
 
     p = steps.add_parser("manifest", help="regenerate the frozen corpus manifest (maintainers only)")
@@ -235,8 +261,12 @@ def register(subparsers) -> None:
     p = steps.add_parser("tokenizer", help="train the byte-level BPE tokenizer")
     p.add_argument("--corpus-dir", required=True)
     p.add_argument("--vocab-size", type=int, required=True)
-    p.add_argument("--train-bytes", type=_optional_int, default=None,
-                   help="train on at most this many bytes of whole files (default or 'none': all)")
+    p.add_argument(
+        "--train-bytes",
+        type=_optional_int,
+        default=None,
+        help="train on at most this many bytes of whole files (default or 'none': all)",
+    )
     p.add_argument("--min-frequency", type=int, default=2)
     p.add_argument("--threads", type=int, default=None, help="threads for HF tokenizers (default: all cores)")
     p.add_argument("--out", required=True, help="tokenizer.json path; the card goes beside it")
@@ -253,29 +283,58 @@ def register(subparsers) -> None:
     p.add_argument("--task", required=True, help="nli, sst2, cola, mrpc, mt, iwslt, sent, entail, topic or mc")
     p.add_argument("--out", required=True, help="output .npz; the card goes beside it")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--size", action="append", default=[], metavar="SPLIT=N",
-                   help="examples in a split (repeatable; 0 drops the split)")
-    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a generator parameter, VALUE as JSON, e.g. length=[4,8] (repeatable)")
+    p.add_argument(
+        "--size",
+        action="append",
+        default=[],
+        metavar="SPLIT=N",
+        help="examples in a split (repeatable; 0 drops the split)",
+    )
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a generator parameter, VALUE as JSON, e.g. length=[4,8] (repeatable)",
+    )
     p.set_defaults(func=_synthetic)
 
     p = steps.add_parser("hub-tokens", help="paper scale: a hub corpus encoded by a hub tokenizer into token files")
     p.add_argument("--dataset", required=True, help="repro.hub.datasets name of the corpus (its train split)")
-    p.add_argument("--valid-dataset", default=None,
-                   help="repro.hub.datasets name holding the valid split, where it is another entry (default: --dataset)")
+    p.add_argument(
+        "--valid-dataset",
+        default=None,
+        help="repro.hub.datasets name holding the valid split, where it is another entry (default: --dataset)",
+    )
     p.add_argument("--tokenizer", required=True, help="hub id or local directory of a transformers tokenizer")
     p.add_argument("--out-dir", required=True, help="writes train.npz, valid.npz and card.json here")
-    p.add_argument("--train-rows", type=int, required=True,
-                   help="rows kept from the train split (a file of CodeParrot, a document of the Pile, a line of "
-                        "WikiText, whose lines are then joined into articles)")
+    p.add_argument(
+        "--train-rows",
+        type=int,
+        required=True,
+        help="rows kept from the train split (a file of CodeParrot, a document of the Pile, a line of "
+        "WikiText, whose lines are then joined into articles)",
+    )
     p.add_argument("--valid-rows", type=int, required=True, help="the first this-many rows of the valid split")
-    p.add_argument("--shuffle-seed", type=int, default=None,
-                   help="keep a seeded random sample of the train split (default: its first rows, in hub order)")
-    p.add_argument("--vocab-size", type=int, default=None,
-                   help="the config's model vocab_size: the tokenizer must have exactly this many ids (default: not checked)")
+    p.add_argument(
+        "--shuffle-seed",
+        type=int,
+        default=None,
+        help="keep a seeded random sample of the train split (default: its first rows, in hub order)",
+    )
+    p.add_argument(
+        "--vocab-size",
+        type=int,
+        default=None,
+        help="the config's model vocab_size: the tokenizer must have exactly this many ids (default: not checked)",
+    )
     p.add_argument("--vocab-key", default="tokenizer.vocab_size", help="the config key named when --vocab-size differs")
-    p.add_argument("--masked-lm", action="store_true",
-                   help="for masked-LM pre-training: require a mask token and record mask_id and special_ids")
-    p.add_argument("--mirror", default=None,
-                   help="local copy of the hub files: MIRROR/<dataset>/<hub split>.parquet|jsonl|csv")
+    p.add_argument(
+        "--masked-lm",
+        action="store_true",
+        help="for masked-LM pre-training: require a mask token and record mask_id and special_ids",
+    )
+    p.add_argument(
+        "--mirror", default=None, help="local copy of the hub files: MIRROR/<dataset>/<hub split>.parquet|jsonl|csv"
+    )
     p.set_defaults(func=_hub_tokens)

@@ -21,13 +21,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--paper", required=True, help="paper id, e.g. simplified_blocks")
     run.add_argument("--item", required=True, help="figure or table id, e.g. fig26")
     run.add_argument("--results-dir", required=True, help="results root, e.g. results")
-    run.add_argument("--scale", choices=("smoke", "laptop", "paper"), default=None,
-                     help="scale of the run (default: 'scale' from the parameters, else laptop)")
+    run.add_argument(
+        "--scale",
+        choices=("smoke", "laptop", "paper"),
+        default=None,
+        help="scale of the run (default: 'scale' from the parameters, else laptop)",
+    )
     run.add_argument("--params-file", help="YAML mapping of parameters")
-    run.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                     help="one parameter; VALUE is read as JSON when valid, else as text (repeatable)")
-    run.add_argument("--timeout", type=int, default=None, metavar="S",
-                     help="per-cell execution timeout in seconds (default 600)")
+    run.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="one parameter; VALUE is read as JSON when valid, else as text (repeatable)",
+    )
+    run.add_argument(
+        "--timeout", type=int, default=None, metavar="S", help="per-cell execution timeout in seconds (default 600)"
+    )
     run.add_argument("--log-output", action="store_true", help="echo cell outputs to the log as they run")
     run.set_defaults(func=_run)
 

@@ -87,7 +87,8 @@ def run_compute(args: argparse.Namespace) -> int:
 def run_dossier(args: argparse.Namespace) -> int:
     from repro.pipeline.dossier import load_yaml, render_dossier
 
-    text = render_dossier(args.paper, args.results_dir, json.loads(args.config_json), load_yaml(args.paper_config),
-                          args.workdir)
+    text = render_dossier(
+        args.paper, args.results_dir, json.loads(args.config_json), load_yaml(args.paper_config), args.workdir
+    )
     Path(args.out).write_text(text)
     return 0

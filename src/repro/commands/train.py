@@ -43,8 +43,11 @@ def train_lm(args: argparse.Namespace) -> int:
     train_chunks = load_token_chunks(args.train_tokens, seq_len)
     valid_chunks = load_token_chunks(args.valid_tokens, seq_len)
     if len(valid_chunks) < args.eval_chunks:
-        print(f"error: the valid split has {len(valid_chunks)} chunks of {seq_len} tokens, fewer than "
-              f"eval_chunks={args.eval_chunks}; lower eval_chunks or raise corpus.valid_fraction", file=sys.stderr)
+        print(
+            f"error: the valid split has {len(valid_chunks)} chunks of {seq_len} tokens, fewer than "
+            f"eval_chunks={args.eval_chunks}; lower eval_chunks or raise corpus.valid_fraction",
+            file=sys.stderr,
+        )
         return 2
     task = LanguageModelTask(train_chunks, valid_chunks[: args.eval_chunks])
 
@@ -52,8 +55,11 @@ def train_lm(args: argparse.Namespace) -> int:
     torch.manual_seed(derive_seed(train_cfg.seed, "init"))
     model = Transformer(cfg)
     write_model_config(args.run_dir, cfg)
-    print(f"{spec.get('variant')} seed {train_cfg.seed}: {count_parameters(model):,} parameters, "
-          f"{len(train_chunks):,} train chunks of {seq_len} tokens", file=sys.stderr)
+    print(
+        f"{spec.get('variant')} seed {train_cfg.seed}: {count_parameters(model):,} parameters, "
+        f"{len(train_chunks):,} train chunks of {seq_len} tokens",
+        file=sys.stderr,
+    )
     # Snakemake reruns this step when its settings change: a run of other settings there is moved
     # aside (previous-<k>/), never resumed or deleted.
     result = train(model, task, train_cfg, args.run_dir, restart=args.restart, move_stale=True)

@@ -211,7 +211,9 @@ def prefix_reaching(sizes: Sequence[int], budget: int | None) -> int:
     return len(sizes)
 
 
-def select_by_budget(ordered: Sequence[ManifestEntry], max_bytes: int | None, min_files: int = 2) -> list[ManifestEntry]:
+def select_by_budget(
+    ordered: Sequence[ManifestEntry], max_bytes: int | None, min_files: int = 2
+) -> list[ManifestEntry]:
     """The shortest prefix of ``ordered`` whose total size reaches ``max_bytes`` (None: all files),
     but at least ``min_files`` files (a train/valid split needs two)."""
     return list(ordered[: max(min_files, prefix_reaching([e.size for e in ordered], max_bytes))])
@@ -224,7 +226,9 @@ def split_files(
     if not 0.0 < valid_fraction < 1.0:
         raise DataError(f"valid_fraction must be in (0, 1), got {valid_fraction}")
     if len(selected) < 2:
-        raise DataError(f"a train/valid split needs at least 2 files, the budget selected {len(selected)}; raise max_bytes")
+        raise DataError(
+            f"a train/valid split needs at least 2 files, the budget selected {len(selected)}; raise max_bytes"
+        )
     score = {e.path: _unit_hash(seed, "valid", e.path) for e in selected}
     valid_paths = {path for path, u in score.items() if u < valid_fraction}
     if not valid_paths:
@@ -240,7 +244,10 @@ def split_files(
 
 
 def _write_split(path: Path, entries: Sequence[ManifestEntry], contents: dict[str, bytes]) -> None:
-    with open(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as handle:
+    with (
+        open(path, "wb") as raw,
+        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as handle,
+    ):
         for entry in entries:
             try:
                 text = contents[entry.path].decode("utf-8")
@@ -310,7 +317,7 @@ def iter_corpus(corpus_dir: str | Path, split: str) -> Iterator[tuple[str, str]]
     check_against_card(path)
     try:
         with gzip.open(path, "rt", encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
+            for line in handle:
                 record = json.loads(line)
                 yield record["path"], record["text"]
     except (OSError, EOFError, json.JSONDecodeError, KeyError, UnicodeDecodeError, zlib.error) as err:

@@ -16,8 +16,10 @@ class DataError(RuntimeError):
 
 def rebuild_hint(path) -> str:
     """How to remake a damaged or missing pipeline file."""
-    return (f"to rebuild it, delete {path} and rerun the same snakemake command (Snakemake remakes it and "
-            "everything computed from it)")
+    return (
+        f"to rebuild it, delete {path} and rerun the same snakemake command (Snakemake remakes it and "
+        "everything computed from it)"
+    )
 
 
 @contextlib.contextmanager

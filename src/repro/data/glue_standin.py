@@ -183,7 +183,11 @@ def _pair_examples(task: str, pool: _Pool, n: int, rng, max_tokens: int, long: b
             j = pool.line(rng, k, max_tokens, long, avoid=(i,))
             return ids[i], ids[j], label
         other = pool.file(rng, exclude=k)  # rte 0, mrpc/qqp 0, mnli 2
-        return ids[pool.line(rng, k, max_tokens, long)], pool.files[other].ids[pool.line(rng, other, max_tokens, long)], label
+        return (
+            ids[pool.line(rng, k, max_tokens, long)],
+            pool.files[other].ids[pool.line(rng, other, max_tokens, long)],
+            label,
+        )
 
     return _draw(n, rng, make)
 
@@ -259,7 +263,9 @@ def _pack(rows: list, pair: bool, max_tokens: int, regression: bool) -> dict[str
     return {"ids": ids, "lengths": lengths, "labels": labels}
 
 
-def _read_files(corpus_dir, tokenizer, max_lines_per_side: int, eval_fraction: float, seed: int) -> dict[str, list[_File]]:
+def _read_files(
+    corpus_dir, tokenizer, max_lines_per_side: int, eval_fraction: float, seed: int
+) -> dict[str, list[_File]]:
     """The kept lines of the task files, per side. A file is on the eval side when its seeded hash is
     below `eval_fraction`; if a side would lack private or public files, the file of that group with
     the most extreme hash moves to it (only tiny corpora need this). Each side takes files in corpus
@@ -284,7 +290,9 @@ def _read_files(corpus_dir, tokenizer, max_lines_per_side: int, eval_fraction: f
         counts[side] += len(texts)
     for side, files in sides.items():
         if {f.private for f in files} != {True, False}:
-            raise DataError(f"the {side} task files lack private or public subpackages ({len(files)} files); use a larger corpus")
+            raise DataError(
+                f"the {side} task files lack private or public subpackages ({len(files)} files); use a larger corpus"
+            )
     return sides
 
 
@@ -305,7 +313,9 @@ def build_glue_standin(
     unknown = sorted(set(train_sizes) - set(TASKS))
     missing = sorted(set(TASKS) - set(train_sizes))
     if unknown or missing:
-        raise DataError(f"train_sizes must name exactly the tasks {sorted(TASKS)}; unknown {unknown}, missing {missing}")
+        raise DataError(
+            f"train_sizes must name exactly the tasks {sorted(TASKS)}; unknown {unknown}, missing {missing}"
+        )
     if not 0 < eval_fraction < 1:
         raise DataError(f"eval_fraction must be in (0, 1), got {eval_fraction}")
     if min_line_tokens < 1 or max_line_tokens < min_line_tokens:
@@ -337,15 +347,32 @@ def build_glue_standin(
             for key, value in packed.items():
                 arrays[f"{name}__{split}__{key}"] = value
             sizes[name][split] = len(rows)
-    settings = dict(train_sizes=dict(train_sizes), eval_size=eval_size, max_line_tokens=max_line_tokens,
-                    min_line_tokens=min_line_tokens, eval_fraction=eval_fraction,
-                    max_lines_per_side=max_lines_per_side, seed=seed)
-    meta = {"tasks": {k: asdict(v) for k, v in TASKS.items()}, "settings": settings,
-            "vocab_size": tokenizer.get_vocab_size(), "tokenizer_sha256": file_sha256(tokenizer_path),
-            "files": {side: len(files) for side, files in sides.items()}}
+    settings = dict(
+        train_sizes=dict(train_sizes),
+        eval_size=eval_size,
+        max_line_tokens=max_line_tokens,
+        min_line_tokens=min_line_tokens,
+        eval_fraction=eval_fraction,
+        max_lines_per_side=max_lines_per_side,
+        seed=seed,
+    )
+    meta = {
+        "tasks": {k: asdict(v) for k, v in TASKS.items()},
+        "settings": settings,
+        "vocab_size": tokenizer.get_vocab_size(),
+        "tokenizer_sha256": file_sha256(tokenizer_path),
+        "files": {side: len(files) for side, files in sides.items()},
+    }
     out_path = write_npz(out_path, arrays, meta=meta)
-    card = make_card(name="glue-standin", generator=__name__, seed=seed, params=settings, sizes=sizes,
-                     files=[out_path], packages=["tokenizers", "numpy"])
+    card = make_card(
+        name="glue-standin",
+        generator=__name__,
+        seed=seed,
+        params=settings,
+        sizes=sizes,
+        files=[out_path],
+        packages=["tokenizers", "numpy"],
+    )
     write_card(Path(out_path).with_suffix(".card.json"), card)
     return card
 

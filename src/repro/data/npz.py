@@ -58,7 +58,9 @@ def read_npz(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any] | 
         with np.load(path, allow_pickle=False) as archive:
             arrays = {key: archive[key] for key in archive.files}
     except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as err:
-        raise DataError(f"dataset file {path} is corrupt or not an .npz ({type(err).__name__}: {err}); {rebuild_hint(path)}") from None
+        raise DataError(
+            f"dataset file {path} is corrupt or not an .npz ({type(err).__name__}: {err}); {rebuild_hint(path)}"
+        ) from None
     meta = None
     if META_KEY in arrays:
         try:

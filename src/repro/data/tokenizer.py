@@ -69,7 +69,9 @@ def train_tokenizer(
 ) -> dict:
     """Train a byte-level BPE on the corpus' train split, save ``out_path`` and its card; return the card."""
     if vocab_size < MIN_VOCAB_SIZE:
-        raise DataError(f"vocab_size must be at least {MIN_VOCAB_SIZE} (2 special tokens + 256 bytes), got {vocab_size}")
+        raise DataError(
+            f"vocab_size must be at least {MIN_VOCAB_SIZE} (2 special tokens + 256 bytes), got {vocab_size}"
+        )
     texts = training_texts(corpus_dir, train_bytes)
     tokenizer = new_tokenizer()
     trainer = trainers.BpeTrainer(

@@ -55,7 +55,9 @@ class ConversionResult:
         model.to(dtype)
         missing, unexpected = model.load_state_dict(self.state_dict, strict=False)
         if missing or unexpected:
-            raise ConversionError(f"{self.source}: converted weights do not fit: missing {missing}, unexpected {unexpected}")
+            raise ConversionError(
+                f"{self.source}: converted weights do not fit: missing {missing}, unexpected {unexpected}"
+            )
         return model.eval()
 
 
@@ -201,8 +203,14 @@ def _norm(out: dict[str, Tensor], ours: str, state: dict[str, Tensor], theirs: s
         out[f"{ours}.bias"] = state.pop(f"{theirs}.bias")
 
 
-def _finish(cfg: TransformerConfig, out: dict[str, Tensor], state: dict[str, Tensor], source: str,
-            notes: list[str], ignore: tuple[str, ...] = ()) -> ConversionResult:
+def _finish(
+    cfg: TransformerConfig,
+    out: dict[str, Tensor],
+    state: dict[str, Tensor],
+    source: str,
+    notes: list[str],
+    ignore: tuple[str, ...] = (),
+) -> ConversionResult:
     left = [k for k in state if not k.endswith(ignore)] if ignore else list(state)
     if left:
         raise ConversionError(f"{source}: weights not converted (unsupported structure): {sorted(left)[:8]}")
@@ -219,11 +227,23 @@ def _gpt2(hf_cfg: Any, state: dict[str, Tensor], head: str, source: str) -> Conv
         raise ConversionError(f"{source}: add_cross_attention is not supported")
     d, n_layers, heads = hf_cfg.n_embd, hf_cfg.n_layer, hf_cfg.n_head
     cfg = TransformerConfig(
-        vocab_size=hf_cfg.vocab_size, n_layers=n_layers, d_model=d, n_heads=heads,
-        d_ff=hf_cfg.n_inner or 4 * d, max_seq_len=hf_cfg.n_positions, block="pre_ln", norm="layernorm",
-        norm_eps=hf_cfg.layer_norm_epsilon, activation=_activation(hf_cfg.activation_function, source),
-        position="learned", causal=True, output="lm" if head == "lm" else "none", tie_embeddings=True,
-        dropout=hf_cfg.resid_pdrop, attn_dropout=hf_cfg.attn_pdrop, init_std=hf_cfg.initializer_range,
+        vocab_size=hf_cfg.vocab_size,
+        n_layers=n_layers,
+        d_model=d,
+        n_heads=heads,
+        d_ff=hf_cfg.n_inner or 4 * d,
+        max_seq_len=hf_cfg.n_positions,
+        block="pre_ln",
+        norm="layernorm",
+        norm_eps=hf_cfg.layer_norm_epsilon,
+        activation=_activation(hf_cfg.activation_function, source),
+        position="learned",
+        causal=True,
+        output="lm" if head == "lm" else "none",
+        tie_embeddings=True,
+        dropout=hf_cfg.resid_pdrop,
+        attn_dropout=hf_cfg.attn_pdrop,
+        init_std=hf_cfg.initializer_range,
     )
     state = _strip_prefix(state, ("transformer.",))
     if head == "lm":
@@ -239,11 +259,24 @@ def _gpt2(hf_cfg: Any, state: dict[str, Tensor], head: str, source: str) -> Conv
         b_qkv = _take(state, p + "attn.c_attn.bias", source)
         for name, w, b in zip(("q_proj", "k_proj", "value"), w_qkv.split(d), b_qkv.split(d)):
             _linear(out, q + f"attn.{name}", w, b)
-        _linear(out, q + "attn.proj", _take(state, p + "attn.c_proj.weight", source).T,
-                _take(state, p + "attn.c_proj.bias", source))
-        _linear(out, q + "mlp.fc_in", _take(state, p + "mlp.c_fc.weight", source).T, _take(state, p + "mlp.c_fc.bias", source))
-        _linear(out, q + "mlp.fc_out", _take(state, p + "mlp.c_proj.weight", source).T,
-                _take(state, p + "mlp.c_proj.bias", source))
+        _linear(
+            out,
+            q + "attn.proj",
+            _take(state, p + "attn.c_proj.weight", source).T,
+            _take(state, p + "attn.c_proj.bias", source),
+        )
+        _linear(
+            out,
+            q + "mlp.fc_in",
+            _take(state, p + "mlp.c_fc.weight", source).T,
+            _take(state, p + "mlp.c_fc.bias", source),
+        )
+        _linear(
+            out,
+            q + "mlp.fc_out",
+            _take(state, p + "mlp.c_proj.weight", source).T,
+            _take(state, p + "mlp.c_proj.bias", source),
+        )
     _norm(out, "final_norm", state, "ln_f", source)
     # older checkpoints carry the causal mask as buffers attn.bias / attn.masked_bias
     return _finish(cfg, out, state, source, [], ignore=(".attn.bias", ".attn.masked_bias"))
@@ -258,20 +291,36 @@ def _bert(hf_cfg: Any, state: dict[str, Tensor], head: str, source: str) -> Conv
     if getattr(hf_cfg, "is_decoder", False):
         raise ConversionError(f"{source}: BERT as a decoder is not supported")
     if head == "lm":
-        raise ConversionError(f"{source}: BERT's masked-LM head is not supported; convert BertModel or "
-                              "BertForSequenceClassification")
+        raise ConversionError(
+            f"{source}: BERT's masked-LM head is not supported; convert BertModel or BertForSequenceClassification"
+        )
     n_classes = hf_cfg.num_labels if head == "classifier" else None
     if head == "classifier" and (n_classes < 2 or getattr(hf_cfg, "problem_type", None) == "regression"):
         raise ConversionError(f"{source}: a classifier needs num_labels >= 2 (regression heads are not supported)")
     d, n_layers = hf_cfg.hidden_size, hf_cfg.num_hidden_layers
     cfg = TransformerConfig(
-        vocab_size=hf_cfg.vocab_size, n_layers=n_layers, d_model=d, n_heads=hf_cfg.num_attention_heads,
-        d_ff=hf_cfg.intermediate_size, max_seq_len=hf_cfg.max_position_embeddings, block="post_ln",
-        norm="layernorm", norm_eps=hf_cfg.layer_norm_eps, final_norm=False,
-        activation=_activation(hf_cfg.hidden_act, source), position="learned", causal=False,
-        output=head, n_classes=n_classes, pool="first", pooler=True, embed_norm=True,
-        n_token_types=hf_cfg.type_vocab_size, dropout=hf_cfg.hidden_dropout_prob,
-        attn_dropout=hf_cfg.attention_probs_dropout_prob, init_std=hf_cfg.initializer_range,
+        vocab_size=hf_cfg.vocab_size,
+        n_layers=n_layers,
+        d_model=d,
+        n_heads=hf_cfg.num_attention_heads,
+        d_ff=hf_cfg.intermediate_size,
+        max_seq_len=hf_cfg.max_position_embeddings,
+        block="post_ln",
+        norm="layernorm",
+        norm_eps=hf_cfg.layer_norm_eps,
+        final_norm=False,
+        activation=_activation(hf_cfg.hidden_act, source),
+        position="learned",
+        causal=False,
+        output=head,
+        n_classes=n_classes,
+        pool="first",
+        pooler=True,
+        embed_norm=True,
+        n_token_types=hf_cfg.type_vocab_size,
+        dropout=hf_cfg.hidden_dropout_prob,
+        attn_dropout=hf_cfg.attention_probs_dropout_prob,
+        init_std=hf_cfg.initializer_range,
     )
     state = _strip_prefix(state, ("bert.",))
     out = {
@@ -283,15 +332,31 @@ def _bert(hf_cfg: Any, state: dict[str, Tensor], head: str, source: str) -> Conv
     for i in range(n_layers):
         p, q = f"encoder.layer.{i}.", f"blocks.{i}."
         for theirs, ours in (("query", "q_proj"), ("key", "k_proj"), ("value", "value")):
-            _linear(out, q + f"attn.{ours}", _take(state, p + f"attention.self.{theirs}.weight", source),
-                    _take(state, p + f"attention.self.{theirs}.bias", source))
-        _linear(out, q + "attn.proj", _take(state, p + "attention.output.dense.weight", source),
-                _take(state, p + "attention.output.dense.bias", source))
+            _linear(
+                out,
+                q + f"attn.{ours}",
+                _take(state, p + f"attention.self.{theirs}.weight", source),
+                _take(state, p + f"attention.self.{theirs}.bias", source),
+            )
+        _linear(
+            out,
+            q + "attn.proj",
+            _take(state, p + "attention.output.dense.weight", source),
+            _take(state, p + "attention.output.dense.bias", source),
+        )
         _norm(out, q + "norm1", state, p + "attention.output.LayerNorm", source)
-        _linear(out, q + "mlp.fc_in", _take(state, p + "intermediate.dense.weight", source),
-                _take(state, p + "intermediate.dense.bias", source))
-        _linear(out, q + "mlp.fc_out", _take(state, p + "output.dense.weight", source),
-                _take(state, p + "output.dense.bias", source))
+        _linear(
+            out,
+            q + "mlp.fc_in",
+            _take(state, p + "intermediate.dense.weight", source),
+            _take(state, p + "intermediate.dense.bias", source),
+        )
+        _linear(
+            out,
+            q + "mlp.fc_out",
+            _take(state, p + "output.dense.weight", source),
+            _take(state, p + "output.dense.bias", source),
+        )
         _norm(out, q + "norm2", state, p + "output.LayerNorm", source)
     if head == "classifier":
         _linear(out, "pooler", _take(state, "pooler.dense.weight", source), _take(state, "pooler.dense.bias", source))
@@ -319,20 +384,40 @@ def _llama_like(hf_cfg: Any, state: dict[str, Tensor], head: str, source: str) -
     mlp_bias = bool(getattr(hf_cfg, "mlp_bias", False))
     tied = bool(getattr(hf_cfg, "tie_word_embeddings", False))
     cfg = TransformerConfig(
-        vocab_size=hf_cfg.vocab_size, n_layers=n_layers, d_model=d, n_heads=heads, head_dim=dh,
-        d_ff=hf_cfg.intermediate_size, max_seq_len=hf_cfg.max_position_embeddings, block="pre_ln",
-        norm="rmsnorm", norm_eps=hf_cfg.rms_norm_eps, activation="swiglu", position="rope", causal=True,
-        output="lm" if head == "lm" else "none", tie_embeddings=tied, qk_bias=attn_bias, vo_bias=attn_bias,
-        mlp_bias=mlp_bias, rope_base=theta, rope_dim=None if rotary == dh else rotary,
-        attn_dropout=float(getattr(hf_cfg, "attention_dropout", 0.0)), init_std=hf_cfg.initializer_range,
+        vocab_size=hf_cfg.vocab_size,
+        n_layers=n_layers,
+        d_model=d,
+        n_heads=heads,
+        head_dim=dh,
+        d_ff=hf_cfg.intermediate_size,
+        max_seq_len=hf_cfg.max_position_embeddings,
+        block="pre_ln",
+        norm="rmsnorm",
+        norm_eps=hf_cfg.rms_norm_eps,
+        activation="swiglu",
+        position="rope",
+        causal=True,
+        output="lm" if head == "lm" else "none",
+        tie_embeddings=tied,
+        qk_bias=attn_bias,
+        vo_bias=attn_bias,
+        mlp_bias=mlp_bias,
+        rope_base=theta,
+        rope_dim=None if rotary == dh else rotary,
+        attn_dropout=float(getattr(hf_cfg, "attention_dropout", 0.0)),
+        init_std=hf_cfg.initializer_range,
     )
     notes = []
     window = getattr(hf_cfg, "sliding_window", None)
     if window:
-        notes.append(f"sliding-window attention ({window} tokens) is not represented: the converted model attends "
-                     f"to the full context, which is identical for sequences of at most {window} tokens")
+        notes.append(
+            f"sliding-window attention ({window} tokens) is not represented: the converted model attends "
+            f"to the full context, which is identical for sequences of at most {window} tokens"
+        )
     if n_kv != heads:
-        notes.append(f"grouped-query attention ({n_kv} K/V heads for {heads} query heads) expanded to {heads} K/V heads")
+        notes.append(
+            f"grouped-query attention ({n_kv} K/V heads for {heads} query heads) expanded to {heads} K/V heads"
+        )
     state = _strip_prefix(state, ("model.",))
     order = _rotate_half_to_pairs(dh, rotary)
     out = {"tok_emb.weight": _take(state, "embed_tokens.weight", source)}
@@ -346,14 +431,31 @@ def _llama_like(hf_cfg: Any, state: dict[str, Tensor], head: str, source: str) -
         else:
             wq, wk, wv = (_take(state, p + f"self_attn.{n}_proj.weight", source) for n in "qkv")
             bq, bk, bv = (state.pop(p + f"self_attn.{n}_proj.bias", None) for n in "qkv")
-            fc_in = torch.cat((_take(state, p + "mlp.gate_proj.weight", source), _take(state, p + "mlp.up_proj.weight", source)))
+            fc_in = torch.cat(
+                (_take(state, p + "mlp.gate_proj.weight", source), _take(state, p + "mlp.up_proj.weight", source))
+            )
         wk, wv = _expand_kv(wk, n_kv, heads), _expand_kv(wv, n_kv, heads)
         bk = None if bk is None else _expand_kv(bk, n_kv, heads)
         bv = None if bv is None else _expand_kv(bv, n_kv, heads)
-        _linear(out, q + "attn.q_proj", _permute_heads(wq, heads, order), None if bq is None else _permute_heads(bq, heads, order))
-        _linear(out, q + "attn.k_proj", _permute_heads(wk, heads, order), None if bk is None else _permute_heads(bk, heads, order))
+        _linear(
+            out,
+            q + "attn.q_proj",
+            _permute_heads(wq, heads, order),
+            None if bq is None else _permute_heads(bq, heads, order),
+        )
+        _linear(
+            out,
+            q + "attn.k_proj",
+            _permute_heads(wk, heads, order),
+            None if bk is None else _permute_heads(bk, heads, order),
+        )
         _linear(out, q + "attn.value", wv, bv)
-        _linear(out, q + "attn.proj", _take(state, p + "self_attn.o_proj.weight", source), state.pop(p + "self_attn.o_proj.bias", None))
+        _linear(
+            out,
+            q + "attn.proj",
+            _take(state, p + "self_attn.o_proj.weight", source),
+            state.pop(p + "self_attn.o_proj.bias", None),
+        )
         if kind != "phi3":
             fc_in_bias = state.pop(p + "mlp.gate_proj.bias", None)
             if fc_in_bias is not None:
@@ -361,7 +463,12 @@ def _llama_like(hf_cfg: Any, state: dict[str, Tensor], head: str, source: str) -
         else:
             fc_in_bias = None
         _linear(out, q + "mlp.fc_in", fc_in, fc_in_bias)
-        _linear(out, q + "mlp.fc_out", _take(state, p + "mlp.down_proj.weight", source), state.pop(p + "mlp.down_proj.bias", None))
+        _linear(
+            out,
+            q + "mlp.fc_out",
+            _take(state, p + "mlp.down_proj.weight", source),
+            state.pop(p + "mlp.down_proj.bias", None),
+        )
         _norm(out, q + "norm1", state, p + "input_layernorm", source)
         _norm(out, q + "norm2", state, p + "post_attention_layernorm", source)
     _norm(out, "final_norm", state, "norm", source)
@@ -386,12 +493,25 @@ def _phi(hf_cfg: Any, state: dict[str, Tensor], head: str, source: str) -> Conve
     tied = bool(getattr(hf_cfg, "tie_word_embeddings", False))
     has_lm_bias = "lm_head.bias" in state
     cfg = TransformerConfig(
-        vocab_size=hf_cfg.vocab_size, n_layers=n_layers, d_model=d, n_heads=heads, d_ff=hf_cfg.intermediate_size,
-        max_seq_len=hf_cfg.max_position_embeddings, block="parallel", norm="layernorm",
-        norm_eps=hf_cfg.layer_norm_eps, activation=_activation(hf_cfg.hidden_act, source), position="rope",
-        causal=True, output="lm" if head == "lm" else "none", tie_embeddings=tied,
-        lm_head_bias=head == "lm" and has_lm_bias, rope_base=theta, rope_dim=None if rotary == dh else rotary,
-        dropout=float(getattr(hf_cfg, "resid_pdrop", 0.0)), attn_dropout=float(getattr(hf_cfg, "attention_dropout", 0.0)),
+        vocab_size=hf_cfg.vocab_size,
+        n_layers=n_layers,
+        d_model=d,
+        n_heads=heads,
+        d_ff=hf_cfg.intermediate_size,
+        max_seq_len=hf_cfg.max_position_embeddings,
+        block="parallel",
+        norm="layernorm",
+        norm_eps=hf_cfg.layer_norm_eps,
+        activation=_activation(hf_cfg.hidden_act, source),
+        position="rope",
+        causal=True,
+        output="lm" if head == "lm" else "none",
+        tie_embeddings=tied,
+        lm_head_bias=head == "lm" and has_lm_bias,
+        rope_base=theta,
+        rope_dim=None if rotary == dh else rotary,
+        dropout=float(getattr(hf_cfg, "resid_pdrop", 0.0)),
+        attn_dropout=float(getattr(hf_cfg, "attention_dropout", 0.0)),
         init_std=hf_cfg.initializer_range,
     )
     state = _strip_prefix(state, ("model.",))
@@ -405,9 +525,18 @@ def _phi(hf_cfg: Any, state: dict[str, Tensor], head: str, source: str) -> Conve
         wk, bk = _expand_kv(w["k"], n_kv, heads), _expand_kv(b["k"], n_kv, heads)
         _linear(out, q + "attn.k_proj", _permute_heads(wk, heads, order), _permute_heads(bk, heads, order))
         _linear(out, q + "attn.value", _expand_kv(w["v"], n_kv, heads), _expand_kv(b["v"], n_kv, heads))
-        _linear(out, q + "attn.proj", _take(state, p + "self_attn.dense.weight", source), _take(state, p + "self_attn.dense.bias", source))
-        _linear(out, q + "mlp.fc_in", _take(state, p + "mlp.fc1.weight", source), _take(state, p + "mlp.fc1.bias", source))
-        _linear(out, q + "mlp.fc_out", _take(state, p + "mlp.fc2.weight", source), _take(state, p + "mlp.fc2.bias", source))
+        _linear(
+            out,
+            q + "attn.proj",
+            _take(state, p + "self_attn.dense.weight", source),
+            _take(state, p + "self_attn.dense.bias", source),
+        )
+        _linear(
+            out, q + "mlp.fc_in", _take(state, p + "mlp.fc1.weight", source), _take(state, p + "mlp.fc1.bias", source)
+        )
+        _linear(
+            out, q + "mlp.fc_out", _take(state, p + "mlp.fc2.weight", source), _take(state, p + "mlp.fc2.bias", source)
+        )
         _norm(out, q + "norm1", state, p + "input_layernorm", source)
     _norm(out, "final_norm", state, "final_layernorm", source)
     if head == "lm":

@@ -54,64 +54,206 @@ class HubDataset:
 
 
 # The papers' datasets (catalogs: sixteen_heads.md, simplified_blocks.md, layer_diversity.md).
-DATASETS: dict[str, HubDataset] = {d.name: d for d in (
-    HubDataset("mnli", "nyu-mll/glue", "mnli", "pair_classification",
-               {"train": "train", "valid": "validation_matched", "test": "validation_mismatched"},
-               ("premise", "hypothesis"), "label", ("entailment", "neutral", "contradiction"),
-               "sixteen_heads", "~300 MB"),
-    HubDataset("sst2", "nyu-mll/glue", "sst2", "classification", {"train": "train", "valid": "validation"},
-               ("sentence",), "label", ("negative", "positive"), "sixteen_heads", "~5 MB"),
-    HubDataset("cola", "nyu-mll/glue", "cola", "classification", {"train": "train", "valid": "validation"},
-               ("sentence",), "label", ("unacceptable", "acceptable"), "sixteen_heads", "~1 MB"),
-    HubDataset("mrpc", "nyu-mll/glue", "mrpc", "pair_classification",
-               {"train": "train", "valid": "validation", "test": "test"}, ("sentence1", "sentence2"), "label",
-               ("not_equivalent", "equivalent"), "sixteen_heads", "~1 MB"),
-    HubDataset("mt", "wmt/wmt14", "fr-en", "translation",
-               {"train": "train", "selection": "validation", "test": "test"}, ("en", "fr"),
-               paper="sixteen_heads", approx_size="~10 GB (train); newstest sets ~1 MB",
-               options={"translation_field": "translation"}),
-    # MTNT (Michel & Neubig 2018) has no canonical copy on the hub: download its release and pass
-    # `source=` a directory with test.tsv converted to test.jsonl ({"en": ..., "fr": ...} per line).
-    HubDataset("mtnt", "", None, "translation", {"test_ood": "test"}, ("en", "fr"),
-               paper="sixteen_heads", approx_size="~2 MB", options={"local_only": True}),
-    # The paper used IWSLT14 De-En as prepared by fairseq's script; the hub has the 2017 release, a
-    # different split of the same TED talks: use it knowingly, or pass `source=` with the IWSLT14 files.
-    HubDataset("iwslt", "IWSLT/iwslt2017", "iwslt2017-de-en", "translation",
-               {"train": "train", "valid": "validation", "test": "test"}, ("de", "en"),
-               paper="sixteen_heads", approx_size="~30 MB",
-               options={"translation_field": "translation", "differs": "IWSLT 2017 release, not the paper's IWSLT14"}),
-    # A row is a line; the lines of each article (from its " = Title = " line) make one document.
-    HubDataset("wikitext103", "Salesforce/wikitext", "wikitext-103-raw-v1", "lm",
-               {"train": "train", "valid": "validation"}, ("text",), paper="param_allocation",
-               approx_size="~300 MB", options={"lines_of_articles": True}),
-    HubDataset("codeparrot", "codeparrot/codeparrot-clean-train", None, "lm",
-               {"train": "train"}, ("content",), paper="simplified_blocks", approx_size="~50 GB"),
-    # What the simplified-blocks code trains on (HF course's CodeParrot subset of data-science files;
-    # catalog simplified_blocks.md §1): its train and validation splits are two hub datasets, so two
-    # entries; a local mirror holds train.<ext> and validation.<ext> side by side.
-    HubDataset("codeparrot_ds", "huggingface-course/codeparrot-ds-train", None, "lm", {"train": "train"},
-               ("content",), paper="simplified_blocks", approx_size="606,720 files (size not checked offline)"),
-    HubDataset("codeparrot_ds_valid", "huggingface-course/codeparrot-ds-valid", None, "lm",
-               {"valid": "validation"}, ("content",), paper="simplified_blocks",
-               approx_size="3,322 files (size not checked offline)"),
-    # The paper's masked-LM text is the Pile as cramming prepared it. The Pile itself is no longer
-    # distributed on the hub; this copy is the Pile without its copyrighted subsets (see its card).
-    # ~800 GB in all, so it is streamed: the first `limit` documents of each split.
-    HubDataset("pile", "monology/pile-uncopyrighted", None, "lm", {"train": "train", "valid": "validation"},
-               ("text",), paper="simplified_blocks", approx_size="streamed: ~5 GB per 1M documents (estimate)",
-               options={"streaming": True}),
-    HubDataset("sent", "nyu-mll/glue", "sst2", "prompt", {"train": "train", "test": "validation"},
-               ("sentence",), "label", ("negative", "positive"), "layer_diversity", "~5 MB"),
-    HubDataset("entail", "nyu-mll/glue", "rte", "prompt", {"train": "train", "test": "validation"},
-               ("sentence1", "sentence2"), "label", ("yes", "no"), "layer_diversity", "~2 MB"),
-    HubDataset("topic", "fancyzhx/ag_news", None, "prompt", {"train": "train", "test": "test"},
-               ("text",), "label", ("world", "sports", "business", "technology"), "layer_diversity", "~30 MB"),
-    HubDataset("mc", "allenai/ai2_arc", "ARC-Challenge", "prompt", {"train": "train", "test": "test"},
-               ("question",), "answerKey", ("A", "B", "C", "D"), "layer_diversity", "~1 MB",
-               # a few ARC questions number their choices 1-4 (shown and read as A-D here); the few with
-               # 3 or 5 choices are dropped, since the readout compares exactly the four label words
-               options={"choices_field": "choices", "label_aliases": {"1": "A", "2": "B", "3": "C", "4": "D"}}),
-)}
+DATASETS: dict[str, HubDataset] = {
+    d.name: d
+    for d in (
+        HubDataset(
+            "mnli",
+            "nyu-mll/glue",
+            "mnli",
+            "pair_classification",
+            {"train": "train", "valid": "validation_matched", "test": "validation_mismatched"},
+            ("premise", "hypothesis"),
+            "label",
+            ("entailment", "neutral", "contradiction"),
+            "sixteen_heads",
+            "~300 MB",
+        ),
+        HubDataset(
+            "sst2",
+            "nyu-mll/glue",
+            "sst2",
+            "classification",
+            {"train": "train", "valid": "validation"},
+            ("sentence",),
+            "label",
+            ("negative", "positive"),
+            "sixteen_heads",
+            "~5 MB",
+        ),
+        HubDataset(
+            "cola",
+            "nyu-mll/glue",
+            "cola",
+            "classification",
+            {"train": "train", "valid": "validation"},
+            ("sentence",),
+            "label",
+            ("unacceptable", "acceptable"),
+            "sixteen_heads",
+            "~1 MB",
+        ),
+        HubDataset(
+            "mrpc",
+            "nyu-mll/glue",
+            "mrpc",
+            "pair_classification",
+            {"train": "train", "valid": "validation", "test": "test"},
+            ("sentence1", "sentence2"),
+            "label",
+            ("not_equivalent", "equivalent"),
+            "sixteen_heads",
+            "~1 MB",
+        ),
+        HubDataset(
+            "mt",
+            "wmt/wmt14",
+            "fr-en",
+            "translation",
+            {"train": "train", "selection": "validation", "test": "test"},
+            ("en", "fr"),
+            paper="sixteen_heads",
+            approx_size="~10 GB (train); newstest sets ~1 MB",
+            options={"translation_field": "translation"},
+        ),
+        # MTNT (Michel & Neubig 2018) has no canonical copy on the hub: download its release and pass
+        # `source=` a directory with test.tsv converted to test.jsonl ({"en": ..., "fr": ...} per line).
+        HubDataset(
+            "mtnt",
+            "",
+            None,
+            "translation",
+            {"test_ood": "test"},
+            ("en", "fr"),
+            paper="sixteen_heads",
+            approx_size="~2 MB",
+            options={"local_only": True},
+        ),
+        # The paper used IWSLT14 De-En as prepared by fairseq's script; the hub has the 2017 release, a
+        # different split of the same TED talks: use it knowingly, or pass `source=` with the IWSLT14 files.
+        HubDataset(
+            "iwslt",
+            "IWSLT/iwslt2017",
+            "iwslt2017-de-en",
+            "translation",
+            {"train": "train", "valid": "validation", "test": "test"},
+            ("de", "en"),
+            paper="sixteen_heads",
+            approx_size="~30 MB",
+            options={"translation_field": "translation", "differs": "IWSLT 2017 release, not the paper's IWSLT14"},
+        ),
+        # A row is a line; the lines of each article (from its " = Title = " line) make one document.
+        HubDataset(
+            "wikitext103",
+            "Salesforce/wikitext",
+            "wikitext-103-raw-v1",
+            "lm",
+            {"train": "train", "valid": "validation"},
+            ("text",),
+            paper="param_allocation",
+            approx_size="~300 MB",
+            options={"lines_of_articles": True},
+        ),
+        HubDataset(
+            "codeparrot",
+            "codeparrot/codeparrot-clean-train",
+            None,
+            "lm",
+            {"train": "train"},
+            ("content",),
+            paper="simplified_blocks",
+            approx_size="~50 GB",
+        ),
+        # What the simplified-blocks code trains on (HF course's CodeParrot subset of data-science files;
+        # catalog simplified_blocks.md §1): its train and validation splits are two hub datasets, so two
+        # entries; a local mirror holds train.<ext> and validation.<ext> side by side.
+        HubDataset(
+            "codeparrot_ds",
+            "huggingface-course/codeparrot-ds-train",
+            None,
+            "lm",
+            {"train": "train"},
+            ("content",),
+            paper="simplified_blocks",
+            approx_size="606,720 files (size not checked offline)",
+        ),
+        HubDataset(
+            "codeparrot_ds_valid",
+            "huggingface-course/codeparrot-ds-valid",
+            None,
+            "lm",
+            {"valid": "validation"},
+            ("content",),
+            paper="simplified_blocks",
+            approx_size="3,322 files (size not checked offline)",
+        ),
+        # The paper's masked-LM text is the Pile as cramming prepared it. The Pile itself is no longer
+        # distributed on the hub; this copy is the Pile without its copyrighted subsets (see its card).
+        # ~800 GB in all, so it is streamed: the first `limit` documents of each split.
+        HubDataset(
+            "pile",
+            "monology/pile-uncopyrighted",
+            None,
+            "lm",
+            {"train": "train", "valid": "validation"},
+            ("text",),
+            paper="simplified_blocks",
+            approx_size="streamed: ~5 GB per 1M documents (estimate)",
+            options={"streaming": True},
+        ),
+        HubDataset(
+            "sent",
+            "nyu-mll/glue",
+            "sst2",
+            "prompt",
+            {"train": "train", "test": "validation"},
+            ("sentence",),
+            "label",
+            ("negative", "positive"),
+            "layer_diversity",
+            "~5 MB",
+        ),
+        HubDataset(
+            "entail",
+            "nyu-mll/glue",
+            "rte",
+            "prompt",
+            {"train": "train", "test": "validation"},
+            ("sentence1", "sentence2"),
+            "label",
+            ("yes", "no"),
+            "layer_diversity",
+            "~2 MB",
+        ),
+        HubDataset(
+            "topic",
+            "fancyzhx/ag_news",
+            None,
+            "prompt",
+            {"train": "train", "test": "test"},
+            ("text",),
+            "label",
+            ("world", "sports", "business", "technology"),
+            "layer_diversity",
+            "~30 MB",
+        ),
+        HubDataset(
+            "mc",
+            "allenai/ai2_arc",
+            "ARC-Challenge",
+            "prompt",
+            {"train": "train", "test": "test"},
+            ("question",),
+            "answerKey",
+            ("A", "B", "C", "D"),
+            "layer_diversity",
+            "~1 MB",
+            # a few ARC questions number their choices 1-4 (shown and read as A-D here); the few with
+            # 3 or 5 choices are dropped, since the readout compares exactly the four label words
+            options={"choices_field": "choices", "label_aliases": {"1": "A", "2": "B", "3": "C", "4": "D"}},
+        ),
+    )
+}
 KINDS = ("classification", "pair_classification", "translation", "prompt", "lm")
 
 
@@ -135,7 +277,9 @@ class Encoder:
 
         tok = AutoTokenizer.from_pretrained(name_or_path, **kwargs)
         return cls(
-            encode=lambda text: tok.encode(text, add_special_tokens=False), vocab_size=len(tok), name=name_or_path,
+            encode=lambda text: tok.encode(text, add_special_tokens=False),
+            vocab_size=len(tok),
+            name=name_or_path,
             cls_id=tok.cls_token_id if tok.cls_token_id is not None else tok.bos_token_id,
             sep_id=tok.sep_token_id if tok.sep_token_id is not None else tok.eos_token_id,
             bos_id=tok.bos_token_id if tok.bos_token_id is not None else tok.cls_token_id,
@@ -153,8 +297,13 @@ class Encoder:
 # -- reading rows ----------------------------------------------------------------------------
 
 
-def read_rows(spec: HubDataset, split: str, source: str | Path | None = None, limit: int | None = None,
-              shuffle_seed: int | None = None) -> list[dict]:
+def read_rows(
+    spec: HubDataset,
+    split: str,
+    source: str | Path | None = None,
+    limit: int | None = None,
+    shuffle_seed: int | None = None,
+) -> list[dict]:
     """Rows of one of our splits: from local files in `source`, else from the hub via `datasets`.
 
     `limit` keeps the first rows; with `shuffle_seed` it keeps a seeded random sample of that many
@@ -198,8 +347,11 @@ def read_rows(spec: HubDataset, split: str, source: str | Path | None = None, li
 def _read_local(directory: Path, split: str) -> list[dict]:
     import pandas as pd
 
-    for suffix, reader in ((".parquet", pd.read_parquet), (".jsonl", lambda p: pd.read_json(p, lines=True)),
-                           (".csv", pd.read_csv)):
+    for suffix, reader in (
+        (".parquet", pd.read_parquet),
+        (".jsonl", lambda p: pd.read_json(p, lines=True)),
+        (".csv", pd.read_csv),
+    ):
         path = directory / f"{split}{suffix}"
         if path.exists():
             frame = reader(path)
@@ -227,9 +379,16 @@ def _field(row: dict, name: str, spec: HubDataset) -> Any:
 # -- building task files ---------------------------------------------------------------------
 
 
-def build_task(spec: HubDataset | str, encoder: Encoder, source: str | Path | None = None,
-               splits: Sequence[str] | None = None, max_len: int = 128, limit: int | None = None,
-               shuffle_seed: int | None = None, final_sep: bool = False) -> TaskData:
+def build_task(
+    spec: HubDataset | str,
+    encoder: Encoder,
+    source: str | Path | None = None,
+    splits: Sequence[str] | None = None,
+    max_len: int = 128,
+    limit: int | None = None,
+    shuffle_seed: int | None = None,
+    final_sep: bool = False,
+) -> TaskData:
     """A task in the synthetic generators' layout (write it with `repro.data.synthetic.write_task`).
 
     Sequences longer than `max_len` tokens are truncated (the end of the text is cut, the special
@@ -255,10 +414,20 @@ def build_task(spec: HubDataset | str, encoder: Encoder, source: str | Path | No
         if not len(next(iter(arrays[split].values()))):
             raise DataError(f"dataset {spec.name}: split {split!r} has no usable rows")
     meta = {
-        "task": spec.name, "generator": __name__, "family": f"hub:{encoder.name}", "vocab_size": encoder.vocab_size,
-        "vocab": {"name": encoder.name, "size": encoder.vocab_size}, "pad_id": encoder.pad_id, "seed": 0,
-        "params": {"hub_id": spec.hub_id, "config": spec.config, "max_len": max_len, "limit": limit,
-                   "source": "local files" if source is not None else "hub"},
+        "task": spec.name,
+        "generator": __name__,
+        "family": f"hub:{encoder.name}",
+        "vocab_size": encoder.vocab_size,
+        "vocab": {"name": encoder.name, "size": encoder.vocab_size},
+        "pad_id": encoder.pad_id,
+        "seed": 0,
+        "params": {
+            "hub_id": spec.hub_id,
+            "config": spec.config,
+            "max_len": max_len,
+            "limit": limit,
+            "source": "local files" if source is not None else "hub",
+        },
         "sizes": {s: int(len(next(iter(a.values())))) for s, a in arrays.items()},
         "arrays": {s: sorted(a) for s, a in arrays.items()},
         "metric": {"translation": "bleu", "prompt": "accuracy"}.get(spec.kind, "accuracy"),
@@ -283,8 +452,9 @@ def _labelled(spec: HubDataset, rows: Iterable[dict]) -> list[tuple[dict, int]]:
     return out
 
 
-def _classification(spec: HubDataset, rows, encoder: Encoder, max_len: int,
-                    final_sep: bool = False) -> dict[str, np.ndarray]:
+def _classification(
+    spec: HubDataset, rows, encoder: Encoder, max_len: int, final_sep: bool = False
+) -> dict[str, np.ndarray]:
     cls_id, sep_id = encoder.need("cls_id", "sep_id")
     end = [sep_id] if final_sep else []
     sequences, segments, labels = [], [], []
@@ -359,8 +529,11 @@ def _prompt(spec: HubDataset, rows, encoder: Encoder, max_len: int) -> tuple[dic
         rows_out.append(ids)
         answer_pos.append(len(ids) - 2)
         labels.append(label)
-    arrays = {"input_ids": pad(rows_out), "answer_pos": np.asarray(answer_pos, dtype=np.int64),
-              "labels": np.asarray(labels, dtype=np.int64)}
+    arrays = {
+        "input_ids": pad(rows_out),
+        "answer_pos": np.asarray(answer_pos, dtype=np.int64),
+        "labels": np.asarray(labels, dtype=np.int64),
+    }
     extra = {"label_token_ids": label_ids}
     if choices:
         extra["dropped_rows"] = dropped  # questions without exactly one choice per label word
@@ -404,10 +577,16 @@ def _documents(rows: list[dict], spec: HubDataset, split: str) -> Iterator[tuple
         yield f"{spec.name}/{split}/{start}", "".join(lines)
 
 
-def build_token_stream(spec: HubDataset | str, encoder: Encoder, out_dir: str | Path,
-                       source: str | Path | None = None, splits: Sequence[str] | None = None,
-                       limit: int | None = None, shuffle_seed: int | None = None,
-                       extra_meta: dict[str, Any] | None = None) -> dict[str, Path]:
+def build_token_stream(
+    spec: HubDataset | str,
+    encoder: Encoder,
+    out_dir: str | Path,
+    source: str | Path | None = None,
+    splits: Sequence[str] | None = None,
+    limit: int | None = None,
+    shuffle_seed: int | None = None,
+    extra_meta: dict[str, Any] | None = None,
+) -> dict[str, Path]:
     """Write ``{split}.npz`` token streams in `repro.data.lm_tokens`'s format (one document per row,
     or per article for corpora stored a line per row, each followed by EOS); returns the written paths. `limit` and `shuffle_seed` choose the rows of
     each split as in `read_rows` (with a seed: the first `limit` rows of a numpy permutation seeded by it);
@@ -431,8 +610,17 @@ def build_token_stream(spec: HubDataset | str, encoder: Encoder, out_dir: str | 
             offsets.append(offsets[-1] + len(ids))
             paths.append(path)
         tokens = np.concatenate(pieces) if pieces else np.zeros(0, dtype=dtype)
-        arrays = {"tokens": tokens, "offsets": np.asarray(offsets, dtype=np.int64), "paths": np.asarray(paths, dtype=str)}
-        meta = {"vocab_size": encoder.vocab_size, "eos_id": eos_id, "tokenizer": encoder.name, "hub_id": spec.hub_id,
-                **(extra_meta or {})}
+        arrays = {
+            "tokens": tokens,
+            "offsets": np.asarray(offsets, dtype=np.int64),
+            "paths": np.asarray(paths, dtype=str),
+        }
+        meta = {
+            "vocab_size": encoder.vocab_size,
+            "eos_id": eos_id,
+            "tokenizer": encoder.name,
+            "hub_id": spec.hub_id,
+            **(extra_meta or {}),
+        }
         written[split] = write_npz(Path(out_dir) / f"{split}.npz", arrays, meta=meta)
     return written

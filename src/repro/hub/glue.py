@@ -31,8 +31,10 @@ GLUE_HUB_ID = "nyu-mll/glue"
 
 #: task -> (text fields, {our split: the hub's split}); the hub config is the task name.
 GLUE_TASKS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
-    "mnli": (("premise", "hypothesis"),
-             {"train": "train", "eval": "validation_matched", "eval_mm": "validation_mismatched"}),
+    "mnli": (
+        ("premise", "hypothesis"),
+        {"train": "train", "eval": "validation_matched", "eval_mm": "validation_mismatched"},
+    ),
     "sst2": (("sentence",), {"train": "train", "eval": "validation"}),
     "stsb": (("sentence1", "sentence2"), {"train": "train", "eval": "validation"}),
     "rte": (("sentence1", "sentence2"), {"train": "train", "eval": "validation"}),
@@ -51,8 +53,9 @@ def glue_spec(task: str) -> HubDataset:
     return HubDataset(task, GLUE_HUB_ID, task, kind, splits, fields, "label", paper="simplified_blocks")
 
 
-def encode_rows(rows: list[dict], spec: HubDataset, encoder: Encoder, max_tokens: int,
-                regression: bool) -> dict[str, np.ndarray]:
+def encode_rows(
+    rows: list[dict], spec: HubDataset, encoder: Encoder, max_tokens: int, regression: bool
+) -> dict[str, np.ndarray]:
     """BERT inputs of one split in the stand-in's arrays: ids [N, max_tokens], lengths [N], labels [N]."""
     cls_id, sep_id = encoder.need("cls_id", "sep_id")
     sequences, labels = [], []
@@ -78,12 +81,17 @@ def encode_rows(rows: list[dict], spec: HubDataset, encoder: Encoder, max_tokens
     for r, seq in enumerate(sequences):
         ids[r, : len(seq)] = seq
         lengths[r] = len(seq)
-    return {"ids": ids, "lengths": lengths,
-            "labels": np.asarray(labels, dtype=np.float32 if regression else np.int64)}
+    return {"ids": ids, "lengths": lengths, "labels": np.asarray(labels, dtype=np.float32 if regression else np.int64)}
 
 
-def build_glue_file(encoder: Encoder, out_path: str | Path, *, source: str | Path | None = None,
-                    max_tokens: int = 128, train_limit: int | None = None) -> dict:
+def build_glue_file(
+    encoder: Encoder,
+    out_path: str | Path,
+    *,
+    source: str | Path | None = None,
+    max_tokens: int = 128,
+    train_limit: int | None = None,
+) -> dict:
     """Every GLUE task into one stand-in-format .npz (+ ``.card.json``); returns the card.
 
     `source`: a local mirror, ``source/<task>/<hub split>.parquet|jsonl|csv``, instead of the hub.
@@ -97,18 +105,35 @@ def build_glue_file(encoder: Encoder, out_path: str | Path, *, source: str | Pat
         spec = glue_spec(name)
         sizes[name] = {}
         for split in spec.splits:
-            rows = read_rows(spec, split, None if source is None else Path(source) / name,
-                             train_limit if split == "train" else None)
+            rows = read_rows(
+                spec, split, None if source is None else Path(source) / name, train_limit if split == "train" else None
+            )
             packed = encode_rows(rows, spec, encoder, max_tokens, regression=task.n_outputs == 1)
             for key, value in packed.items():
                 arrays[f"{name}__{split}__{key}"] = value
             sizes[name][split] = len(packed["labels"])
-    settings = {"hub_id": GLUE_HUB_ID, "tokenizer": encoder.name, "max_tokens": max_tokens,
-                "train_limit": train_limit, "source": "local mirror" if source is not None else "hub"}
-    meta = {"tasks": {k: asdict(v) for k, v in TASKS.items()}, "settings": settings,
-            "vocab_size": encoder.vocab_size, "pad_id": encoder.pad_id}
+    settings = {
+        "hub_id": GLUE_HUB_ID,
+        "tokenizer": encoder.name,
+        "max_tokens": max_tokens,
+        "train_limit": train_limit,
+        "source": "local mirror" if source is not None else "hub",
+    }
+    meta = {
+        "tasks": {k: asdict(v) for k, v in TASKS.items()},
+        "settings": settings,
+        "vocab_size": encoder.vocab_size,
+        "pad_id": encoder.pad_id,
+    }
     out_path = write_npz(out_path, arrays, meta=meta)
-    card = make_card(name="glue", generator=__name__, seed=None, params=settings, sizes=sizes, files=[out_path],
-                     packages=["transformers", "tokenizers", "numpy"])
+    card = make_card(
+        name="glue",
+        generator=__name__,
+        seed=None,
+        params=settings,
+        sizes=sizes,
+        files=[out_path],
+        packages=["transformers", "tokenizers", "numpy"],
+    )
     write_card(Path(out_path).with_suffix(".card.json"), card)
     return card

@@ -264,9 +264,11 @@ class Attention(nn.Module):
             v = v * valid
         if self.causal:
             total = v.cumsum(dim=2)
-            count = valid.cumsum(dim=2) if padding_mask is not None else torch.arange(
-                1, v.shape[2] + 1, device=v.device, dtype=v.dtype
-            ).view(1, 1, -1, 1)
+            count = (
+                valid.cumsum(dim=2)
+                if padding_mask is not None
+                else torch.arange(1, v.shape[2] + 1, device=v.device, dtype=v.dtype).view(1, 1, -1, 1)
+            )
         else:
             total = v.sum(dim=2, keepdim=True)
             count = valid.sum(dim=2, keepdim=True) if padding_mask is not None else v.shape[2]
@@ -286,8 +288,10 @@ class Attention(nn.Module):
         eye = torch.eye(T, Tk, dtype=q.dtype, device=q.device)
         matrix = self.mat_skip_gain * eye + self.mat_resid_gain * pattern
         if self.kind == "shaped":
-            centre = torch.softmax(bias.expand(scores.shape), dim=-1) if bias is not None else torch.full_like(
-                scores, 1.0 / Tk
+            centre = (
+                torch.softmax(bias.expand(scores.shape), dim=-1)
+                if bias is not None
+                else torch.full_like(scores, 1.0 / Tk)
             )
             matrix = matrix - self.centre_gain * centre
         return matrix @ v

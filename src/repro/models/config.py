@@ -151,7 +151,9 @@ def _per_layer(name: str, value: Any, n_layers: int) -> tuple[int, ...]:
         return (value,) * n_layers
     values = tuple(value)
     if len(values) != n_layers:
-        raise ConfigError(f"{name} has {len(values)} entries but n_layers={n_layers}; give one per layer or a single int")
+        raise ConfigError(
+            f"{name} has {len(values)} entries but n_layers={n_layers}; give one per layer or a single int"
+        )
     return values
 
 

@@ -9,7 +9,11 @@ from torch import nn
 
 from repro.models.transformer import EncoderDecoder, Transformer
 
-_ATTENTION_OF_TYPE = {"enc_self": ("encoder", "attn"), "dec_self": ("decoder", "attn"), "cross": ("decoder", "cross_attn")}
+_ATTENTION_OF_TYPE = {
+    "enc_self": ("encoder", "attn"),
+    "dec_self": ("decoder", "attn"),
+    "cross": ("decoder", "cross_attn"),
+}
 
 
 def heads_from_mask(mask: torch.Tensor) -> dict[int, list[int]]:

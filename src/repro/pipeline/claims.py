@@ -135,7 +135,12 @@ def claim(
     for name, value in (("paper", paper), ("claim_id", claim_id)):
         if not _ID.match(value):
             raise ValueError(f"claim {name} {value!r} must be a lower-case identifier")
-    for name, value in (("item", item), ("statement", statement), ("paper_value", paper_value), ("tolerance", tolerance)):
+    for name, value in (
+        ("item", item),
+        ("statement", statement),
+        ("paper_value", paper_value),
+        ("tolerance", tolerance),
+    ):
         if not value.strip() or "\n" in value:
             raise ValueError(f"claim {paper}/{claim_id}: {name} must be one non-empty line")
     if not inputs:
@@ -341,7 +346,7 @@ def write_claims_csv(df: pd.DataFrame, path: str | Path) -> Path:
 
 
 def verdict(ok: bool) -> str:
-    """"reproduced" if ``ok`` else "not reproduced"."""
+    """ "reproduced" if ``ok`` else "not reproduced"."""
     return REPRODUCED if ok else NOT_REPRODUCED
 
 
@@ -362,7 +367,7 @@ def format_number(x: float, digits: int = 3) -> str:
 
 
 def format_mean_spread(values: Iterable[float], digits: int = 3) -> str:
-    """"mean ± sd (n=k)" over seeds, e.g. "0.012 ± 0.004 (n=2)"; a single value reads "0.012 (n=1)".
+    """ "mean ± sd (n=k)" over seeds, e.g. "0.012 ± 0.004 (n=2)"; a single value reads "0.012 (n=1)".
 
     The spread is the sample standard deviation across seeds (not a standard error).
     """
@@ -380,7 +385,9 @@ def too_few(n: int, measured: str, minimum: int, what: str = "seeds") -> Measure
     """
     if n >= minimum:
         return None
-    return Measurement(measured, NOT_MEASURABLE, seeds=n, detail=f"judged on at least {minimum} {what}; this scale has {n}")
+    return Measurement(
+        measured, NOT_MEASURABLE, seeds=n, detail=f"judged on at least {minimum} {what}; this scale has {n}"
+    )
 
 
 def within(a: float, b: float, tol: float) -> bool:

@@ -27,8 +27,10 @@ def changed_claims(a: Path, b: Path) -> pd.DataFrame:
     """Rows whose measured value, verdict or scale differ, or that exist on one side only."""
     left, right = read_scorecard(a), read_scorecard(b)
     merged = left.merge(right, on=KEY, how="outer", suffixes=("_a", "_b"), indicator=True)
-    differs = (merged["_merge"] != "both") | (merged["measured_a"] != merged["measured_b"]) | (
-        merged["verdict_a"] != merged["verdict_b"]
+    differs = (
+        (merged["_merge"] != "both")
+        | (merged["measured_a"] != merged["measured_b"])
+        | (merged["verdict_a"] != merged["verdict_b"])
     )
     columns = KEY + ["measured_a", "measured_b", "verdict_a", "verdict_b"]
     return merged.loc[differs, columns].fillna("(absent)").sort_values(KEY).reset_index(drop=True)

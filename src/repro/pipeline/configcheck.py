@@ -58,8 +58,13 @@ def schema_registry(schema_dir: Path | str = SCHEMA_PATH.parent) -> Registry:
     return Registry().with_resources(resources)
 
 
-def check_config(config: dict, schema: dict | None = None, *, configfiles: Iterable[str | Path] = (),
-                 command_line: Mapping | None = None) -> None:
+def check_config(
+    config: dict,
+    schema: dict | None = None,
+    *,
+    configfiles: Iterable[str | Path] = (),
+    command_line: Mapping | None = None,
+) -> None:
     """Raise PipelineConfigError naming every bad key, or return silently.
 
     `configfiles` (workflow.configfiles) are held to their scale; `command_line` is what Snakemake
@@ -85,9 +90,7 @@ def check_config_files(paths: Iterable[str | Path]) -> None:
 def _raise(problems: list[str], note: str = "") -> None:
     shown = problems[:MAX_REPORTED]
     more = f"\n  ... and {len(problems) - MAX_REPORTED} more" if len(problems) > MAX_REPORTED else ""
-    raise PipelineConfigError(
-        "invalid configuration (nothing was run):\n  - " + "\n  - ".join(shown) + more + note
-    )
+    raise PipelineConfigError("invalid configuration (nothing was run):\n  - " + "\n  - ".join(shown) + more + note)
 
 
 def _command_line_note(problems: list[str], keys: list[str]) -> str:
@@ -95,9 +98,11 @@ def _command_line_note(problems: list[str], keys: list[str]) -> str:
     named = [key for key in keys if any(re.search(rf"(?<![\w.]){re.escape(key)}(?![\w])", p) for p in problems)]
     if not named:
         return ""
-    return (f"\n{', '.join(named)} came from --config, whose values this check reads as YAML. For nested "
-            f"settings use {configsources.OVERLAY_HINT} instead (a few keys in a YAML file of their own, "
-            "merged over the scale file): snakemake --configfile config/smoke.yaml my-overlay.yaml")
+    return (
+        f"\n{', '.join(named)} came from --config, whose values this check reads as YAML. For nested "
+        f"settings use {configsources.OVERLAY_HINT} instead (a few keys in a YAML file of their own, "
+        "merged over the scale file): snakemake --configfile config/smoke.yaml my-overlay.yaml"
+    )
 
 
 # -- schema ------------------------------------------------------------------------

@@ -75,7 +75,9 @@ def run_summaries(results_dir: Path, paper: str) -> pd.DataFrame:
 
 def data_cards(results_dir: Path, paper: str) -> pd.DataFrame:
     rows = []
-    for card_file in sorted(list((results_dir / "data").glob("**/*card.json")) + list((results_dir / paper).glob("**/*card.json"))):
+    for card_file in sorted(
+        list((results_dir / "data").glob("**/*card.json")) + list((results_dir / paper).glob("**/*card.json"))
+    ):
         card = json.loads(card_file.read_text())
         files = card.get("files", {})
         rows.append(
@@ -83,13 +85,17 @@ def data_cards(results_dir: Path, paper: str) -> pd.DataFrame:
                 "dataset": card.get("name", card_file.parent.name),
                 "card": str(card_file.relative_to(results_dir)),
                 "seed": "–" if card.get("seed") is None else str(card.get("seed")),
-                "files (sha256, first 12)": ", ".join(f"{n} {f.get('sha256', '')[:12]}" for n, f in sorted(files.items())),
+                "files (sha256, first 12)": ", ".join(
+                    f"{n} {f.get('sha256', '')[:12]}" for n, f in sorted(files.items())
+                ),
             }
         )
     return pd.DataFrame(rows)
 
 
-def render_dossier(paper: str, results_dir: Path | str, config: dict, paper_config: dict, workdir: Path | str = ".") -> str:
+def render_dossier(
+    paper: str, results_dir: Path | str, config: dict, paper_config: dict, workdir: Path | str = "."
+) -> str:
     results_dir = Path(results_dir)
     claims = pd.read_csv(results_dir / paper / "claims.csv", keep_default_na=False)
     compute_path = results_dir / "compute.csv"
@@ -112,7 +118,9 @@ def render_dossier(paper: str, results_dir: Path | str, config: dict, paper_conf
         f"{counts[NOT_MEASURABLE]} not measurable at this scale. Tolerances were fixed with each claim before "
         "its result was seen.",
         "",
-        to_markdown(claims[["item", "claim", "paper_value", "measured", "tolerance", "verdict", "seeds"]], numparse=False),
+        to_markdown(
+            claims[["item", "claim", "paper_value", "measured", "tolerance", "verdict", "seeds"]], numparse=False
+        ),
         "",
         "## What differs from the paper, and why",
         "",
@@ -129,23 +137,44 @@ def render_dossier(paper: str, results_dir: Path | str, config: dict, paper_conf
     failed = claims[claims["verdict"] == NOT_REPRODUCED]
     if len(failed):
         lines += ["Claims that did not reproduce, with what was measured:", ""]
-        lines += [f"- {row.item}, {row.claim}: measured {row.measured} ({row.detail or 'no detail'})" for row in failed.itertuples()]
+        lines += [
+            f"- {row.item}, {row.claim}: measured {row.measured} ({row.detail or 'no detail'})"
+            for row in failed.itertuples()
+        ]
         lines += [""]
-    lines += ["## Experimental setup", "", "Seeds per claim are in the `seeds` column above; claims over several seeds "
-              "report mean ± sample standard deviation (n = seeds).", ""]
+    lines += [
+        "## Experimental setup",
+        "",
+        "Seeds per claim are in the `seeds` column above; claims over several seeds "
+        "report mean ± sample standard deviation (n = seeds).",
+        "",
+    ]
     runs = run_summaries(results_dir, paper)
     if len(runs):
-        lines += ["Trained runs (parameters are trainable parameters, tied embeddings counted once):", "", to_markdown(runs), ""]
+        lines += [
+            "Trained runs (parameters are trainable parameters, tied embeddings counted once):",
+            "",
+            to_markdown(runs),
+            "",
+        ]
     cards = data_cards(results_dir, paper)
     if len(cards):
-        lines += ["Datasets (each written with a data card: sizes, seed, sha256):", "", to_markdown(cards, numparse=False), ""]
+        lines += [
+            "Datasets (each written with a data card: sizes, seed, sha256):",
+            "",
+            to_markdown(cards, numparse=False),
+            "",
+        ]
     lines += ["## Compute", ""]
     if len(compute):
         mine = compute[(compute["paper"] == paper) & compute["level"].isin(["paper", "rule"])]
         columns = ["level", "name", "jobs", "wall_seconds", "cpu_seconds", "max_rss_mb"]
         lines += [to_markdown(mine[columns].reset_index(drop=True)), ""]
-        lines += ["Jobs shared with other papers (the code corpus and its tokenizer) are accounted under `shared` in "
-                  f"{(results_dir / 'compute.csv').as_posix()}.", ""]
+        lines += [
+            "Jobs shared with other papers (the code corpus and its tokenizer) are accounted under `shared` in "
+            f"{(results_dir / 'compute.csv').as_posix()}.",
+            "",
+        ]
     lines += [
         f"Hardware: {platform.platform()}, {os.cpu_count()} CPU cores, no GPU used"
         if not _uses_gpu(config, paper)

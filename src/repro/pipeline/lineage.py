@@ -88,7 +88,9 @@ def lineage_card(target: str, workdir: Path | str, paper: str, item: str) -> dic
     upstream = upstream_jobs(target, workdir, stop_at=lambda path: path.endswith("/claims.csv"))
     jobs = in_dependency_order(upstream)
     if not jobs:
-        raise FileNotFoundError(f"no Snakemake record for {target} under {workdir / '.snakemake'}: was it made by the workflow?")
+        raise FileNotFoundError(
+            f"no Snakemake record for {target} under {workdir / '.snakemake'}: was it made by the workflow?"
+        )
     steps, seeds = [], set()
     wall = cpu = peak = 0.0
     for job in jobs:

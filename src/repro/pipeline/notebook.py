@@ -186,8 +186,7 @@ def load_script(src: str | Path) -> nbformat.NotebookNode:
     nb = jupytext.read(src, fmt="py:percent")
     if not any("parameters" in cell.metadata.get("tags", []) for cell in nb.cells):
         raise NotebookError(
-            f"{src} has no cell tagged 'parameters'; start its parameter cell with "
-            '# %% tags=["parameters"]'
+            f"{src} has no cell tagged 'parameters'; start its parameter cell with # %% tags=[\"parameters\"]"
         )
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
     nb.metadata.setdefault("language_info", {"name": "python"})

@@ -262,4 +262,3 @@ __all__ = [
     "use_style",
     "variant_style",
 ]
-

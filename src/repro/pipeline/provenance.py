@@ -16,10 +16,10 @@ import csv
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
 
 METADATA_DIR = Path(".snakemake") / "metadata"
 

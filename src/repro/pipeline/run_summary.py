@@ -25,7 +25,7 @@ BEGIN, END = "<!-- run-summary:begin -->", "<!-- run-summary:end -->"
 
 
 def _utc(seconds: float) -> str:
-    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _duration(seconds: float) -> str:
@@ -91,7 +91,7 @@ def render_summary(results_dir: Path | str, papers: list[str], workdir: Path | s
         "",
         to_markdown(table).rstrip(),
         "",
-        "Claims at smoke scale are never judged (\"not measurable at this scale\"); at laptop scale they",
+        'Claims at smoke scale are never judged ("not measurable at this scale"); at laptop scale they',
         "judge small-scale analogues of the papers' experiments, not the original settings.",
     ]
     return "\n".join(lines) + "\n"

@@ -162,11 +162,21 @@ class FusedAdamW:
                 steps = [s["step"] for s in states]
                 torch._foreach_add_(steps, 1)
                 torch._fused_adamw_(
-                    params, [p.grad for p in params], [s["exp_avg"] for s in states],
-                    [s["exp_avg_sq"] for s in states], [], steps,
-                    amsgrad=False, lr=group["lr"], beta1=beta1, beta2=beta2,
-                    weight_decay=group["weight_decay"], eps=group["eps"], maximize=False,
-                    grad_scale=None, found_inf=None,
+                    params,
+                    [p.grad for p in params],
+                    [s["exp_avg"] for s in states],
+                    [s["exp_avg_sq"] for s in states],
+                    [],
+                    steps,
+                    amsgrad=False,
+                    lr=group["lr"],
+                    beta1=beta1,
+                    beta2=beta2,
+                    weight_decay=group["weight_decay"],
+                    eps=group["eps"],
+                    maximize=False,
+                    grad_scale=None,
+                    found_inf=None,
                 )
 
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -182,8 +192,10 @@ class FusedAdamW:
         """torch's layout: state keyed by the parameter's position across the groups."""
         params = self._params()
         groups = [{k: v for k, v in g.items() if k != "params"} for g in self.param_groups]
-        return {"state": {i: dict(self.state[p]) for i, p in enumerate(params) if p in self.state},
-                "param_groups": groups}
+        return {
+            "state": {i: dict(self.state[p]) for i, p in enumerate(params) if p in self.state},
+            "param_groups": groups,
+        }
 
     def load_state_dict(self, state_dict: dict) -> None:
         params = self._params()

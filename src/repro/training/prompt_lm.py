@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from repro.training.tasks import LossOutput, EpochSampler, tensor_digest
+from repro.training.tasks import EpochSampler, LossOutput, tensor_digest
 
 
 def stack_prompt_rows(rows: Sequence[Tensor], answer_pos: Sequence[Tensor], pad_id: int) -> tuple[Tensor, Tensor]:

@@ -29,8 +29,9 @@ from repro.training.tasks import LossOutput, tensor_digest
 
 
 class SequenceStreamTask:
-    def __init__(self, stream: SequenceStream, seq_len: int, eval_sequences: int, eval_seed: int,
-                 eval_batch_size: int = 256):
+    def __init__(
+        self, stream: SequenceStream, seq_len: int, eval_sequences: int, eval_seed: int, eval_batch_size: int = 256
+    ):
         stream.check_length(seq_len)
         if eval_sequences < 1:
             raise ValueError(f"eval_sequences={eval_sequences} must be ≥ 1")
@@ -63,8 +64,9 @@ class SequenceStreamTask:
             labels = batch["labels"]  # [B, T, K]
             logits = out.reshape(*labels.shape, self.stream.classes)
             valid = labels != IGNORE_INDEX
-            total = F.cross_entropy(logits.reshape(-1, self.stream.classes), labels.reshape(-1),
-                                    ignore_index=IGNORE_INDEX, reduction="sum")
+            total = F.cross_entropy(
+                logits.reshape(-1, self.stream.classes), labels.reshape(-1), ignore_index=IGNORE_INDEX, reduction="sum"
+            )
             correct = ((logits.argmax(-1) == labels) & valid).sum()
             return total, valid.sum(), correct.to(total.dtype)
         mask = batch["mask"]  # [B, T]
@@ -111,13 +113,15 @@ class TeacherAttentionTask:
     def __init__(self, teacher: TeacherAttention, length: int, queries_per_set: int, eval_sets: int, eval_seed: int):
         self.teacher, self.length, self.queries_per_set = teacher, int(length), int(queries_per_set)
         self.eval_seed = int(eval_seed)
-        self.eval_set = teacher.sample(int(eval_sets), self.length, self.queries_per_set,
-                                       generator(self.eval_seed, "teacher-eval", self.length))
+        self.eval_set = teacher.sample(
+            int(eval_sets), self.length, self.queries_per_set, generator(self.eval_seed, "teacher-eval", self.length)
+        )
         self.target_power = float((self.eval_set["targets"] ** 2).sum(-1).mean())  # E‖o‖²
 
     def train_batch(self, step: int, batch_size: int, seed: int) -> dict[str, Tensor]:
-        return self.teacher.sample(batch_size, self.length, self.queries_per_set,
-                                   generator(seed, "teacher-train", self.length, step))
+        return self.teacher.sample(
+            batch_size, self.length, self.queries_per_set, generator(seed, "teacher-train", self.length, step)
+        )
 
     def eval_batches(self) -> Iterator[dict[str, Tensor]]:
         yield self.eval_set

@@ -316,8 +316,11 @@ class _Run:
         pointer = read_pointer(self.run_dir)
         if pointer is not None and move_stale and pointer["config_hash"] != self.digest:
             moved = _move_aside(self.run_dir)
-            print(f"{self.run_dir}: the checkpoint there is of other settings; moved it to {moved.name}/ "
-                  "and starting afresh", file=sys.stderr)
+            print(
+                f"{self.run_dir}: the checkpoint there is of other settings; moved it to {moved.name}/ "
+                "and starting afresh",
+                file=sys.stderr,
+            )
             pointer = None
         if pointer is None:
             _clear_uncheckpointed(self.run_dir)

@@ -77,8 +77,11 @@ class ContinuousNGram(SequenceStream):
     def lag_profile(self) -> dict:
         """d = dim, lags 1..M, a_m = ‖α_m Q_m‖₂·B = α_m·√d (B = √d is the input radius)."""
         radius = math.sqrt(self.dim)
-        return {"input_dim": self.dim, "lags": list(range(1, self.lags + 1)),
-                "weights": [float(a) * radius for a in self.weights]}
+        return {
+            "input_dim": self.dim,
+            "lags": list(range(1, self.lags + 1)),
+            "weights": [float(a) * radius for a in self.weights],
+        }
 
     def targets(self, x: Tensor) -> Tensor:  # [B, T, d] -> [B, T, d]
         y = torch.zeros_like(x)

@@ -23,7 +23,9 @@ class TeacherAttention:
     def __init__(self, seed: int, dim: int = 32, logit_bound: float = 3.0, spectrum_decay: float = 0.5):
         check_positive("TeacherAttention", dim=dim)
         if logit_bound <= 0 or spectrum_decay < 0:
-            raise ValueError(f"TeacherAttention: need logit_bound > 0 and spectrum_decay ≥ 0 (got {logit_bound}, {spectrum_decay})")
+            raise ValueError(
+                f"TeacherAttention: need logit_bound > 0 and spectrum_decay ≥ 0 (got {logit_bound}, {spectrum_decay})"
+            )
         self.seed, self.dim = int(seed), dim
         self.logit_bound, self.spectrum_decay = float(logit_bound), float(spectrum_decay)
         gen = generator(self.seed, "TeacherAttention", "rule")

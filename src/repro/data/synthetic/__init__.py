@@ -48,6 +48,13 @@ def generate_task(name: str, seed: int, sizes: dict | None = None, params: dict 
 
 
 __all__ = [
-    "CLS_VOCAB", "PROMPT_VOCAB", "S2S_VOCAB", "TASKS", "TaskData", "Vocabulary",
-    "generate_task", "load_task", "write_task",
+    "CLS_VOCAB",
+    "PROMPT_VOCAB",
+    "S2S_VOCAB",
+    "TASKS",
+    "TaskData",
+    "Vocabulary",
+    "generate_task",
+    "load_task",
+    "write_task",
 ]

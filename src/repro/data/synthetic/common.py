@@ -35,7 +35,7 @@ class TaskData:
     meta: dict[str, Any]
     splits: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
 
-    def tensors(self, split: str) -> dict[str, "torch.Tensor"]:  # noqa: F821
+    def tensors(self, split: str) -> dict[str, torch.Tensor]:  # noqa: F821
         """The arrays of one split as torch LongTensors."""
         import torch
 
@@ -114,9 +114,7 @@ def zipf_probabilities(n: int, exponent: float, rng: np.random.Generator | None 
     return weights / weights.sum()
 
 
-def draw_examples(
-    labels: np.ndarray, make: Callable[[int], Any], max_tries: int = 1000
-) -> list[Any]:
+def draw_examples(labels: np.ndarray, make: Callable[[int], Any], max_tries: int = 1000) -> list[Any]:
     """Call ``make(label)`` for each label; ``make`` returns None to ask for another try."""
     out = []
     for label in labels:
@@ -175,8 +173,9 @@ def encode_pair(cls_id: int, sep_id: int, first: Sequence[int], second: Sequence
     return ids, segments
 
 
-def prompt_arrays(bodies: Sequence[Sequence[int]], labels: np.ndarray, label_token_ids: Sequence[int],
-                  bos_id: int, ans_id: int) -> dict[str, np.ndarray]:
+def prompt_arrays(
+    bodies: Sequence[Sequence[int]], labels: np.ndarray, label_token_ids: Sequence[int], bos_id: int, ans_id: int
+) -> dict[str, np.ndarray]:
     """PROMPT-family split: ``[BOS] body [ANS] label-word`` right-padded.
 
     input_ids [N, T], answer_pos [N] (index of ANS: a causal model's prediction there is read

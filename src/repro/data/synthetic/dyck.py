@@ -13,8 +13,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from repro.data.synthetic.common import (
-    check_range, classification_arrays, draw_examples, encode_single, make_task, quota_labels,
-    resolve_params, resolve_sizes, sample_length, split_rng,
+    check_range,
+    classification_arrays,
+    draw_examples,
+    encode_single,
+    make_task,
+    quota_labels,
+    resolve_params,
+    resolve_sizes,
+    sample_length,
+    split_rng,
 )
 from repro.data.synthetic.vocab import CLS_VOCAB
 
@@ -98,5 +106,13 @@ def generate_cola(seed: int, sizes: dict | None = None, params: dict | None = No
         labels = quota_labels(rng, n, [ill, 1.0 - ill])
         sentences = draw_examples(labels, lambda y: _make_example(rng, y, params["pairs"], params["fillers"]))
         splits[split] = classification_arrays([encode_single(cls_id, s) for s in sentences], labels)
-    return make_task(TASK, generator=__name__, vocab=CLS_VOCAB, seed=seed, params=params, splits=splits,
-                     metric="mcc", label_names=LABEL_NAMES)
+    return make_task(
+        TASK,
+        generator=__name__,
+        vocab=CLS_VOCAB,
+        seed=seed,
+        params=params,
+        splits=splits,
+        metric="mcc",
+        label_names=LABEL_NAMES,
+    )

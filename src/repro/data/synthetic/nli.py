@@ -19,8 +19,18 @@ from __future__ import annotations
 import numpy as np
 
 from repro.data.synthetic.common import (
-    balanced_labels, check_range, classification_arrays, draw_examples, encode_pair, make_task,
-    resolve_params, resolve_sizes, rule_rng, sample_length, split_rng, zipf_probabilities,
+    balanced_labels,
+    check_range,
+    classification_arrays,
+    draw_examples,
+    encode_pair,
+    make_task,
+    resolve_params,
+    resolve_sizes,
+    rule_rng,
+    sample_length,
+    split_rng,
+    zipf_probabilities,
 )
 from repro.data.synthetic.vocab import CLS_VOCAB
 
@@ -88,8 +98,18 @@ def generate_nli(seed: int, sizes: dict | None = None, params: dict | None = Non
         else:
             premise_len, unigram = params["premise_len"], None
         labels = balanced_labels(rng, n, len(LABEL_NAMES))
-        pairs = draw_examples(labels, lambda y: _make_example(rng, y, premise_len, params["hypothesis_len"], unigram, antonym))
+        pairs = draw_examples(
+            labels, lambda y: _make_example(rng, y, premise_len, params["hypothesis_len"], unigram, antonym)
+        )
         splits[split] = classification_arrays([p[0] for p in pairs], labels, [p[1] for p in pairs])
-    return make_task(TASK, generator=__name__, vocab=CLS_VOCAB, seed=seed, params=params, splits=splits,
-                     metric="accuracy", label_names=LABEL_NAMES,
-                     extra={"antonym": antonym.tolist(), "shifted_splits": sorted(SHIFTED_SPLITS & set(splits))})
+    return make_task(
+        TASK,
+        generator=__name__,
+        vocab=CLS_VOCAB,
+        seed=seed,
+        params=params,
+        splits=splits,
+        metric="accuracy",
+        label_names=LABEL_NAMES,
+        extra={"antonym": antonym.tolist(), "shifted_splits": sorted(SHIFTED_SPLITS & set(splits))},
+    )

@@ -12,8 +12,16 @@ from __future__ import annotations
 import numpy as np
 
 from repro.data.synthetic.common import (
-    check_range, classification_arrays, draw_examples, encode_pair, make_task, quota_labels,
-    resolve_params, resolve_sizes, sample_length, split_rng,
+    check_range,
+    classification_arrays,
+    draw_examples,
+    encode_pair,
+    make_task,
+    quota_labels,
+    resolve_params,
+    resolve_sizes,
+    sample_length,
+    split_rng,
 )
 from repro.data.synthetic.vocab import CLS_VOCAB
 
@@ -57,5 +65,13 @@ def generate_mrpc(seed: int, sizes: dict | None = None, params: dict | None = No
         labels = quota_labels(rng, n, [1.0 - positive, positive])
         pairs = draw_examples(labels, lambda y: _make_example(rng, y, params["length"], int(params["window"])))
         splits[split] = classification_arrays([p[0] for p in pairs], labels, [p[1] for p in pairs])
-    return make_task(TASK, generator=__name__, vocab=CLS_VOCAB, seed=seed, params=params, splits=splits,
-                     metric="f1", label_names=LABEL_NAMES)
+    return make_task(
+        TASK,
+        generator=__name__,
+        vocab=CLS_VOCAB,
+        seed=seed,
+        params=params,
+        splits=splits,
+        metric="f1",
+        label_names=LABEL_NAMES,
+    )

@@ -21,8 +21,16 @@ from __future__ import annotations
 import numpy as np
 
 from repro.data.synthetic.common import (
-    balanced_labels, check_range, draw_examples, make_task, prompt_arrays, resolve_params,
-    resolve_sizes, sample_length, split_rng, zipf_probabilities,
+    balanced_labels,
+    check_range,
+    draw_examples,
+    make_task,
+    prompt_arrays,
+    resolve_params,
+    resolve_sizes,
+    sample_length,
+    split_rng,
+    zipf_probabilities,
 )
 from repro.data.synthetic.sentiment import PolarityLexicon, sample_polar_sentence
 from repro.data.synthetic.vocab import MC_MODULUS, PROMPT_VOCAB, TOPIC_NOISE, TOPIC_WORDS, TOPICS
@@ -76,11 +84,17 @@ def _mc(rng, label, params):
         body += [letter, NUMBERS[value]]
     return [int(t) for t in body]
 
+
 # task -> (body sampler, label-word group, label names, default params, metric)
 PROMPT_TASKS = {
     "sent": (_sent, "sent_labels", ("negative", "positive"), {"length": (8, 20), "not_prob": 0.15}),
     "entail": (_entail, "entail_labels", ("no", "yes"), {"premise_len": (6, 10), "hypothesis_len": (2, 3)}),
-    "topic": (_topic, "topic_labels", tuple(f"topic{k}" for k in range(TOPICS)), {"length": (8, 20), "noise_prob": 0.4}),
+    "topic": (
+        _topic,
+        "topic_labels",
+        tuple(f"topic{k}" for k in range(TOPICS)),
+        {"length": (8, 20), "noise_prob": 0.4},
+    ),
     "mc": (_mc, "mc_labels", ("A", "B", "C", "D"), {}),
 }
 
@@ -100,9 +114,17 @@ def generate_prompt_task(task: str, seed: int, sizes: dict | None = None, params
         labels = balanced_labels(rng, n, len(label_names))
         bodies = draw_examples(labels, lambda y: sample(rng, y, params))
         splits[split] = prompt_arrays(bodies, labels, label_token_ids, BOS, ANS)
-    return make_task(task, generator=__name__, vocab=V, seed=seed, params=params, splits=splits,
-                     metric="accuracy", label_names=label_names,
-                     extra={"label_token_ids": label_token_ids.tolist()})
+    return make_task(
+        task,
+        generator=__name__,
+        vocab=V,
+        seed=seed,
+        params=params,
+        splits=splits,
+        metric="accuracy",
+        label_names=label_names,
+        extra={"label_token_ids": label_token_ids.tolist()},
+    )
 
 
 def generate_sent(seed: int, sizes: dict | None = None, params: dict | None = None):

@@ -16,8 +16,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from repro.data.synthetic.common import (
-    balanced_labels, check_range, classification_arrays, draw_examples, encode_single, make_task,
-    resolve_params, resolve_sizes, sample_length, split_rng,
+    balanced_labels,
+    check_range,
+    classification_arrays,
+    draw_examples,
+    encode_single,
+    make_task,
+    resolve_params,
+    resolve_sizes,
+    sample_length,
+    split_rng,
 )
 from repro.data.synthetic.vocab import CLS_VOCAB
 
@@ -59,8 +67,9 @@ def polarity_sum(tokens: Sequence[int], polarity: np.ndarray, not_id: int) -> in
     return int(np.where(flipped, -signs, signs).sum())
 
 
-def sample_polar_sentence(rng, lexicon: PolarityLexicon, polarity: np.ndarray, label: int,
-                          length_range: Sequence[int], not_prob: float) -> list[int] | None:
+def sample_polar_sentence(
+    rng, lexicon: PolarityLexicon, polarity: np.ndarray, label: int, length_range: Sequence[int], not_prob: float
+) -> list[int] | None:
     """One sentence with the wanted label (1 positive, 0 negative), or None if this draw missed it."""
     length = sample_length(rng, length_range)
     tokens = rng.choice(lexicon.words, size=length)
@@ -94,5 +103,14 @@ def generate_sst2(seed: int, sizes: dict | None = None, params: dict | None = No
             labels, lambda y: sample_polar_sentence(rng, CLS_LEXICON, polarity, y, params["length"], params["not_prob"])
         )
         splits[split] = classification_arrays([encode_single(cls_id, s) for s in sentences], labels)
-    return make_task(TASK, generator=__name__, vocab=CLS_VOCAB, seed=seed, params=params, splits=splits,
-                     metric="accuracy", label_names=LABEL_NAMES, extra={"lexicon": CLS_LEXICON.describe()})
+    return make_task(
+        TASK,
+        generator=__name__,
+        vocab=CLS_VOCAB,
+        seed=seed,
+        params=params,
+        splits=splits,
+        metric="accuracy",
+        label_names=LABEL_NAMES,
+        extra={"lexicon": CLS_LEXICON.describe()},
+    )

@@ -32,12 +32,19 @@ def write_task(path: str | Path, task: TaskData) -> dict:
         seed=task.meta["seed"],
         params=task.meta["params"],
         sizes={
-            split: {"examples": task.meta["sizes"][split], "shapes": {k: list(v.shape) for k, v in sorted(named.items())}}
+            split: {
+                "examples": task.meta["sizes"][split],
+                "shapes": {k: list(v.shape) for k, v in sorted(named.items())},
+            }
             for split, named in task.splits.items()
         },
         files=[path],
         packages=["numpy"],
-        extra={"family": task.meta.get("family"), "vocab_size": task.meta["vocab_size"], "metric": task.meta.get("metric")},
+        extra={
+            "family": task.meta.get("family"),
+            "vocab_size": task.meta["vocab_size"],
+            "metric": task.meta.get("metric"),
+        },
     )
     write_card(card_path_for(path), card)
     return card

@@ -23,8 +23,16 @@ import numpy as np
 
 from repro.data.errors import DataError
 from repro.data.synthetic.common import (
-    check_range, lengths, make_task, pad, resolve_params, resolve_sizes, rule_rng, sample_length,
-    split_rng, zipf_probabilities,
+    check_range,
+    lengths,
+    make_task,
+    pad,
+    resolve_params,
+    resolve_sizes,
+    rule_rng,
+    sample_length,
+    split_rng,
+    zipf_probabilities,
 )
 from repro.data.synthetic.vocab import S2S_VOCAB
 
@@ -97,8 +105,10 @@ def _generate(task: str, default_sizes: dict, seed: int, sizes: dict | None, par
     check_range(task, "ood_length", params["ood_length"], 1)
     n_content = len(S2S_VOCAB.group("content"))
     if not 0 <= 2 * params["class_size"] <= n_content or not 0 <= params["fertile_words"] <= n_content:
-        raise DataError(f"task {task}: need 0 <= 2 * class_size <= {n_content} and 0 <= fertile_words <= {n_content}, "
-                        f"got class_size={params['class_size']}, fertile_words={params['fertile_words']}")
+        raise DataError(
+            f"task {task}: need 0 <= 2 * class_size <= {n_content} and 0 <= fertile_words <= {n_content}, "
+            f"got class_size={params['class_size']}, fertile_words={params['fertile_words']}"
+        )
     rule = make_rule(params["rule_seed"], params["class_size"], params["fertile_words"], params["ood_zipf"])
     bos, eos = S2S_VOCAB.id("<bos>"), S2S_VOCAB.id("<eos>")
     content = S2S_VOCAB.group("content")
@@ -111,8 +121,16 @@ def _generate(task: str, default_sizes: dict, seed: int, sizes: dict | None, par
         src = [s + [eos] for s in sources]
         tgt = [[bos, *rule.translate(s), eos] for s in sources]
         splits[split] = {"src": pad(src), "tgt": pad(tgt), "src_lengths": lengths(src), "tgt_lengths": lengths(tgt)}
-    return make_task(task, generator=__name__, vocab=S2S_VOCAB, seed=seed, params=params, splits=splits,
-                     metric="bleu", extra={"rule": rule.describe(), "shifted_splits": sorted(SHIFTED_SPLITS & set(splits))})
+    return make_task(
+        task,
+        generator=__name__,
+        vocab=S2S_VOCAB,
+        seed=seed,
+        params=params,
+        splits=splits,
+        metric="bleu",
+        extra={"rule": rule.describe(), "shifted_splits": sorted(SHIFTED_SPLITS & set(splits))},
+    )
 
 
 MT_SIZES = {"train": 20000, "selection": 500, "test": 500, "test_ood": 500}

@@ -44,8 +44,12 @@ class Vocabulary:
 
     def describe(self) -> dict:
         """JSON-ready description stored in every task file's metadata."""
-        return {"name": self.name, "size": self.size, "tokens": list(self.tokens),
-                "groups": {k: list(v) for k, v in self.groups.items()}}
+        return {
+            "name": self.name,
+            "size": self.size,
+            "tokens": list(self.tokens),
+            "groups": {k: list(v) for k, v in self.groups.items()},
+        }
 
 
 def build_vocabulary(name: str, singles: list[str], groups: list[tuple[str, list[str]]]) -> Vocabulary:
@@ -85,8 +89,11 @@ PROMPT_VOCAB = build_vocabulary(
         ("mc_labels", ["A", "B", "C", "D"]),
         ("sent", [f"s{i}" for i in range(30)]),
         ("entail", [f"e{i}" for i in range(30)]),
-        ("topic", [f"t{k}_{i}" for k in range(TOPICS) for i in range(TOPIC_WORDS)]
-                  + [f"noise{i}" for i in range(TOPIC_NOISE)]),
+        (
+            "topic",
+            [f"t{k}_{i}" for k in range(TOPICS) for i in range(TOPIC_WORDS)]
+            + [f"noise{i}" for i in range(TOPIC_NOISE)],
+        ),
         ("numbers", [f"n{i}" for i in range(MC_MODULUS)]),
     ],
 )

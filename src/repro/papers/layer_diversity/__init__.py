@@ -1,14 +1,14 @@
 """Kamigaito et al., "Diversity of Transformer Layers" (2025): everything particular to this paper.
 
-    checks             the config section check
-    commands           `python -m repro layer_diversity <action>`: data, train, readout, collect, toy, ...
-    claims             the registered claims of every figure and table, and DEVIATIONS
-    runs               the run spec of one (model family, seed) job and the hub-data spec
-    residual_stream    the residual stream read as an ensemble (logit-lens readouts, module sums)
-    bias_diversity     the bias-diversity decompositions of the stream's members
-    information        the information-theoretic diversity of discrete members
-    layer_ensemble     the per-layer tables of one readout (decompositions, accuracies)
-    toy_ensemble       the toy ensembles of Fig 1
-    depth_scaling      accuracy against depth: the log fit and diminishing doublings (Fig 6)
-    block_duplication  a trained block duplicated in place (Fig 7's intervention)
+checks             the config section check
+commands           `python -m repro layer_diversity <action>`: data, train, readout, collect, toy, ...
+claims             the registered claims of every figure and table, and DEVIATIONS
+runs               the run spec of one (model family, seed) job and the hub-data spec
+residual_stream    the residual stream read as an ensemble (logit-lens readouts, module sums)
+bias_diversity     the bias-diversity decompositions of the stream's members
+information        the information-theoretic diversity of discrete members
+layer_ensemble     the per-layer tables of one readout (decompositions, accuracies)
+toy_ensemble       the toy ensembles of Fig 1
+depth_scaling      accuracy against depth: the log fit and diminishing doublings (Fig 6)
+block_duplication  a trained block duplicated in place (Fig 7's intervention)
 """

@@ -189,7 +189,9 @@ def logit_margin(logits, labels) -> float:
     return float((true - others).mean())
 
 
-def targets_for(kind: str, members, labels, n_classes: int, margin: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+def targets_for(
+    kind: str, members, labels, n_classes: int, margin: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(members, target) for one of the target conventions of catalog §3 and pitfall 4.
 
     onehot    y = one-hot of the label; members unchanged.

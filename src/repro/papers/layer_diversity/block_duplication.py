@@ -26,8 +26,9 @@ def duplicate_block(model: Transformer, layer: int) -> Transformer:
     def insert(values: tuple) -> tuple:
         return values[: layer + 1] + (values[layer],) + values[layer + 1 :]
 
-    new_cfg = dataclasses.replace(cfg, n_layers=cfg.n_layers + 1, n_heads=insert(tuple(cfg.n_heads)),
-                                  head_dim=insert(tuple(cfg.head_dim)))
+    new_cfg = dataclasses.replace(
+        cfg, n_layers=cfg.n_layers + 1, n_heads=insert(tuple(cfg.n_heads)), head_dim=insert(tuple(cfg.head_dim))
+    )
     state = {}
     for key, value in model.state_dict().items():
         match = _BLOCK_KEY.match(key)

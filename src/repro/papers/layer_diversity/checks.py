@@ -18,8 +18,10 @@ def check_section(config: dict, paper: str) -> list[str]:
         problems.append(f"config key {paper}.data.tasks lists {tasks}; it must be {list(TASKS)} in this order")
     undefined = [f for f in section["families"] if f not in section["variants"]]
     if undefined:
-        problems.append(f"config key {paper}.families names {undefined}, which are not defined under {paper}.variants "
-                        f"(defined: {', '.join(section['variants'])})")
+        problems.append(
+            f"config key {paper}.families names {undefined}, which are not defined under {paper}.variants "
+            f"(defined: {', '.join(section['variants'])})"
+        )
     for family in [f for f in section["families"] if f in section["variants"]]:
         spec = family_run_spec(config, paper, family, seed=0)
         for depth in section["depths"]:
@@ -38,14 +40,18 @@ def check_section(config: dict, paper: str) -> list[str]:
                 )
                 break
         if spec["model"].get("max_seq_len", 0) < 24 and section["data"]["source"] == "synthetic":
-            problems.append(f"{paper}.variants.{family}.model.max_seq_len must be ≥ 24 (the longest prompt row of the default generators)")
+            problems.append(
+                f"{paper}.variants.{family}.model.max_seq_len must be ≥ 24 (the longest prompt row of the default generators)"
+            )
     if section["data"]["source"] == "hub":
         for family in [f for f in section["families"] if f in section["variants"]]:
             hub = section["variants"][family]["hub"]
             if len(hub) != len(section["depths"]):
-                problems.append(f"{paper}.variants.{family}.hub lists {len(hub)} checkpoint(s) for depths "
-                                f"{section['depths']}: with data.source hub each depth is one pretrained model "
-                                f"(give one checkpoint per depth, in order)")
+                problems.append(
+                    f"{paper}.variants.{family}.hub lists {len(hub)} checkpoint(s) for depths "
+                    f"{section['depths']}: with data.source hub each depth is one pretrained model "
+                    f"(give one checkpoint per depth, in order)"
+                )
     try:
         TrainConfig(**dict(section["train"], seed=0))
     except (ValueError, TypeError) as err:
@@ -53,15 +59,19 @@ def check_section(config: dict, paper: str) -> list[str]:
     analysis = section["analysis"]
     sub = analysis["submodularity"]
     if sub["judged_samples"] not in sub["samples"]:
-        problems.append(f"{paper}.analysis.submodularity.judged_samples={sub['judged_samples']} must be one of "
-                        f"analysis.submodularity.samples {sub['samples']}")
+        problems.append(
+            f"{paper}.analysis.submodularity.judged_samples={sub['judged_samples']} must be one of "
+            f"analysis.submodularity.samples {sub['samples']}"
+        )
     missing = [d for d in analysis["duplicate_depths"] if d not in section["depths"]]
     if missing:
         problems.append(f"{paper}.analysis.duplicate_depths {missing} are not trained (not in {paper}.depths)")
     unmatched = [d for d in analysis["duplicate_depths"] if d in section["depths"] and d + 1 not in section["depths"]]
     if unmatched:
-        problems.append(f"{paper}.analysis.duplicate_depths {unmatched}: a duplicated depth L is compared with the "
-                        f"trained depth L+1, which is not in {paper}.depths {section['depths']}")
+        problems.append(
+            f"{paper}.analysis.duplicate_depths {unmatched}: a duplicated depth L is compared with the "
+            f"trained depth L+1, which is not in {paper}.depths {section['depths']}"
+        )
     rows = sum(entry["train_size"] for entry in section["data"]["tasks"].values())  # the train splits are stacked
     if section["data"]["source"] == "synthetic" and rows < section["train"]["batch_size"]:
         problems.append(f"{paper}.data.tasks.<task>.train_size sum to {rows} rows, less than train.batch_size")

@@ -134,7 +134,9 @@ def parameter_counts_exact(data) -> Measurement:
 def stream_is_sum_of_members(data) -> Measurement:
     checks = data[RECONSTRUCTION]
     worst = _worst(checks["stream_error"])
-    return Measurement(f"max |Σu − x_L| = {worst:.3g}", verdict(worst < 1e-10), _seeds(checks), f"over {len(checks)} rows")
+    return Measurement(
+        f"max |Σu − x_L| = {worst:.3g}", verdict(worst < 1e-10), _seeds(checks), f"over {len(checks)} rows"
+    )
 
 
 @claim(
@@ -172,8 +174,10 @@ def mse_equals_bias_minus_diversity(data) -> Measurement:
 def _rho(correlations: pd.DataFrame, quantity: str, form: str = "lens") -> dict[str, pd.Series]:
     """Per task: ρ(quantity, accuracy) of each seed, one-hot target, families pooled (logit-lens units by default)."""
     rows = correlations[
-        (correlations["form"] == form) & (correlations["target"] == "onehot")
-        & (correlations["scope"] == "all") & (correlations["quantity"] == quantity)
+        (correlations["form"] == form)
+        & (correlations["target"] == "onehot")
+        & (correlations["scope"] == "all")
+        & (correlations["quantity"] == quantity)
     ]
     return {task: rows[rows["task"] == task].set_index("seed")["spearman"] for task in TASKS}
 
@@ -201,20 +205,25 @@ def mse_anticorrelates_with_accuracy(data) -> Measurement:
     negative = sum(1 for rho in mse.values() if len(rho.dropna()) and rho.dropna().mean() < 0)
     seeds = max((len(rho) for rho in mse.values()), default=0)
     module = _rho(correlations, "mse", form="module")
-    why = "" if negative >= 3 else (
-        " Why it may differ: MSE against a one-hot target in logit space grows with the logits' scale, which"
-        " grows along the layers as the readouts become confident (catalog pitfall 4), so late, accurate"
-        " prefixes have the largest MSE; tasks at chance have no accuracy to rank."
-        f" For context, the module form (one unit per model, ō = the model's logits) gives ρ(MSE, acc):"
-        f" {_rho_text(module)}."
+    why = (
+        ""
+        if negative >= 3
+        else (
+            " Why it may differ: MSE against a one-hot target in logit space grows with the logits' scale, which"
+            " grows along the layers as the readouts become confident (catalog pitfall 4), so late, accurate"
+            " prefixes have the largest MSE; tasks at chance have no accuracy to rank."
+            f" For context, the module form (one unit per model, ō = the model's logits) gives ρ(MSE, acc):"
+            f" {_rho_text(module)}."
+        )
     )
     return Measurement(
         measured=f"ρ(MSE, acc): {_rho_text(mse)}; {negative}/4 tasks < 0",
         verdict=verdict(negative >= 3),
         seeds=seeds,
-        detail=(f"Reported, not judged (the paper finds them inconsistent): ρ(Bias, acc): "
-                f"{_rho_text(_rho(correlations, 'bias'))}. ρ(Div, acc): {_rho_text(_rho(correlations, 'diversity'))}."
-                + why),
+        detail=(
+            f"Reported, not judged (the paper finds them inconsistent): ρ(Bias, acc): "
+            f"{_rho_text(_rho(correlations, 'bias'))}. ρ(Div, acc): {_rho_text(_rho(correlations, 'diversity'))}." + why
+        ),
     )
 
 
@@ -319,7 +328,8 @@ def bias_and_diversity_rise_together(data) -> Measurement:
         verdict=verdict(bool(ok)),
         seeds=len(per_seed),
         detail=(
-            "per task (all seeds): " + ", ".join(f"{t} {format_number(per_task.get(t, np.nan))}" for t in TASKS)
+            "per task (all seeds): "
+            + ", ".join(f"{t} {format_number(per_task.get(t, np.nan))}" for t in TASKS)
             + f". Reported, not judged: the largest diversity rise comes no earlier than the largest bias drop "
             f"in {format_number(share)} of {runs} runs (depth ≥ 2)."
         ),
@@ -340,13 +350,15 @@ def bias_and_diversity_rise_together(data) -> Measurement:
 )
 def tasks_are_balanced(data) -> Measurement:
     tasks = data[TASK_TABLE]
-    spread = pd.concat([tasks["train_max_class"] - tasks["train_min_class"],
-                        tasks["test_max_class"] - tasks["test_min_class"]])
+    spread = pd.concat(
+        [tasks["train_max_class"] - tasks["train_min_class"], tasks["test_max_class"] - tasks["test_min_class"]]
+    )
     return Measurement(
         measured=f"largest class-count spread = {int(spread.max())}",
         verdict=verdict(bool(len(tasks) == len(TASKS) and spread.max() <= 1)),
         seeds=None,
-        detail=f"{len(tasks)} tasks, " + ", ".join(f"{r.task}: {r.train_examples}/{r.test_examples}" for r in tasks.itertuples())
+        detail=f"{len(tasks)} tasks, "
+        + ", ".join(f"{r.task}: {r.train_examples}/{r.test_examples}" for r in tasks.itertuples())
         + " train/test examples",
     )
 
@@ -369,11 +381,11 @@ def toy_diverse_members_lower_mse(data) -> Measurement:
     steps = np.diff(curve)
     return Measurement(
         measured=f"MSE {format_number(curve[0])} → {format_number(curve[-1])} over M = 1..{len(curve)}; "
-                 f"largest step {steps.max():.3g}",
+        f"largest step {steps.max():.3g}",
         verdict=verdict(bool(len(steps) > 0 and (steps < 0).all())),
         seeds=None,
         detail=f"expected ‖δ‖² + Kσ²/M: {format_number(toy.loc[toy['ensemble'] == 'independent', 'expected_mse'].iloc[-1])} "
-               f"at M = {len(curve)}; worst |MSE − (Bias − Div)| = {toy['identity_residual'].max():.2g}",
+        f"at M = {len(curve)}; worst |MSE − (Bias − Div)| = {toy['identity_residual'].max():.2g}",
     )
 
 
@@ -418,7 +430,7 @@ def information_grows_with_prefix(data) -> Measurement:
         verdict=verdict(bool(np.isfinite(worst) and worst >= -1e-12)),
         seeds=_seeds(info),
         detail=f"over {len(steps)} prefix steps; share of steps with ΔF > 1e-3 bits: "
-               f"{format_number(float((steps > 1e-3).mean()))}",
+        f"{format_number(float((steps > 1e-3).mean()))}",
     )
 
 
@@ -450,20 +462,23 @@ def doubling_gains_diminish(data) -> Measurement:
     # the same check per task, reported only
     task_curves = depth.groupby(["family", "task", "depth"])["accuracy"].mean()
     per_task = []
-    for (family, task), curve in task_curves.groupby(level=[0, 1]):
+    for _, curve in task_curves.groupby(level=[0, 1]):
         gains = doubling_gains(curve.droplevel([0, 1]).to_dict())
         chain = doubling_chain(gains)
         if len(chain) >= 2:
             per_task.append(diminishing_doublings({k: gains[k] for k in chain}, tolerance=0.02))
     r2 = fits[fits["task"] == "all"].set_index("family")
-    fit_text = "; ".join(f"{f}: b = {r.slope_per_ln_depth:+.3f}/ln L, R² = {format_number(r.r2, 2)}"
-                         for f, r in r2.iterrows())
+    fit_text = "; ".join(
+        f"{f}: b = {r.slope_per_ln_depth:+.3f}/ln L, R² = {format_number(r.r2, 2)}" for f, r in r2.iterrows()
+    )
     return Measurement(
         measured="; ".join(texts) + f"; {sum(results.values())}/{len(results)} families diminish",
         verdict=verdict(all(results.values())),
         seeds=_seeds(depth),
-        detail=(f"Reported, not judged: the same check per (family, task) holds for {sum(per_task)}/{len(per_task)}. "
-                f"Fit acc ≈ a + b·ln L on the task mean: {fit_text}."),
+        detail=(
+            f"Reported, not judged: the same check per (family, task) holds for {sum(per_task)}/{len(per_task)}. "
+            f"Fit acc ≈ a + b·ln L on the task mean: {fit_text}."
+        ),
     )
 
 
@@ -489,9 +504,11 @@ def independent_members_submodular(data) -> Measurement:
     n = int(judged["samples"].iloc[0])
     others = []
     for size, rows in tests[~tests["judged"]].groupby("samples"):
-        others.append(f"N = {size:,}: max violation {rows['violation'].max():.3g} bits "
-                      f"({int((rows['violation'] > 1e-3).sum())}/{len(rows)} tests > 1e-3; predicted bias up to "
-                      f"{rows['predicted_bias'].max():.2g})")
+        others.append(
+            f"N = {size:,}: max violation {rows['violation'].max():.3g} bits "
+            f"({int((rows['violation'] > 1e-3).sum())}/{len(rows)} tests > 1e-3; predicted bias up to "
+            f"{rows['predicted_bias'].max():.2g})"
+        )
     real = data[REAL_LAYERS]
     tests_real = int(real["submodularity_tests"].sum())
     share = real["submodularity_violations_1e3"].sum() / tests_real if tests_real else float("nan")
@@ -499,12 +516,14 @@ def independent_members_submodular(data) -> Measurement:
         measured=f"max violation {worst:.3g} bits at N = {n:,} ({len(judged)} tests)",
         verdict=verdict(bool(worst <= 1e-3)),
         seeds=None,
-        detail=(f"Exact (population) violation max {judged['exact_violation'].max():.3g} bits; predicted plug-in bias at "
-                f"this N up to {judged['predicted_bias'].max():.2g} bits. The catalog's N = 20k is biased by more than "
-                f"the tolerance: " + "; ".join(others) + ". Reported, not judged (real layers are not conditionally "
-                f"independent): prefix tests of the trained models' per-layer labels violate submodularity by more "
-                f"than 1e-3 bits in {format_number(share)} of {tests_real:,} tests, largest "
-                f"{format_number(float(real['submodularity_max_violation'].max()))} bits."),
+        detail=(
+            f"Exact (population) violation max {judged['exact_violation'].max():.3g} bits; predicted plug-in bias at "
+            f"this N up to {judged['predicted_bias'].max():.2g} bits. The catalog's N = 20k is biased by more than "
+            f"the tolerance: " + "; ".join(others) + ". Reported, not judged (real layers are not conditionally "
+            f"independent): prefix tests of the trained models' per-layer labels violate submodularity by more "
+            f"than 1e-3 bits in {format_number(share)} of {tests_real:,} tests, largest "
+            f"{format_number(float(real['submodularity_max_violation'].max()))} bits."
+        ),
     )
 
 
@@ -560,8 +579,9 @@ def redundancies_never_fall(data) -> Measurement:
 def duplicate_member_adds_nothing(data) -> Measurement:
     gains = data[GAINS]
     worst = float(gains["duplicate_gain"].abs().max())
-    return Measurement(f"max |ΔI(duplicate)| = {worst:.3g} bits", verdict(worst < 1e-12), _seeds(gains),
-                       f"over {len(gains)} rows")
+    return Measurement(
+        f"max |ΔI(duplicate)| = {worst:.3g} bits", verdict(worst < 1e-12), _seeds(gains), f"over {len(gains)} rows"
+    )
 
 
 @claim(
@@ -594,8 +614,9 @@ def independent_member_adds_information(data) -> Measurement:
 )
 def duplicated_block_no_better_than_trained(data) -> Measurement:
     rows = data[DUPLICATION]
-    wide = rows.pivot_table(index=["family", "base_depth", "task", "seed"], columns="variant",
-                            values=["accuracy", "diversity"])
+    wide = rows.pivot_table(
+        index=["family", "base_depth", "task", "seed"], columns="variant", values=["accuracy", "diversity"]
+    )
     if wide.empty or "trained" not in wide["accuracy"] or "duplicated" not in wide["accuracy"]:
         return Measurement("no duplicated model has a trained model one layer deeper", NOT_MEASURABLE, _seeds(rows))
     wide = wide.dropna()
@@ -610,11 +631,13 @@ def duplicated_block_no_better_than_trained(data) -> Measurement:
         measured="acc(dup) − acc(trained): " + ", ".join(f"{f} {v:+.3f}" for f, v in per_family.items()),
         verdict=verdict(bool((per_family <= 0).all())),
         seeds=int(rows["seed"].nunique()),
-        detail=("Δacc from the original depth L, duplicated vs trained: "
-                + ", ".join(f"{f} {d_dup[f]:+.3f} vs {d_trained[f]:+.3f}" for f in per_family.index)
-                + ". ΔDiv (logit lens), duplicated vs trained: "
-                + ", ".join(f"{f} {div_dup[f]:+.3g} vs {div_trained[f]:+.3g}" for f in per_family.index)
-                + f". Base depths {sorted(rows['base_depth'].unique().tolist())}."),
+        detail=(
+            "Δacc from the original depth L, duplicated vs trained: "
+            + ", ".join(f"{f} {d_dup[f]:+.3f} vs {d_trained[f]:+.3f}" for f in per_family.index)
+            + ". ΔDiv (logit lens), duplicated vs trained: "
+            + ", ".join(f"{f} {div_dup[f]:+.3g} vs {div_trained[f]:+.3g}" for f in per_family.index)
+            + f". Base depths {sorted(rows['base_depth'].unique().tolist())}."
+        ),
     )
 
 
@@ -636,7 +659,7 @@ def bias_stays_above_zero(data) -> Measurement:
     low = bias.loc[bias["mean"].idxmin()]
     return Measurement(
         measured=f"smallest mean Bias = {format_number(float(low['mean']))} ({low['family']}, L = {int(low['depth'])}, "
-                 f"{low['task']})",
+        f"{low['task']})",
         verdict=verdict(bool(low["mean"] > 0.01)),
         seeds=int(bias["seeds"].max()),
         detail=f"over {len(bias)} (family, depth, task) cells; ‖y‖² = 1 for one-hot targets",

@@ -62,8 +62,9 @@ def _data(args: argparse.Namespace) -> int:
             return 2
         try:
             train_size = train_sizes.get(name, args.train_size)
-            task = generate_task(name, args.seed, sizes={"train": train_size, "test": args.test_size},
-                                 params=params.get(name) or None)
+            task = generate_task(
+                name, args.seed, sizes={"train": train_size, "test": args.test_size}, params=params.get(name) or None
+            )
         except DataError as err:
             print(f"error: {err}", file=sys.stderr)
             return 1
@@ -88,7 +89,10 @@ def _hub_data(args: argparse.Namespace) -> int:
     train_sizes = json.loads(args.train_sizes)
     unknown = sorted((set(hub_ids) | set(train_sizes)) - set(args.tasks))
     if unknown:
-        print(f"error: --hub/--train-sizes name task(s) {unknown} that are not among --tasks {args.tasks}", file=sys.stderr)
+        print(
+            f"error: --hub/--train-sizes name task(s) {unknown} that are not among --tasks {args.tasks}",
+            file=sys.stderr,
+        )
         return 2
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -109,8 +113,17 @@ def _hub_data(args: argparse.Namespace) -> int:
         splits = ["test"] + (["train"] if train_size else [])
         source = Path(args.mirror) / name if args.mirror else None
         try:
-            parts = {split: build_task(spec, encoder, source=source, splits=[split], max_len=args.max_tokens,
-                                       limit=args.test_size if split == "test" else train_size) for split in splits}
+            parts = {
+                split: build_task(
+                    spec,
+                    encoder,
+                    source=source,
+                    splits=[split],
+                    max_len=args.max_tokens,
+                    limit=args.test_size if split == "test" else train_size,
+                )
+                for split in splits
+            }
         except DataError as err:
             print(f"error: {err}", file=sys.stderr)
             return 1
@@ -119,8 +132,9 @@ def _hub_data(args: argparse.Namespace) -> int:
             task.splits[split] = part.splits[split]
             task.meta["sizes"][split] = part.meta["sizes"][split]
             task.meta["arrays"][split] = part.meta["arrays"][split]
-        task.meta["params"].update(limit={s: args.test_size if s == "test" else train_size for s in splits},
-                                   tokenizer=args.tokenizer)
+        task.meta["params"].update(
+            limit={s: args.test_size if s == "test" else train_size for s in splits}, tokenizer=args.tokenizer
+        )
         task.meta.update(label_words=list(spec.label_names), template=HUB_TEMPLATE, tokenizer=args.tokenizer)
         write_task(out_dir / f"{name}.npz", task)
         print(f"wrote {out_dir / name}.npz: {task.meta['sizes']}")
@@ -190,7 +204,9 @@ def _train(args: argparse.Namespace) -> int:
         torch.manual_seed(derive_seed(spec["seed"], "init", spec["family"], depth))
         model = Transformer(cfg)
         write_model_config(directory, cfg)
-        print(f"{spec['family']} L={depth} seed {spec['seed']}: {count_parameters(model):,} parameters", file=sys.stderr)
+        print(
+            f"{spec['family']} L={depth} seed {spec['seed']}: {count_parameters(model):,} parameters", file=sys.stderr
+        )
         # Snakemake reruns a job whose settings changed: the old run is kept in previous-<k>/.
         result = train(model, task, train_cfg, directory, move_stale=True)
         print(f"done: {result}", file=sys.stderr)
@@ -206,9 +222,11 @@ def _convert_family(spec: dict, args: argparse.Namespace) -> int:
 
     hub = list(spec.get("hub") or [])
     if len(hub) != len(spec["depths"]):
-        print(f"error: family {spec['family']!r} lists {len(hub)} hub checkpoint(s) {hub} for depths {spec['depths']}; "
-              "with data.source hub each depth is one pretrained model: give one checkpoint per depth, in order",
-              file=sys.stderr)
+        print(
+            f"error: family {spec['family']!r} lists {len(hub)} hub checkpoint(s) {hub} for depths {spec['depths']}; "
+            "with data.source hub each depth is one pretrained model: give one checkpoint per depth, in order",
+            file=sys.stderr,
+        )
         return 2
     torch.set_num_threads(args.threads)
     tasks = load_tasks(args.data_dir, spec["tasks"])
@@ -220,22 +238,35 @@ def _convert_family(spec: dict, args: argparse.Namespace) -> int:
             return 1
         cfg = result.config
         if cfg.n_layers != depth:
-            print(f"error: {checkpoint} has {cfg.n_layers} layers but layer_diversity.depths gives {depth} for it "
-                  f"(family {spec['family']!r}); at paper scale the depth is the model's own layer count", file=sys.stderr)
+            print(
+                f"error: {checkpoint} has {cfg.n_layers} layers but layer_diversity.depths gives {depth} for it "
+                f"(family {spec['family']!r}); at paper scale the depth is the model's own layer count",
+                file=sys.stderr,
+            )
             return 2
         for name, task in tasks.items():
             largest = max(int(task.tensors(split)["input_ids"].max()) for split in task.splits)
             largest = max(largest, *task.meta["label_token_ids"])
             if largest >= cfg.vocab_size:
-                print(f"error: {args.data_dir}/{name}.npz has token id {largest}, outside {checkpoint}'s vocabulary of "
-                      f"{cfg.vocab_size}: the task was tokenised with another tokenizer", file=sys.stderr)
+                print(
+                    f"error: {args.data_dir}/{name}.npz has token id {largest}, outside {checkpoint}'s vocabulary of "
+                    f"{cfg.vocab_size}: the task was tokenised with another tokenizer",
+                    file=sys.stderr,
+                )
                 return 2
         notes = list(result.notes)
         directory = run_dir(args.runs_root, spec["family"], depth, spec["seed"])
         save_converted(result, directory)
-        record = {"checkpoint": checkpoint, "converted_from": result.source, "notes": notes, "trained": False,
-                  "weights_numel": sum(int(w.numel()) for w in result.state_dict.values()), "n_layers": cfg.n_layers,
-                  "family": spec["family"], "seed": spec["seed"]}
+        record = {
+            "checkpoint": checkpoint,
+            "converted_from": result.source,
+            "notes": notes,
+            "trained": False,
+            "weights_numel": sum(int(w.numel()) for w in result.state_dict.values()),
+            "n_layers": cfg.n_layers,
+            "family": spec["family"],
+            "seed": spec["seed"],
+        }
         (directory / "run.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
         print(f"{spec['family']} L={depth}: {checkpoint} ({result.source}) -> {directory}", file=sys.stderr)
         for note in notes:
@@ -249,12 +280,12 @@ def _convert_family(spec: dict, args: argparse.Namespace) -> int:
 def _readout(args: argparse.Namespace) -> int:
     import torch
 
+    from repro.analysis.parameter_count import analytic_parameter_count
+    from repro.models import count_parameters
     from repro.papers.layer_diversity.bias_diversity import logit_margin
     from repro.papers.layer_diversity.block_duplication import duplicate_block
     from repro.papers.layer_diversity.layer_ensemble import analyse_readout, unit_table
-    from repro.analysis.parameter_count import analytic_parameter_count
     from repro.papers.layer_diversity.residual_stream import read_residual_stream
-    from repro.models import count_parameters
     from repro.runs import load_model
     from repro.training.seeding import derive_seed
 
@@ -265,27 +296,51 @@ def _readout(args: argparse.Namespace) -> int:
         model = load_model(directory)
         cfg = model.cfg
         ids = {"family": args.family, "depth": cfg.n_layers, "seed": args.seed}
-        tables["models"].append(pd.DataFrame([{
-            **ids, "d_model": cfg.d_model, "n_heads": cfg.n_heads[0], "d_ff": cfg.d_ff, "norm": cfg.norm,
-            "activation": cfg.activation, "block": cfg.block, "position": cfg.position,
-            "tied_embeddings": cfg.tie_embeddings, "vocab_size": cfg.vocab_size,
-            "parameters": count_parameters(model), "parameters_numel": sum(p.numel() for p in model.parameters()),
-            "parameters_formula": analytic_parameter_count(cfg),
-        }]))
+        tables["models"].append(
+            pd.DataFrame(
+                [
+                    {
+                        **ids,
+                        "d_model": cfg.d_model,
+                        "n_heads": cfg.n_heads[0],
+                        "d_ff": cfg.d_ff,
+                        "norm": cfg.norm,
+                        "activation": cfg.activation,
+                        "block": cfg.block,
+                        "position": cfg.position,
+                        "tied_embeddings": cfg.tie_embeddings,
+                        "vocab_size": cfg.vocab_size,
+                        "parameters": count_parameters(model),
+                        "parameters_numel": sum(p.numel() for p in model.parameters()),
+                        "parameters_formula": analytic_parameter_count(cfg),
+                    }
+                ]
+            )
+        )
         duplicated = duplicate_block(model, cfg.n_layers - 1) if cfg.n_layers in args.duplicate_depths else None
         for name, task in tasks.items():
             test = task.tensors("test")
             labels = test["labels"].numpy()
-            readout = read_residual_stream(model, test["input_ids"], test["answer_pos"],
-                                           task.meta["label_token_ids"], batch_size=args.batch_size,
-                                           device=args.device)
+            readout = read_residual_stream(
+                model,
+                test["input_ids"],
+                test["answer_pos"],
+                task.meta["label_token_ids"],
+                batch_size=args.batch_size,
+                device=args.device,
+            )
             seed = derive_seed(args.seed, "independent-member", args.family, cfg.n_layers, name) % 2**32
             for table, frame in analyse_readout(readout, labels, seed=seed).items():
                 tables[table].append(_with_ids(frame, ids, name))
             if duplicated is not None:
-                copy_readout = read_residual_stream(duplicated, test["input_ids"], test["answer_pos"],
-                                                    task.meta["label_token_ids"], batch_size=args.batch_size,
-                                                    device=args.device)
+                copy_readout = read_residual_stream(
+                    duplicated,
+                    test["input_ids"],
+                    test["answer_pos"],
+                    task.meta["label_token_ids"],
+                    batch_size=args.batch_size,
+                    device=args.device,
+                )
                 units = unit_table(copy_readout, labels, logit_margin(copy_readout.logits, labels))
                 units = units[units["target"] == "onehot"].assign(duplicated_layer=cfg.n_layers - 1)
                 tables["duplicates"].append(_with_ids(units.reset_index(drop=True), ids, name))
@@ -335,8 +390,18 @@ def correlations(units: pd.DataFrame) -> pd.DataFrame:
                 x, y = frame[quantity].to_numpy(), frame["accuracy"].to_numpy()
                 defined = len(frame) > 2 and np.ptp(x) > 0 and np.ptp(y) > 0
                 rho = float(spearmanr(x, y).statistic) if defined else np.nan
-                rows.append({"form": form, "target": target, "seed": seed, "task": task, "scope": scope,
-                             "quantity": quantity, "spearman": rho, "units": len(frame)})
+                rows.append(
+                    {
+                        "form": form,
+                        "target": target,
+                        "seed": seed,
+                        "task": task,
+                        "scope": scope,
+                        "quantity": quantity,
+                        "spearman": rho,
+                        "units": len(frame),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -351,19 +416,33 @@ def task_table(tasks: dict, stands_for: dict[str, str]) -> pd.DataFrame:
         else:
             label_words = " ".join(meta["vocab"]["tokens"][i] for i in meta["label_token_ids"])
         no_labels = np.zeros(0, dtype=np.int64)  # hub tasks prompted zero-shot have no train split
-        rows.append({
-            "task": name, "stands_for": stands_for.get(name, ""), "labels": len(meta["label_names"]),
-            "label_words": label_words,
-            "label_names": " ".join(meta["label_names"]),
-            "train_examples": meta["sizes"].get("train", 0), "test_examples": meta["sizes"]["test"],
-            "max_tokens": int(test["input_ids"].shape[1]),
-            "template": meta.get("template", "<bos> body <ans> label-word"), "generator_seed": meta["seed"],
-            "params": json.dumps(meta["params"], sort_keys=True),
-            **{f"{split}_{end}_class": int(getattr(np, end)(np.bincount(task.splits.get(split, {}).get("labels", no_labels),
-                                                                         minlength=len(meta["label_names"]))))
-               for split in ("train", "test") for end in ("min", "max")},
-            **({"tokenizer": meta["tokenizer"]} if "tokenizer" in meta else {}),
-        })
+        rows.append(
+            {
+                "task": name,
+                "stands_for": stands_for.get(name, ""),
+                "labels": len(meta["label_names"]),
+                "label_words": label_words,
+                "label_names": " ".join(meta["label_names"]),
+                "train_examples": meta["sizes"].get("train", 0),
+                "test_examples": meta["sizes"]["test"],
+                "max_tokens": int(test["input_ids"].shape[1]),
+                "template": meta.get("template", "<bos> body <ans> label-word"),
+                "generator_seed": meta["seed"],
+                "params": json.dumps(meta["params"], sort_keys=True),
+                **{
+                    f"{split}_{end}_class": int(
+                        getattr(np, end)(
+                            np.bincount(
+                                task.splits.get(split, {}).get("labels", no_labels), minlength=len(meta["label_names"])
+                            )
+                        )
+                    )
+                    for split in ("train", "test")
+                    for end in ("min", "max")
+                },
+                **({"tokenizer": meta["tokenizer"]} if "tokenizer" in meta else {}),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -371,8 +450,11 @@ def model_accuracy(units: pd.DataFrame) -> pd.DataFrame:
     """Each trained model's own accuracy (its last logit-lens readout, i.e. its logits) per task: Fig. 6 (i)."""
     rows = units[(units["form"] == "lens") & (units["target"] == "onehot") & (units["prefix"] == units["depth"])]
     keep = ID_COLUMNS + ["layer_accuracy", "accuracy", "bias", "diversity", "mse"]
-    return rows[keep].rename(columns={"layer_accuracy": "accuracy", "accuracy": "prefix_ensemble_accuracy"}) \
+    return (
+        rows[keep]
+        .rename(columns={"layer_accuracy": "accuracy", "accuracy": "prefix_ensemble_accuracy"})
         .reset_index(drop=True)
+    )
 
 
 def depth_fits(depth: pd.DataFrame) -> pd.DataFrame:
@@ -388,8 +470,17 @@ def depth_fits(depth: pd.DataFrame) -> pd.DataFrame:
             continue
         a, b, r2 = log_depth_fit(curve["depth"], curve["accuracy"])
         gains = doubling_gains(dict(zip(curve["depth"].astype(int), curve["accuracy"])))
-        rows.append({"family": family, "task": task, "intercept": a, "slope_per_ln_depth": b, "r2": r2,
-                     "depths": len(curve), **{f"gain_{lo}_to_{hi}": g for (lo, hi), g in gains.items()}})
+        rows.append(
+            {
+                "family": family,
+                "task": task,
+                "intercept": a,
+                "slope_per_ln_depth": b,
+                "r2": r2,
+                "depths": len(curve),
+                **{f"gain_{lo}_to_{hi}": g for (lo, hi), g in gains.items()},
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -400,8 +491,17 @@ def duplication_table(units: pd.DataFrame, duplicates: pd.DataFrame) -> pd.DataF
     accuracy: the model's own; diversity: the full logit-lens prefix ensemble (one-hot target);
     module_diversity_per_m2: the module-form diversity divided by M² (M = 2L+1), comparable across depths.
     """
-    columns = ["family", "base_depth", "seed", "task", "variant", "layers", "accuracy", "diversity",
-               "module_diversity_per_m2"]
+    columns = [
+        "family",
+        "base_depth",
+        "seed",
+        "task",
+        "variant",
+        "layers",
+        "accuracy",
+        "diversity",
+        "module_diversity_per_m2",
+    ]
     if "form" not in duplicates.columns:  # no model was duplicated
         return pd.DataFrame(columns=columns)
     lens = units[(units["form"] == "lens") & (units["target"] == "onehot") & (units["prefix"] == units["depth"])]
@@ -410,24 +510,59 @@ def duplication_table(units: pd.DataFrame, duplicates: pd.DataFrame) -> pd.DataF
     for row in duplicates[duplicates["form"] == "lens"].itertuples():
         if row.prefix != row.depth + 1:
             continue
-        dup_module = duplicates[(duplicates["form"] == "module") & (duplicates["family"] == row.family)
-                                & (duplicates["depth"] == row.depth) & (duplicates["seed"] == row.seed)
-                                & (duplicates["task"] == row.task)]
-        entries = [("duplicated", row.depth + 1, row.layer_accuracy, row.diversity,
-                    float(dup_module["diversity"].iloc[0]) / (2 * (row.depth + 1) + 1) ** 2)]
+        dup_module = duplicates[
+            (duplicates["form"] == "module")
+            & (duplicates["family"] == row.family)
+            & (duplicates["depth"] == row.depth)
+            & (duplicates["seed"] == row.seed)
+            & (duplicates["task"] == row.task)
+        ]
+        entries = [
+            (
+                "duplicated",
+                row.depth + 1,
+                row.layer_accuracy,
+                row.diversity,
+                float(dup_module["diversity"].iloc[0]) / (2 * (row.depth + 1) + 1) ** 2,
+            )
+        ]
         for variant, depth in (("original", row.depth), ("trained", row.depth + 1)):
-            key = (lens["family"] == row.family) & (lens["depth"] == depth) & (lens["seed"] == row.seed) \
+            key = (
+                (lens["family"] == row.family)
+                & (lens["depth"] == depth)
+                & (lens["seed"] == row.seed)
                 & (lens["task"] == row.task)
-            mkey = (module["family"] == row.family) & (module["depth"] == depth) & (module["seed"] == row.seed) \
+            )
+            mkey = (
+                (module["family"] == row.family)
+                & (module["depth"] == depth)
+                & (module["seed"] == row.seed)
                 & (module["task"] == row.task)
+            )
             if key.any():
-                entries.append((variant, depth, float(lens.loc[key, "layer_accuracy"].iloc[0]),
-                                float(lens.loc[key, "diversity"].iloc[0]),
-                                float(module.loc[mkey, "diversity"].iloc[0]) / (2 * depth + 1) ** 2))
+                entries.append(
+                    (
+                        variant,
+                        depth,
+                        float(lens.loc[key, "layer_accuracy"].iloc[0]),
+                        float(lens.loc[key, "diversity"].iloc[0]),
+                        float(module.loc[mkey, "diversity"].iloc[0]) / (2 * depth + 1) ** 2,
+                    )
+                )
         for variant, layers, accuracy, diversity, module_div in entries:
-            rows.append({"family": row.family, "base_depth": row.depth, "seed": row.seed, "task": row.task,
-                         "variant": variant, "layers": layers, "accuracy": accuracy, "diversity": diversity,
-                         "module_diversity_per_m2": module_div})
+            rows.append(
+                {
+                    "family": row.family,
+                    "base_depth": row.depth,
+                    "seed": row.seed,
+                    "task": row.task,
+                    "variant": variant,
+                    "layers": layers,
+                    "accuracy": accuracy,
+                    "diversity": diversity,
+                    "module_diversity_per_m2": module_div,
+                }
+            )
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -452,18 +587,28 @@ def summary_table(depth: pd.DataFrame, units: pd.DataFrame, info: pd.DataFrame, 
     m2 = (2 * module["depth"] + 1) ** 2
     module = module.assign(module_bias_per_m2=module["bias"] / m2, module_diversity_per_m2=module["diversity"] / m2)
     last_info = info[info["prefix"] == info["depth"]]
-    checks = checks.assign(submodularity_violation_share=checks["submodularity_violations_1e3"]
-                           / checks["submodularity_tests"].where(checks["submodularity_tests"] > 0))
-    wide = depth.merge(module[ID_COLUMNS + ["module_bias_per_m2", "module_diversity_per_m2"]], on=ID_COLUMNS) \
-        .merge(last_info[ID_COLUMNS + ["joint_information", "it_diversity"]], on=ID_COLUMNS) \
+    checks = checks.assign(
+        submodularity_violation_share=checks["submodularity_violations_1e3"]
+        / checks["submodularity_tests"].where(checks["submodularity_tests"] > 0)
+    )
+    wide = (
+        depth.merge(module[ID_COLUMNS + ["module_bias_per_m2", "module_diversity_per_m2"]], on=ID_COLUMNS)
+        .merge(last_info[ID_COLUMNS + ["joint_information", "it_diversity"]], on=ID_COLUMNS)
         .merge(checks[ID_COLUMNS + ["submodularity_violation_share"]], on=ID_COLUMNS)
+    )
     long = wide.melt(id_vars=ID_COLUMNS, value_vars=list(SUMMARY_QUANTITIES), var_name="quantity")
-    stats = long.groupby(["family", "depth", "task", "quantity"], sort=False)["value"] \
-        .agg(mean="mean", sd="std", min="min", max="max", seeds="count").reset_index()
+    stats = (
+        long.groupby(["family", "depth", "task", "quantity"], sort=False)["value"]
+        .agg(mean="mean", sd="std", min="min", max="max", seeds="count")
+        .reset_index()
+    )
     stats["label"] = stats["quantity"].map(SUMMARY_QUANTITIES)
     order = {name: i for i, name in enumerate(SUMMARY_QUANTITIES)}
-    return stats.sort_values(["family", "depth", "task", "quantity"], key=lambda c: c.map(order) if c.name == "quantity" else c,
-                             kind="stable").reset_index(drop=True)
+    return stats.sort_values(
+        ["family", "depth", "task", "quantity"],
+        key=lambda c: c.map(order) if c.name == "quantity" else c,
+        kind="stable",
+    ).reset_index(drop=True)
 
 
 def _collect(args: argparse.Namespace) -> int:
@@ -479,7 +624,8 @@ def _collect(args: argparse.Namespace) -> int:
     tasks = load_tasks(args.data_dir, args.tasks)
     task_rows = task_table(tasks, json.loads(args.stands_for))
     task_rows["sha256"] = [
-        read_card(card_path_for(Path(args.data_dir) / f"{name}.npz"))["files"][f"{name}.npz"]["sha256"] for name in task_rows["task"]
+        read_card(card_path_for(Path(args.data_dir) / f"{name}.npz"))["files"][f"{name}.npz"]["sha256"]
+        for name in task_rows["task"]
     ]
     write(task_rows, "table01_tasks.csv")
     write(tables["models"], "table02_models.csv")
@@ -495,8 +641,10 @@ def _collect(args: argparse.Namespace) -> int:
     write(depth, "fig06_depth.csv")
     write(depth_fits(depth), "fig06_fits.csv")
     checks = tables["checks"]
-    write(checks[ID_COLUMNS + ["submodularity_tests", "submodularity_violations_1e3", "submodularity_max_violation"]],
-          "fig06_real_layers.csv")
+    write(
+        checks[ID_COLUMNS + ["submodularity_tests", "submodularity_violations_1e3", "submodularity_max_violation"]],
+        "fig06_real_layers.csv",
+    )
     write(tables["info"], "fig07_information.csv")
     write(checks[ID_COLUMNS + ["duplicate_gain", "duplicate_identity_residual", "independent_gain"]], "fig07_gains.csv")
     write(duplication_table(units, tables["duplicates"]), "fig07_duplication.csv")
@@ -544,25 +692,35 @@ def submodularity_table(sample_sizes: list[int], n_classes: int, flip_probs: lis
     members = conditionally_independent_members(labels, n_classes, flip_probs, rng)  # [N, M]
 
     def exact(size: int, added: int) -> float:
-        return noisy_copies_information(flip_probs[:size] + [flip_probs[added]], n_classes) \
-            - noisy_copies_information(flip_probs[:size], n_classes)
+        return noisy_copies_information(flip_probs[:size] + [flip_probs[added]], n_classes) - noisy_copies_information(
+            flip_probs[:size], n_classes
+        )
 
     def bias(size: int, n: int) -> float:  # first-order bias of F(S ∪ {i}) − F(S), |S| = size
         def of(m: int) -> float:
             return plugin_information_bias(n_classes ** (m + 1), n_classes**m, n_classes, n) if m else 0.0
+
         return of(size + 1) - of(size)
 
     rows = []
     for n in sorted(set(sample_sizes)):
         for check in submodularity_checks(members[:n], labels[:n]):
             exact_small, exact_large = exact(check.small, check.added), exact(check.large, check.added)
-            rows.append({
-                "samples": n, "small": check.small, "large": check.large, "added": check.added,
-                "gain_small": check.gain_small, "gain_large": check.gain_large, "violation": check.violation,
-                "exact_gain_small": exact_small, "exact_gain_large": exact_large,
-                "exact_violation": exact_large - exact_small,
-                "predicted_bias": bias(check.large, n) - bias(check.small, n),
-            })
+            rows.append(
+                {
+                    "samples": n,
+                    "small": check.small,
+                    "large": check.large,
+                    "added": check.added,
+                    "gain_small": check.gain_small,
+                    "gain_large": check.gain_large,
+                    "violation": check.violation,
+                    "exact_gain_small": exact_small,
+                    "exact_gain_large": exact_large,
+                    "exact_violation": exact_large - exact_small,
+                    "predicted_bias": bias(check.large, n) - bias(check.small, n),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -587,8 +745,12 @@ def _submodularity(args: argparse.Namespace) -> int:
 def register(subparsers) -> None:
     from repro.analysis.device import DEVICES, device_argument
 
-    parser = subparsers.add_parser("layer_diversity", help="the 'Diversity of Transformer Layers' analogue",
-                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = subparsers.add_parser(
+        "layer_diversity",
+        help="the 'Diversity of Transformer Layers' analogue",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     steps = parser.add_subparsers(dest="step", required=True, metavar="STEP")
 
     p = steps.add_parser("data", help="generate the four prompt tasks")
@@ -609,14 +771,20 @@ def register(subparsers) -> None:
     p.add_argument("--train-sizes", default="{}", help="JSON {task: train rows kept} (default 0: no train split)")
     p.add_argument("--hub", default="{}", help='JSON {task: "hub id" or "hub id:config"} overriding the defaults')
     p.add_argument("--max-tokens", type=int, required=True, help="longer prompts are cut (the answer marker kept)")
-    p.add_argument("--mirror", default=None,
-                   help="local directory with MIRROR/<task>/<hub split>.parquet|jsonl|csv instead of the hub")
+    p.add_argument(
+        "--mirror",
+        default=None,
+        help="local directory with MIRROR/<task>/<hub split>.parquet|jsonl|csv instead of the hub",
+    )
     p.set_defaults(func=_hub_data)
 
     p = steps.add_parser("train", help="train one family at every depth for one seed")
-    p.add_argument("--spec", required=True,
-                   help="JSON: family, seed, depths, tasks, model, train, label_weight, eval_examples, source "
-                        "(+ hub: one checkpoint per depth when source is hub)")
+    p.add_argument(
+        "--spec",
+        required=True,
+        help="JSON: family, seed, depths, tasks, model, train, label_weight, eval_examples, source "
+        "(+ hub: one checkpoint per depth when source is hub)",
+    )
     p.add_argument("--data-dir", required=True)
     p.add_argument("--runs-root", required=True, help="runs go to RUNS_ROOT/<family>/L<depth>/seed<seed>")
     p.add_argument("--threads", type=int, default=1)
@@ -631,12 +799,21 @@ def register(subparsers) -> None:
     p.add_argument("--out-dir", required=True)
     p.add_argument("--batch-size", type=int, default=512)
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--device", type=device_argument(DEVICE_KEY), default="cpu",
-                   help=f"where the float64 copy of each model computes: {', '.join(DEVICES)} (auto: cuda when a "
-                        "GPU is visible; the model itself stays on the CPU); refused before any work if unknown, "
-                        "or cuda without a GPU")
-    p.add_argument("--duplicate-depths", type=int, nargs="*", default=[],
-                   help="for runs of these depths, also read the model with its last block duplicated")
+    p.add_argument(
+        "--device",
+        type=device_argument(DEVICE_KEY),
+        default="cpu",
+        help=f"where the float64 copy of each model computes: {', '.join(DEVICES)} (auto: cuda when a "
+        "GPU is visible; the model itself stays on the CPU); refused before any work if unknown, "
+        "or cuda without a GPU",
+    )
+    p.add_argument(
+        "--duplicate-depths",
+        type=int,
+        nargs="*",
+        default=[],
+        help="for runs of these depths, also read the model with its last block duplicated",
+    )
     p.set_defaults(func=_readout)
 
     p = steps.add_parser("collect", help="stack readouts into the per-figure CSVs")

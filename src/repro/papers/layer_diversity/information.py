@@ -240,9 +240,7 @@ def submodularity_checks(members, labels) -> list[SubmodularityCheck]:
         for b in range(a + 1, n_members):
             for i in range(b, n_members):
                 small, large = tuple(range(a)), tuple(range(b))
-                checks.append(
-                    SubmodularityCheck(a, b, i, f(small + (i,)) - f(small), f(large + (i,)) - f(large))
-                )
+                checks.append(SubmodularityCheck(a, b, i, f(small + (i,)) - f(small), f(large + (i,)) - f(large)))
     return checks
 
 
@@ -267,7 +265,6 @@ def conditionally_independent_members(
     return out
 
 
-
 def noisy_copies_information(flip_probs: Sequence[float], n_classes: int) -> float:
     """Exact I(U_S; Y) in bits for the members of `conditionally_independent_members` (no sampling).
 
@@ -282,7 +279,9 @@ def noisy_copies_information(flip_probs: Sequence[float], n_classes: int) -> flo
         raise ValueError(f"flip probabilities must lie in [0, 1], got {flips.tolist()}")
     if len(flips) == 0:
         return 0.0
-    grid = np.array(np.meshgrid(*[np.arange(n_classes)] * len(flips), indexing="ij")).reshape(len(flips), -1).T  # [K^m, m]
+    grid = (
+        np.array(np.meshgrid(*[np.arange(n_classes)] * len(flips), indexing="ij")).reshape(len(flips), -1).T
+    )  # [K^m, m]
     joint = np.empty((len(grid), n_classes))  # P(U_S = u, Y = y)
     for y in range(n_classes):
         agree = grid == y

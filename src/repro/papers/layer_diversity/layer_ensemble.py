@@ -67,20 +67,30 @@ def unit_table(readout: ResidualReadout, labels: np.ndarray, margin: float) -> p
         lens, target = targets_for(kind, readout.lens, labels, n_classes, margin)
         for ell in range(lens.shape[1]):
             prefix = lens[:, : ell + 1]
-            rows.append({
-                "form": "lens", "target": kind, "prefix": ell, "n_members": ell + 1,
-                "accuracy": accuracy(prefix.mean(axis=1), labels),
-                "layer_accuracy": accuracy(lens[:, ell], labels),
-                **_summary(decompose(prefix, target)),
-            })
+            rows.append(
+                {
+                    "form": "lens",
+                    "target": kind,
+                    "prefix": ell,
+                    "n_members": ell + 1,
+                    "accuracy": accuracy(prefix.mean(axis=1), labels),
+                    "layer_accuracy": accuracy(lens[:, ell], labels),
+                    **_summary(decompose(prefix, target)),
+                }
+            )
         members, target = targets_for(kind, module_form(readout.contributions), labels, n_classes, margin)
         n_members = members.shape[1]
-        rows.append({
-            "form": "module", "target": kind, "prefix": readout.n_layers, "n_members": n_members,
-            "accuracy": accuracy(members.mean(axis=1), labels),
-            "layer_accuracy": accuracy(readout.logits, labels),
-            **_summary(decompose(members, target)),
-        })
+        rows.append(
+            {
+                "form": "module",
+                "target": kind,
+                "prefix": readout.n_layers,
+                "n_members": n_members,
+                "accuracy": accuracy(members.mean(axis=1), labels),
+                "layer_accuracy": accuracy(readout.logits, labels),
+                **_summary(decompose(members, target)),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -93,21 +103,34 @@ def member_table(readout: ResidualReadout, labels: np.ndarray, margin: float) ->
         div = member_diversity(members).mean(axis=0)  # [M]
         acc = (members.argmax(axis=-1) == labels[:, None]).mean(axis=0)
         for i, name in enumerate(readout.member_names):
-            member_rows.append({
-                "target": kind, "member": name, "position": i, "type": readout.member_types[i],
-                "layer": readout.member_layers[i], "bias": float(bias[i]), "diversity_share": float(div[i]),
-                "accuracy": float(acc[i]),
-            })
+            member_rows.append(
+                {
+                    "target": kind,
+                    "member": name,
+                    "position": i,
+                    "type": readout.member_types[i],
+                    "layer": readout.member_layers[i],
+                    "bias": float(bias[i]),
+                    "diversity_share": float(div[i]),
+                    "accuracy": float(acc[i]),
+                }
+            )
         split = group_diversity(members, readout.member_types)
         total = decompose(members, target).diversity
         residual = float(np.abs(split.total - total).max())
         for group in split.groups:
-            group_rows.append({
-                "target": kind, "type": group, "n_members": readout.member_types.count(group),
-                "within": float(split.within[group].mean()), "between": float(split.between[group].mean()),
-                "share": float(split.share(group).mean()), "total_diversity": float(total.mean()),
-                "split_residual": residual,
-            })
+            group_rows.append(
+                {
+                    "target": kind,
+                    "type": group,
+                    "n_members": readout.member_types.count(group),
+                    "within": float(split.within[group].mean()),
+                    "between": float(split.between[group].mean()),
+                    "share": float(split.share(group).mean()),
+                    "total_diversity": float(total.mean()),
+                    "split_residual": residual,
+                }
+            )
     return pd.DataFrame(member_rows), pd.DataFrame(group_rows)
 
 
@@ -116,12 +139,19 @@ def info_table(readout: ResidualReadout, labels: np.ndarray) -> pd.DataFrame:
     rows = []
     for ell in range(votes.shape[1]):
         d = decompose_information(votes[:, : ell + 1], labels)
-        rows.append({
-            "prefix": ell, "n_members": ell + 1, "joint_information": d.joint_information,
-            "relevancy": d.relevancy, "redundancy": d.redundancy,
-            "conditional_redundancy": d.conditional_redundancy, "it_diversity": d.diversity,
-            "label_entropy": d.label_entropy, "identity_residual": abs(d.identity_residual),
-        })
+        rows.append(
+            {
+                "prefix": ell,
+                "n_members": ell + 1,
+                "joint_information": d.joint_information,
+                "relevancy": d.relevancy,
+                "redundancy": d.redundancy,
+                "conditional_redundancy": d.conditional_redundancy,
+                "it_diversity": d.diversity,
+                "label_entropy": d.label_entropy,
+                "identity_residual": abs(d.identity_residual),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -152,17 +182,21 @@ def check_table(readout: ResidualReadout, labels: np.ndarray, seed: int) -> pd.D
     model_mse = ((readout.logits - target) ** 2).sum(axis=-1)
     checks = submodularity_checks(votes, labels)
     violations = np.array([c.violation for c in checks]) if checks else np.zeros(0)
-    return pd.DataFrame([{
-        "stream_error": readout.stream_error,
-        "logit_error": readout.logit_error,
-        "module_mse_error": float(np.abs(module_mse - model_mse).max()),
-        "duplicate_gain": duplicate.gain,
-        "duplicate_identity_residual": abs(duplicate.identity_residual),
-        "independent_gain": fresh.gain,
-        "submodularity_tests": len(checks),
-        "submodularity_max_violation": float(violations.max()) if len(violations) else 0.0,
-        "submodularity_violations_1e3": int((violations > 1e-3).sum()),
-    }])
+    return pd.DataFrame(
+        [
+            {
+                "stream_error": readout.stream_error,
+                "logit_error": readout.logit_error,
+                "module_mse_error": float(np.abs(module_mse - model_mse).max()),
+                "duplicate_gain": duplicate.gain,
+                "duplicate_identity_residual": abs(duplicate.identity_residual),
+                "independent_gain": fresh.gain,
+                "submodularity_tests": len(checks),
+                "submodularity_max_violation": float(violations.max()) if len(violations) else 0.0,
+                "submodularity_violations_1e3": int((violations > 1e-3).sum()),
+            }
+        ]
+    )
 
 
 def analyse_readout(readout: ResidualReadout, labels, seed: int = 0) -> dict[str, pd.DataFrame]:
@@ -182,5 +216,12 @@ def analyse_readout(readout: ResidualReadout, labels, seed: int = 0) -> dict[str
     }
 
 
-__all__ = ["INDEPENDENT_MEMBER_FLIP", "analyse_readout", "check_table", "example_table", "info_table",
-           "member_table", "unit_table"]
+__all__ = [
+    "INDEPENDENT_MEMBER_FLIP",
+    "analyse_readout",
+    "check_table",
+    "example_table",
+    "info_table",
+    "member_table",
+    "unit_table",
+]

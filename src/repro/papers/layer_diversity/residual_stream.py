@@ -152,7 +152,9 @@ def read_residual_stream(
     computed on a float64 copy of ``model`` on ``device`` (None: the model's own device)."""
     check_additive(model)
     if input_ids.dim() != 2 or positions.shape != input_ids.shape[:1]:
-        raise ValueError(f"need input_ids [N, T] and positions [N]; got {tuple(input_ids.shape)}, {tuple(positions.shape)}")
+        raise ValueError(
+            f"need input_ids [N, T] and positions [N]; got {tuple(input_ids.shape)}, {tuple(positions.shape)}"
+        )
     if len(positions) and (int(positions.min()) < 0 or int(positions.max()) >= input_ids.shape[1]):
         raise ValueError(f"positions must lie in [0, {input_ids.shape[1]})")
     labels = torch.as_tensor(np.asarray(label_token_ids), dtype=torch.long)

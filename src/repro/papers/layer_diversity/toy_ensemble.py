@@ -21,8 +21,9 @@ from repro.papers.layer_diversity.bias_diversity import decompose
 ENSEMBLES = ("independent", "identical")
 
 
-def toy_members(kind: str, n_examples: int, n_classes: int, n_members: int, noise_sd: float, offset: float,
-                rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def toy_members(
+    kind: str, n_examples: int, n_classes: int, n_members: int, noise_sd: float, offset: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     """(members [N, M, K], target [N, K]) of one toy ensemble; target rows are one-hot labels.
 
     The shared offset is ``offset`` on every coordinate of δ.
@@ -41,8 +42,9 @@ def toy_members(kind: str, n_examples: int, n_classes: int, n_members: int, nois
     return members, target
 
 
-def toy_curves(n_examples: int, n_classes: int, max_members: int, noise_sd: float, offset: float,
-               seed: int) -> pd.DataFrame:
+def toy_curves(
+    n_examples: int, n_classes: int, max_members: int, noise_sd: float, offset: float, seed: int
+) -> pd.DataFrame:
     """MSE, Bias and Diversity of the first M members, M = 1..max_members, for both toy ensembles.
 
     Columns: ensemble, n_members, mse, bias, diversity, identity_residual (max over examples of
@@ -56,12 +58,17 @@ def toy_curves(n_examples: int, n_classes: int, max_members: int, noise_sd: floa
         members, target = toy_members(kind, n_examples, n_classes, max_members, noise_sd, offset, rng)
         for m in range(1, max_members + 1):
             d = decompose(members[:, :m], target)
-            rows.append({
-                "ensemble": kind, "n_members": m,
-                "mse": float(d.mse.mean()), "bias": float(d.bias.mean()), "diversity": float(d.diversity.mean()),
-                "identity_residual": float(np.abs(d.identity_residual).max()),
-                "expected_mse": shared + n_classes * noise_sd**2 / (m if kind == "independent" else 1),
-            })
+            rows.append(
+                {
+                    "ensemble": kind,
+                    "n_members": m,
+                    "mse": float(d.mse.mean()),
+                    "bias": float(d.bias.mean()),
+                    "diversity": float(d.diversity.mean()),
+                    "identity_residual": float(np.abs(d.identity_residual).max()),
+                    "expected_mse": shared + n_classes * noise_sd**2 / (m if kind == "independent" else 1),
+                }
+            )
     return pd.DataFrame(rows)
 
 

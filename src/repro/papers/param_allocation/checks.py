@@ -19,7 +19,9 @@ def check_section(config: dict, paper: str = PAPER) -> list[str]:
     sweep_cfg = section["sweep"]
     for heads in sweep_cfg["heads"]:
         if sweep_cfg["budget"] % heads:
-            problems.append(f"{paper}.sweep.heads has {heads}, which does not divide sweep.budget={sweep_cfg['budget']}")
+            problems.append(
+                f"{paper}.sweep.heads has {heads}, which does not divide sweep.budget={sweep_cfg['budget']}"
+            )
     for task, entry in sweep_cfg["tasks"].items():
         try:
             stream = make_stream(entry["stream"], 0, **entry["params"])
@@ -46,9 +48,9 @@ def _check_decoder_parts(config: dict, paper: str) -> list[str]:
     """lm, replacement, logit_norms and decoders: buildable models whose heads can be replaced exactly,
     replaced layers and heads that exist, ranks within the head dim, buckets and lengths within the context,
     lengths that divide tokens_per_step."""
+    from repro.models import ConfigError, config_from_dict
     from repro.papers.param_allocation.head_dim_decoders import grid_spec
     from repro.papers.param_allocation.head_replacement import UNSUPPORTED_POSITIONS
-    from repro.models import ConfigError, config_from_dict
     from repro.training.config import TrainConfig
 
     problems: list[str] = []
@@ -67,8 +69,10 @@ def _check_decoder_parts(config: dict, paper: str) -> list[str]:
     if cfg.qk_bias or cfg.vo_bias:
         problems.append(f"{paper}.lm.model: qk_bias and vo_bias must be false (a head is then an exact bilinear form)")
     if cfg.position in UNSUPPORTED_POSITIONS:
-        problems.append(f"{paper}.lm.model.position is {cfg.position!r}; head replacement needs learned, sinusoidal "
-                        "or none (RoPE and ALiBi make a head's logits non-bilinear)")
+        problems.append(
+            f"{paper}.lm.model.position is {cfg.position!r}; head replacement needs learned, sinusoidal "
+            "or none (RoPE and ALiBi make a head's logits non-bilinear)"
+        )
     if cfg.block_spec.attention != "softmax" or cfg.cross_attention:
         problems.append(f"{paper}.lm.model: head replacement needs plain softmax self-attention blocks")
     repl = section["replacement"]
@@ -88,8 +92,10 @@ def _check_decoder_parts(config: dict, paper: str) -> list[str]:
         problems.append(f"{paper}.replacement.finetune_chunks must be ≥ replacement.train.batch_size")
     edges = repl["position_buckets"]
     if edges[0] != 0 or any(b <= a for a, b in zip(edges, edges[1:])) or edges[-1] > cfg.max_seq_len:
-        problems.append(f"{paper}.replacement.position_buckets={edges} must increase strictly from 0 to at most "
-                        f"lm.model.max_seq_len={cfg.max_seq_len}")
+        problems.append(
+            f"{paper}.replacement.position_buckets={edges} must increase strictly from 0 to at most "
+            f"lm.model.max_seq_len={cfg.max_seq_len}"
+        )
     for length in section["logit_norms"]["lengths"]:
         if length > cfg.max_seq_len:
             problems.append(f"{paper}.logit_norms.lengths has {length} > lm.model.max_seq_len={cfg.max_seq_len}")

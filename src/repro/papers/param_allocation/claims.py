@@ -31,8 +31,14 @@ import math
 import numpy as np
 import pandas as pd
 
+from repro.papers.param_allocation.recovery import (
+    bucket_means,
+    position_deltas,
+    recovery_of_means,
+    spearman,
+    with_recovery,
+)
 from repro.papers.param_allocation.u_shape import interior_optimum
-from repro.papers.param_allocation.recovery import bucket_means, position_deltas, recovery_of_means, spearman, with_recovery
 from repro.pipeline.claims import Measurement, claim, format_mean_spread, format_number, verdict
 
 PAPER = "param_allocation"
@@ -103,8 +109,7 @@ DEVIATIONS = [
     "logit std and the half-range are reported beside the catalog's max |z|.",
     "Fig. 9 shows every head of the first and last layer at rank 8 (the catalog's proposal for an unknown "
     "appendix figure); its claim extends Fig. 4's recovery check to all heads and is not a claim of the paper.",
-    "Tables 1 and 2 are pipeline records (run configurations; checks and verdicts): no table of the paper "
-    "is known.",
+    "Tables 1 and 2 are pipeline records (run configurations; checks and verdicts): no table of the paper is known.",
 ]
 
 
@@ -170,8 +175,16 @@ def _u_shape(data, task: str, position: str) -> Measurement:
     means = "; ".join(f"H={h}: {m:.4g}" for h, m in result["means"].items())
     enough = result["seeds"] >= MIN_SEEDS
     ok = result["u_shape"] and enough
-    failed = [name for name, flag in (("interior argmin", result["interior"]), ("edges ≥ 1.1× min", result["edges"]),
-                                      ("spread ≥ 2× seed sd", result["spread_ok"]), (f"≥{MIN_SEEDS} seeds", enough)) if not flag]
+    failed = [
+        name
+        for name, flag in (
+            ("interior argmin", result["interior"]),
+            ("edges ≥ 1.1× min", result["edges"]),
+            ("spread ≥ 2× seed sd", result["spread_ok"]),
+            (f"≥{MIN_SEEDS} seeds", enough),
+        )
+        if not flag
+    ]
     return Measurement(
         measured=(
             f"argmin H = {result['argmin']}; edges {result['edge_low_ratio']:.3g}× / {result['edge_high_ratio']:.3g}× min; "
@@ -194,14 +207,23 @@ def _u_shape_reasons(result: dict, enough: bool) -> list[str]:
     reasons = []
     if not result["interior"]:
         side = "fewest" if result["argmin"] == heads[0] else "most"
-        reasons.append(f"the lowest seed-mean loss is at the {side} heads (H = {result['argmin']}), an edge of the sweep.")
+        reasons.append(
+            f"the lowest seed-mean loss is at the {side} heads (H = {result['argmin']}), an edge of the sweep."
+        )
     if result["interior"] and not result["edges"]:
-        flat = [f"H = {h} ({ratio:.3g}× min)" for h, ratio in ((heads[0], result["edge_low_ratio"]),
-                                                               (heads[-1], result["edge_high_ratio"])) if ratio < EDGE_RATIO]
-        reasons.append(f"the loss is within {EDGE_RATIO:g}× of the minimum at {' and '.join(flat)}: a plateau, not a rise.")
+        flat = [
+            f"H = {h} ({ratio:.3g}× min)"
+            for h, ratio in ((heads[0], result["edge_low_ratio"]), (heads[-1], result["edge_high_ratio"]))
+            if ratio < EDGE_RATIO
+        ]
+        reasons.append(
+            f"the loss is within {EDGE_RATIO:g}× of the minimum at {' and '.join(flat)}: a plateau, not a rise."
+        )
     if not result["spread_ok"]:
-        reasons.append(f"the seed-means differ by {format_number(result['spread'])}, less than {SPREAD_FACTOR:g}× the seed "
-                       f"sd {format_number(result['pooled_sd'])}: the trend is not resolved above seed noise.")
+        reasons.append(
+            f"the seed-means differ by {format_number(result['spread'])}, less than {SPREAD_FACTOR:g}× the seed "
+            f"sd {format_number(result['pooled_sd'])}: the trend is not resolved above seed noise."
+        )
     if not enough:
         reasons.append(f"only {result['seeds']} seed(s); the check needs {MIN_SEEDS}.")
     return reasons
@@ -229,8 +251,18 @@ _POSITIONS = {
 }
 _U_SHAPES = [
     ("fig02", "ngram_discrete", "discrete 4-gram on white noise", "U-shape; best at 8 heads (Eq. 3 predicted 32)"),
-    ("fig02", "ngram_continuous", "continuous 4-gram (linear lags) on white noise", "U-shape; best at 8 heads (Eq. 3 predicted 32)"),
-    ("fig07", "induction", "first step of an induction head (copy the previous two tokens)", "not stated (reconstructed appendix figure)"),
+    (
+        "fig02",
+        "ngram_continuous",
+        "continuous 4-gram (linear lags) on white noise",
+        "U-shape; best at 8 heads (Eq. 3 predicted 32)",
+    ),
+    (
+        "fig07",
+        "induction",
+        "first step of an induction head (copy the previous two tokens)",
+        "not stated (reconstructed appendix figure)",
+    ),
     ("fig08", "nonlinear", "nonlinear target tanh(Σ Q_m x_{t−m})", "not stated (reconstructed appendix figure)"),
 ]
 for _item, _task, _words, _paper_value in _U_SHAPES:
@@ -263,8 +295,14 @@ def svd_per_entry_error_bound(data) -> Measurement:
     limit = 4 * lam * math.exp(2 * lam)
     within_bound = (relative if math.isfinite(relative) else 0.0) <= 1.0 + RATIO_SLACK
     within_limit = scaled <= limit
-    failed = [name for name, flag in (("error above the corollary's bound", within_bound),
-                                      ("L·max|Δp| above 4Λe^{2Λ}", within_limit)) if not flag]
+    failed = [
+        name
+        for name, flag in (
+            ("error above the corollary's bound", within_bound),
+            ("L·max|Δp| above 4Λe^{2Λ}", within_limit),
+        )
+        if not flag
+    ]
     return Measurement(
         measured=f"max error/bound = {format_number(relative, 4)}; max L·|Δp| = {format_number(scaled)} (limit {format_number(limit)})",
         verdict=verdict(within_bound and within_limit),
@@ -276,7 +314,11 @@ def svd_per_entry_error_bound(data) -> Measurement:
 def _output_slopes(table: pd.DataFrame) -> pd.Series:
     """Log-log slope of the RMS output error against L, per rank below full."""
     full = table["rank"].max()
-    rms = table[table["rank"] < full].groupby(["rank", "length"])["output_error"].apply(lambda e: math.sqrt((e**2).mean()))
+    rms = (
+        table[table["rank"] < full]
+        .groupby(["rank", "length"])["output_error"]
+        .apply(lambda e: math.sqrt((e**2).mean()))
+    )
     slopes = {}
     for rank, series in rms.groupby(level="rank"):
         lengths = series.index.get_level_values("length").to_numpy(dtype=float)
@@ -329,7 +371,9 @@ def trained_error_falls_with_length(data) -> Measurement:
         measured="; ".join(f"L={L}: {format_number(v)}" for L, v in row.items()),
         verdict=verdict(ok),
         seeds=int(table["seed"].nunique()),
-        detail="Normalised error (÷E‖o‖², catalog P6, not judged): " + "; ".join(f"L={L}: {v:.3g}" for L, v in normalised.items()) + ".",
+        detail="Normalised error (÷E‖o‖², catalog P6, not judged): "
+        + "; ".join(f"L={L}: {v:.3g}" for L, v in normalised.items())
+        + ".",
     )
 
 
@@ -349,8 +393,11 @@ def trained_rank_gap_shrinks_with_length(data) -> Measurement:
     short, long = gap.iloc[0], gap.iloc[-1]
     ratio = float(long / short) if short > 0 else math.inf
     per_seed = (
-        table.groupby(["seed", "rank", "length"])["excess_mse"].mean().unstack("rank")
-        .pipe(lambda t: t[t.columns.min()] - t[t.columns.max()]).unstack("length")
+        table.groupby(["seed", "rank", "length"])["excess_mse"]
+        .mean()
+        .unstack("rank")
+        .pipe(lambda t: t[t.columns.min()] - t[t.columns.max()])
+        .unstack("length")
     )
     seed_ratios = per_seed.iloc[:, -1] / per_seed.iloc[:, 0]
     return Measurement(
@@ -395,14 +442,19 @@ def svd_student_recovers_at_rank8(data) -> Measurement:
     recovery = recovery_of_means(at_rank, ["layer"])
     per_seed = at_rank.groupby("layer")["recovery"].apply(list)
     zero_shot = with_recovery(data[REPLACEMENT])
-    zero_shot = zero_shot[(zero_shot["init"] == "svd") & (zero_shot["stage"] == "zero_shot") & (zero_shot["rank"] == RECOVERY_RANK)]
+    zero_shot = zero_shot[
+        (zero_shot["init"] == "svd") & (zero_shot["stage"] == "zero_shot") & (zero_shot["rank"] == RECOVERY_RANK)
+    ]
     zero_shot = recovery_of_means(_sweep_head_rows(zero_shot, data), ["layer"])
     return Measurement(
         measured="; ".join(f"layer {layer}: R = {value:.3f}" for layer, value in recovery.items()),
         verdict=verdict(bool((recovery >= RECOVERY_MIN).all())),
         seeds=int(at_rank["seed"].nunique()),
-        detail="Per-seed R: " + "; ".join(f"layer {layer}: {format_mean_spread(v)}" for layer, v in per_seed.items())
-        + ". Zero-shot (before fine-tuning): " + "; ".join(f"layer {layer}: {v:.3f}" for layer, v in zero_shot.items()) + ".",
+        detail="Per-seed R: "
+        + "; ".join(f"layer {layer}: {format_mean_spread(v)}" for layer, v in per_seed.items())
+        + ". Zero-shot (before fine-tuning): "
+        + "; ".join(f"layer {layer}: {v:.3f}" for layer, v in zero_shot.items())
+        + ".",
     )
 
 
@@ -417,7 +469,9 @@ def svd_student_recovers_at_rank8(data) -> Measurement:
 )
 def svd_init_beats_random_init(data) -> Measurement:
     table = data[REPLACEMENT]
-    rows = table[(table["condition"] == "student") & (table["stage"] == "finetuned") & (table["rank"] >= SVD_VS_RANDOM_MIN_RANK)]
+    rows = table[
+        (table["condition"] == "student") & (table["stage"] == "finetuned") & (table["rank"] >= SVD_VS_RANDOM_MIN_RANK)
+    ]
     pivot = rows.pivot_table(index=["layer", "rank", "seed"], columns="init", values="eval_loss").dropna()
     if pivot.empty or not {"svd", "random"} <= set(pivot.columns):
         return Measurement("no pair of SVD and random students with r ≥ 4", verdict(False))
@@ -425,11 +479,14 @@ def svd_init_beats_random_init(data) -> Measurement:
     ok = bool((wins["sum"] >= wins["count"].map(_majority)).all())
     margin = (pivot["random"] - pivot["svd"]).groupby(level=["layer", "rank"]).mean()
     return Measurement(
-        measured="; ".join(f"L{layer} r={rank}: {int(w['sum'])}/{int(w['count'])}" for (layer, rank), w in wins.iterrows()),
+        measured="; ".join(
+            f"L{layer} r={rank}: {int(w['sum'])}/{int(w['count'])}" for (layer, rank), w in wins.iterrows()
+        ),
         verdict=verdict(ok),
         seeds=int(rows["seed"].nunique()),
         detail="Seed-mean L(random) − L(SVD) in nats: "
-        + "; ".join(f"L{layer} r={rank}: {m:+.4f}" for (layer, rank), m in margin.items()) + ".",
+        + "; ".join(f"L{layer} r={rank}: {m:+.4f}" for (layer, rank), m in margin.items())
+        + ".",
     )
 
 
@@ -451,9 +508,12 @@ def recovery_grows_with_rank(data) -> Measurement:
         measured=f"largest drop of R between consecutive ranks = {worst:+.3f}",
         verdict=verdict(worst <= RECOVERY_NOISE),
         seeds=int(rows["seed"].nunique()),
-        detail="R by rank: " + "; ".join(
-            f"layer {layer}: " + ", ".join(f"r={r}: {v:.3f}" for r, v in series.items()) for layer, series in recovery.iterrows()
-        ) + ".",
+        detail="R by rank: "
+        + "; ".join(
+            f"layer {layer}: " + ", ".join(f"r={r}: {v:.3f}" for r, v in series.items())
+            for layer, series in recovery.iterrows()
+        )
+        + ".",
     )
 
 
@@ -478,8 +538,12 @@ def every_head_recovers_at_rank8(data) -> Measurement:
         verdict=verdict(median >= RECOVERY_MIN),
         seeds=int(rows["seed"].nunique()),
         detail=f"{int((rows['recovery'] >= RECOVERY_MIN).sum())} of {len(rows)} cells reach 0.9; lowest: "
-        + "; ".join(f"seed {r.seed} layer {r.layer} head {r.head}: {r.recovery:.3f} (ablation gap "
-                    f"{r.ablated_loss - r.teacher_loss:.4f} nats)" for r in low.itertuples()) + ".",
+        + "; ".join(
+            f"seed {r.seed} layer {r.layer} head {r.head}: {r.recovery:.3f} (ablation gap "
+            f"{r.ablated_loss - r.teacher_loss:.4f} nats)"
+            for r in low.itertuples()
+        )
+        + ".",
     )
 
 
@@ -495,8 +559,12 @@ def every_head_recovers_at_rank8(data) -> Measurement:
 )
 def late_positions_suffer_less(data) -> Measurement:
     deltas = position_deltas(data[POSITIONS])
-    rows = deltas[(deltas["condition"] == "student") & (deltas["init"] == "svd") & (deltas["stage"] == "zero_shot")
-                  & (deltas["rank"] <= BUCKET_MAX_RANK)]
+    rows = deltas[
+        (deltas["condition"] == "student")
+        & (deltas["init"] == "svd")
+        & (deltas["stage"] == "zero_shot")
+        & (deltas["rank"] <= BUCKET_MAX_RANK)
+    ]
     rows = _sweep_head_rows(rows, data)
     buckets = bucket_means(rows)
     first, last = buckets["bucket_start"].min(), buckets["bucket_start"].max()
@@ -510,17 +578,22 @@ def late_positions_suffer_less(data) -> Measurement:
         # how large the loss changes are where the check fails, against where it holds
         size = means[[first, last]].abs().max(axis=1)
         held = size.drop(failing)
-        why = (f" Why: the check fails in {len(failing)} of {len(late_ok)} (layer, rank) cells, where the seed-mean "
-               f"|Δloss| is at most {size.loc[failing].max():.2g} nats"
-               + (f" (at most {held.max():.2g} nats where it holds)" if len(held) else "")
-               + "; where a replaced head barely changes the loss, the bucket order can be set by evaluation noise.")
+        why = (
+            f" Why: the check fails in {len(failing)} of {len(late_ok)} (layer, rank) cells, where the seed-mean "
+            f"|Δloss| is at most {size.loc[failing].max():.2g} nats"
+            + (f" (at most {held.max():.2g} nats where it holds)" if len(held) else "")
+            + "; where a replaced head barely changes the loss, the bucket order can be set by evaluation noise."
+        )
     return Measurement(
-        measured="; ".join(f"L{layer} r={rank}: {int(w['sum'])}/{int(w['count'])}" for (layer, rank), w in late_ok.iterrows()),
+        measured="; ".join(
+            f"L{layer} r={rank}: {int(w['sum'])}/{int(w['count'])}" for (layer, rank), w in late_ok.iterrows()
+        ),
         verdict=verdict(ok),
         seeds=int(rows["seed"].nunique()),
         detail=f"Seed-mean Δloss (nats), first bucket starting at {first} vs last starting at {last}: "
         + "; ".join(f"L{layer} r={rank}: {m[first]:.4f} vs {m[last]:.4f}" for (layer, rank), m in means.iterrows())
-        + ". Which layer compresses better is reported, not judged (no evidence in the paper, reviewer R1)." + why,
+        + ". Which layer compresses better is reported, not judged (no evidence in the paper, reviewer R1)."
+        + why,
     )
 
 
@@ -542,16 +615,23 @@ def head_dim_gain_shrinks_with_length(data) -> Measurement:
     gain = per_seed.mean(axis=0)
     ok = bool((np.diff(gain.to_numpy()) <= 0).all())
     logs = np.log2(per_seed.columns.to_numpy(dtype=float))
-    slopes = [float(np.polyfit(logs, row.to_numpy(), 1)[0]) for _, row in per_seed.iterrows()] if len(logs) > 1 else [0.0]
+    slopes = (
+        [float(np.polyfit(logs, row.to_numpy(), 1)[0]) for _, row in per_seed.iterrows()] if len(logs) > 1 else [0.0]
+    )
     why = ""
     if not ok:
         lengths, values = list(gain.index), gain.to_numpy()
-        rises = [f"L={lengths[i]} → {lengths[i + 1]} ({format_number(values[i])} → {format_number(values[i + 1])})"
-                 for i in range(len(values) - 1) if values[i + 1] > values[i]]
+        rises = [
+            f"L={lengths[i]} → {lengths[i + 1]} ({format_number(values[i])} → {format_number(values[i + 1])})"
+            for i in range(len(values) - 1)
+            if values[i + 1] > values[i]
+        ]
         why = " Why: the gain rises at " + ", ".join(rises) + "."
         if (values < 0).all():
-            why += (f" The larger head dimension has the higher loss at every L (every gain < 0): at this training "
-                    f"length there is no benefit of d_h = {large} over d_h = {small} for saturation to shrink.")
+            why += (
+                f" The larger head dimension has the higher loss at every L (every gain < 0): at this training "
+                f"length there is no benefit of d_h = {large} over d_h = {small} for saturation to shrink."
+            )
     return Measurement(
         measured="gain: " + "; ".join(f"L={L}: {format_number(v)}" for L, v in gain.items()),
         verdict=verdict(ok),

@@ -25,7 +25,9 @@ PAPER = "param_allocation"
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("param_allocation", help="computations of 'Allocation of Parameters in Transformers'")
+    parser = subparsers.add_parser(
+        "param_allocation", help="computations of 'Allocation of Parameters in Transformers'"
+    )
     steps = parser.add_subparsers(dest="step", required=True, metavar="STEP")
 
     def add(name: str, help_text: str, func, seeded: bool = False, runs: bool = False):
@@ -46,13 +48,17 @@ def register(subparsers) -> None:
     sweep_parser = add("sweep", "train one-layer models for each head count", sweep, seeded=True, runs=True)
     sweep_parser.add_argument("--task", nargs="+", help="task names under sweep.tasks (default: every task)")
     add("saturation", "train low-rank student heads across lengths and ranks", saturation, seeded=True, runs=True)
-    teacher_parser = add("teacher", "head replacement and logit norms in a trained decoder", teacher, seeded=True, runs=True)
+    teacher_parser = add(
+        "teacher", "head replacement and logit norms in a trained decoder", teacher, seeded=True, runs=True
+    )
     teacher_parser.add_argument("--teacher", required=True, help="run directory of the trained decoder")
     teacher_parser.add_argument("--train-tokens", required=True, help="train split .npz (fine-tuning chunks)")
     teacher_parser.add_argument("--valid-tokens", required=True, help="valid split .npz (evaluation chunks)")
     teacher_parser.add_argument("--out-positions", required=True, help="CSV of per-position losses")
     teacher_parser.add_argument("--out-logits", required=True, help="CSV of attention-logit statistics")
-    decoders_parser = add("decoders", "train a decoder per (length, head dim) for one seed", decoders, seeded=True, runs=True)
+    decoders_parser = add(
+        "decoders", "train a decoder per (length, head dim) for one seed", decoders, seeded=True, runs=True
+    )
     decoders_parser.add_argument("--train-tokens", required=True)
     decoders_parser.add_argument("--valid-tokens", required=True)
     decoders_parser.add_argument("--out-curves", required=True, help="CSV of the loss curves")
@@ -61,8 +67,14 @@ def register(subparsers) -> None:
     concat_parser.add_argument("--out", required=True)
     concat_parser.set_defaults(func=concat)
     gather_parser = steps.add_parser("gather", help="concatenate several groups of CSV files")
-    gather_parser.add_argument("--group", nargs="+", action="append", required=True, metavar="OUT IN",
-                               help="the output CSV followed by its input CSVs; repeat for each group")
+    gather_parser.add_argument(
+        "--group",
+        nargs="+",
+        action="append",
+        required=True,
+        metavar="OUT IN",
+        help="the output CSV followed by its input CSVs; repeat for each group",
+    )
     gather_parser.set_defaults(func=gather)
 
 
@@ -147,15 +159,17 @@ def sweep(args: argparse.Namespace) -> int:
     """
     import pandas as pd
 
-    from repro.papers.param_allocation.head_allocation import sweep_heads
     from repro.data.streams import make_stream
+    from repro.papers.param_allocation.head_allocation import sweep_heads
 
     spec = json.loads(args.spec)
     tasks = args.task or sorted(spec["tasks"])
     unknown = [task for task in tasks if task not in spec["tasks"]]
     if unknown:
-        print(f"error: task(s) {', '.join(map(repr, unknown))} not under sweep.tasks ({', '.join(spec['tasks'])})",
-              file=sys.stderr)
+        print(
+            f"error: task(s) {', '.join(map(repr, unknown))} not under sweep.tasks ({', '.join(spec['tasks'])})",
+            file=sys.stderr,
+        )
         return 2
     tables = []
     for task in tasks:
@@ -182,8 +196,8 @@ def sweep(args: argparse.Namespace) -> int:
 
 
 def saturation(args: argparse.Namespace) -> int:
-    from repro.papers.param_allocation.head_allocation import fit_low_rank_students
     from repro.data.streams import TeacherAttention
+    from repro.papers.param_allocation.head_allocation import fit_low_rank_students
 
     spec = json.loads(args.spec)
     teacher = TeacherAttention(args.seed, spec["dim"], spec["logit_bound"], spec["spectrum_decay"])
@@ -212,9 +226,9 @@ def teacher(args: argparse.Namespace) -> int:
     import numpy as np
     import torch
 
+    from repro.data.lm_tokens import load_token_chunks
     from repro.papers.param_allocation.logit_norms import logit_statistics
     from repro.papers.param_allocation.replacement_study import replacement_study
-    from repro.data.lm_tokens import load_token_chunks
     from repro.runs import load_model
     from repro.training.seeding import generator
 
@@ -226,8 +240,11 @@ def teacher(args: argparse.Namespace) -> int:
     train_chunks = load_token_chunks(args.train_tokens, length)
     settings = spec["replacement"]
     if len(train_chunks) < settings["finetune_chunks"]:
-        print(f"error: the train split has {len(train_chunks)} chunks, fewer than replacement.finetune_chunks="
-              f"{settings['finetune_chunks']}", file=sys.stderr)
+        print(
+            f"error: the train split has {len(train_chunks)} chunks, fewer than replacement.finetune_chunks="
+            f"{settings['finetune_chunks']}",
+            file=sys.stderr,
+        )
         return 2
     order = torch.randperm(len(train_chunks), generator=generator(args.seed, "finetune-chunks"))
     finetune_tokens = train_chunks[order[: settings["finetune_chunks"]]]
@@ -265,8 +282,8 @@ def decoders(args: argparse.Namespace) -> int:
     """Fig 5: spec is the config section `decoders`; the vocabulary is the tokenizer's (from the token file)."""
     import torch
 
-    from repro.papers.param_allocation.head_dim_decoders import train_head_dim_grid
     from repro.data.lm_tokens import load_token_stream
+    from repro.papers.param_allocation.head_dim_decoders import train_head_dim_grid
 
     spec = json.loads(args.spec)
     torch.set_num_threads(args.threads)

@@ -20,9 +20,16 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from repro.papers.param_allocation.u_shape import interior_optimum  # re-exported: lives where claims can import it without torch
 from repro.data.streams import SequenceStream, TeacherAttention
-from repro.papers.param_allocation.shallow import LowRankHead, ShallowAttentionModel, ShallowConfig, attention_parameters
+from repro.papers.param_allocation.shallow import (
+    LowRankHead,
+    ShallowAttentionModel,
+    ShallowConfig,
+    attention_parameters,
+)
+from repro.papers.param_allocation.u_shape import (
+    interior_optimum,  # re-exported: lives where claims can import it without torch
+)
 from repro.training import TrainConfig, evaluate, train
 from repro.training.seeding import derive_seed
 from repro.training.stream_tasks import SequenceStreamTask, TeacherAttentionTask
@@ -137,7 +144,9 @@ def fit_low_rank_students(
     config = TrainConfig(**dict(train_config, seed=int(seed), threads=int(threads)))
     rows = []
     for length in lengths:
-        task = TeacherAttentionTask(teacher, int(length), queries_per_set, eval_sets, eval_seed=derive_seed(seed, "eval"))
+        task = TeacherAttentionTask(
+            teacher, int(length), queries_per_set, eval_sets, eval_seed=derive_seed(seed, "eval")
+        )
         for rank in ranks:
             rank = int(rank)
             torch.manual_seed(derive_seed(seed, "student-init", rank))

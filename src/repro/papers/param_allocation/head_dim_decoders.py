@@ -28,13 +28,23 @@ def run_name(length: int, head_dim: int) -> str:
     return f"L{int(length):04d}_dh{int(head_dim):03d}"
 
 
-def grid_spec(model: dict, train_config: dict, length: int, head_dim: int, tokens_per_step: int,
-              vocab_size: int, seed: int, threads: int = 1) -> tuple[dict, TrainConfig]:
+def grid_spec(
+    model: dict,
+    train_config: dict,
+    length: int,
+    head_dim: int,
+    tokens_per_step: int,
+    vocab_size: int,
+    seed: int,
+    threads: int = 1,
+) -> tuple[dict, TrainConfig]:
     """The model fields and TrainConfig of one grid point (raises ValueError on a bad combination)."""
     if tokens_per_step % length:
         raise ValueError(f"tokens_per_step={tokens_per_step} is not a multiple of the sequence length {length}")
     fields = dict(model, max_seq_len=int(length), head_dim=int(head_dim), vocab_size=int(vocab_size))
-    config = TrainConfig(**dict(train_config, batch_size=tokens_per_step // length, seed=int(seed), threads=int(threads)))
+    config = TrainConfig(
+        **dict(train_config, batch_size=tokens_per_step // length, seed=int(seed), threads=int(threads))
+    )
     return fields, config
 
 
@@ -67,11 +77,15 @@ def train_head_dim_grid(
         valid_chunks = load_token_chunks(valid_tokens, length)
         n_eval = max(1, int(eval_tokens) // length)
         if len(valid_chunks) < n_eval:
-            raise ValueError(f"the valid split has {len(valid_chunks)} chunks of {length} tokens, fewer than the "
-                             f"{n_eval} that eval_tokens={eval_tokens} needs")
+            raise ValueError(
+                f"the valid split has {len(valid_chunks)} chunks of {length} tokens, fewer than the "
+                f"{n_eval} that eval_tokens={eval_tokens} needs"
+            )
         task = LanguageModelTask(train_chunks, valid_chunks[:n_eval])
         for head_dim in head_dims:
-            fields, config = grid_spec(model, train_config, length, int(head_dim), tokens_per_step, vocab_size, seed, threads)
+            fields, config = grid_spec(
+                model, train_config, length, int(head_dim), tokens_per_step, vocab_size, seed, threads
+            )
             cfg = config_from_dict(fields, where=f"head-dim decoder L={length}, d_h={head_dim}")
             torch.manual_seed(derive_seed(seed, "init"))
             net = Transformer(cfg)
@@ -80,15 +94,28 @@ def train_head_dim_grid(
             result = train(net, task, config, run_dir, move_stale=True, progress=False)
             attention = sum(p.numel() for block in net.blocks for p in block.attn.parameters())
             keys = {"seed": int(seed), "length": length, "head_dim": int(head_dim)}
-            runs.append(dict(keys, heads=cfg.n_heads[0], d_model=cfg.d_model, n_layers=cfg.n_layers,
-                             parameters=count_parameters(net), attention_parameters=attention, steps=result.step,
-                             batch_size=config.batch_size, tokens=result.tokens, train_seconds=result.seconds,
-                             eval_loss=result.eval_loss, eval_chunks=n_eval))
+            runs.append(
+                dict(
+                    keys,
+                    heads=cfg.n_heads[0],
+                    d_model=cfg.d_model,
+                    n_layers=cfg.n_layers,
+                    parameters=count_parameters(net),
+                    attention_parameters=attention,
+                    steps=result.step,
+                    batch_size=config.batch_size,
+                    tokens=result.tokens,
+                    train_seconds=result.seconds,
+                    eval_loss=result.eval_loss,
+                    eval_chunks=n_eval,
+                )
+            )
             for row in read_metrics(run_dir):
                 for split in ("train", "eval"):
                     if row.get(f"{split}_loss") is not None:
-                        curves.append(dict(keys, step=row["step"], tokens=row["tokens"], split=split,
-                                           loss=row[f"{split}_loss"]))
+                        curves.append(
+                            dict(keys, step=row["step"], tokens=row["tokens"], split=split, loss=row[f"{split}_loss"])
+                        )
     return pd.DataFrame(runs), pd.DataFrame(curves)
 
 

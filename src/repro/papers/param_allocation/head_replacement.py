@@ -56,7 +56,9 @@ class StudentHead(nn.Module):
     def __init__(self, d_model: int, rank: int):
         super().__init__()
         if not (isinstance(rank, int) and rank >= 1 and d_model >= 1):
-            raise ValueError(f"StudentHead needs d_model ≥ 1 and an integer rank ≥ 1 (got d_model={d_model}, rank={rank!r})")
+            raise ValueError(
+                f"StudentHead needs d_model ≥ 1 and an integer rank ≥ 1 (got d_model={d_model}, rank={rank!r})"
+            )
         self.d_model, self.rank = int(d_model), int(rank)
         self.w_query = nn.Parameter(torch.zeros(rank, d_model))
         self.w_key = nn.Parameter(torch.zeros(rank, d_model))
@@ -78,8 +80,10 @@ def _check_head(attn: Attention, head: int) -> None:
     if attn.kind != "softmax":
         raise ValueError(f"head replacement needs softmax attention, layer {attn.layer} has {attn.kind!r}")
     if attn.position in UNSUPPORTED_POSITIONS:
-        raise ValueError(f"position={attn.position!r} makes a head's logits non-bilinear in its inputs; "
-                         f"head replacement needs learned, sinusoidal or no positions (catalog P10)")
+        raise ValueError(
+            f"position={attn.position!r} makes a head's logits non-bilinear in its inputs; "
+            f"head replacement needs learned, sinusoidal or no positions (catalog P10)"
+        )
     if attn.q_proj.bias is not None or attn.k_proj.bias is not None or getattr(attn.value, "bias", None) is not None:
         raise ValueError("head replacement needs qk_bias=false and vo_bias=false (the bilinear forms are then exact)")
     if attn.value.kind == "identity" or attn.proj.kind == "identity":
@@ -164,8 +168,13 @@ def added_head(model: Transformer, layer: int, student: nn.Module) -> Iterator[N
         handle.remove()
 
 
-def replaced_logits(model: Transformer, tokens: Tensor, layer: int | None = None, head: int | None = None,
-                    student: nn.Module | None = None) -> Tensor:
+def replaced_logits(
+    model: Transformer,
+    tokens: Tensor,
+    layer: int | None = None,
+    head: int | None = None,
+    student: nn.Module | None = None,
+) -> Tensor:
     """Logits [B, T, V] of the teacher, of the teacher without (layer, head) (student None), or of the
     teacher with (layer, head) replaced by `student`."""
     if layer is None:
@@ -179,8 +188,14 @@ def replaced_logits(model: Transformer, tokens: Tensor, layer: int | None = None
 
 
 @torch.no_grad()
-def position_losses(model: Transformer, tokens: Tensor, layer: int | None = None, head: int | None = None,
-                    student: nn.Module | None = None, batch_size: int = 16) -> Tensor:
+def position_losses(
+    model: Transformer,
+    tokens: Tensor,
+    layer: int | None = None,
+    head: int | None = None,
+    student: nn.Module | None = None,
+    batch_size: int = 16,
+) -> Tensor:
     """Mean next-token cross-entropy per position over the chunks `tokens` [N, T]: float64 [T − 1]
     (position t predicts token t + 1). Their mean is the LM loss of the fixed evaluation set."""
     was_training = model.training
@@ -198,14 +213,19 @@ def position_losses(model: Transformer, tokens: Tensor, layer: int | None = None
 
 
 @torch.no_grad()
-def attention_io(model: Transformer, tokens: Tensor, layers: list[int], batch_size: int = 32) -> dict[int, tuple[Tensor, Tensor]]:
+def attention_io(
+    model: Transformer, tokens: Tensor, layers: list[int], batch_size: int = 32
+) -> dict[int, tuple[Tensor, Tensor]]:
     """For each layer: (attention inputs [N, T, d], per-head contexts before W^P [N, H, T, d_h])."""
     inputs: dict[int, list[Tensor]] = {layer: [] for layer in layers}
     contexts: dict[int, list[Tensor]] = {layer: [] for layer in layers}
     handles = []
     for layer in layers:
-        handles.append(model.blocks[layer].attn.register_forward_hook(
-            lambda module, args, output, layer=layer: inputs[layer].append(args[0].detach())))
+        handles.append(
+            model.blocks[layer].attn.register_forward_hook(
+                lambda module, args, output, layer=layer: inputs[layer].append(args[0].detach())
+            )
+        )
 
     def store(x: Tensor, name: str) -> None:
         contexts[int(name.split(".")[1])].append(x.detach())
@@ -237,11 +257,14 @@ class HeadDistillationTask:
     the held-out mean (a constant), so the loss reads as the fraction of the head's output not matched.
     """
 
-    def __init__(self, inputs: Tensor, targets: Tensor, eval_inputs: Tensor, eval_targets: Tensor,
-                 eval_batch_size: int = 64):
+    def __init__(
+        self, inputs: Tensor, targets: Tensor, eval_inputs: Tensor, eval_targets: Tensor, eval_batch_size: int = 64
+    ):
         if inputs.shape != targets.shape or eval_inputs.shape != eval_targets.shape or inputs.dim() != 3:
-            raise ValueError(f"inputs and targets must both be [N, T, d]; got {tuple(inputs.shape)}, "
-                             f"{tuple(targets.shape)}, {tuple(eval_inputs.shape)}, {tuple(eval_targets.shape)}")
+            raise ValueError(
+                f"inputs and targets must both be [N, T, d]; got {tuple(inputs.shape)}, "
+                f"{tuple(targets.shape)}, {tuple(eval_inputs.shape)}, {tuple(eval_targets.shape)}"
+            )
         self.inputs, self.targets = inputs, targets
         self.eval_inputs, self.eval_targets = eval_inputs, eval_targets
         self.eval_batch_size = int(eval_batch_size)

@@ -39,6 +39,7 @@ def query_logits(model: Transformer, tokens: torch.Tensor, batch_size: int = 32)
     def store(target):
         def fn(x: torch.Tensor, name: str) -> None:
             target[int(name.split(".")[1])].append(x.detach())
+
         return fn
 
     hooks = {}
@@ -46,7 +47,9 @@ def query_logits(model: Transformer, tokens: torch.Tensor, batch_size: int = 32)
         hooks[f"blocks.{layer}.attn.hook_q"] = store(queries)
         hooks[f"blocks.{layer}.attn.hook_k"] = store(keys)
     if model.cfg.position in ("rope", "alibi"):
-        raise ValueError(f"query_logits reads q·k before positions act; position={model.cfg.position!r} changes the logits")
+        raise ValueError(
+            f"query_logits reads q·k before positions act; position={model.cfg.position!r} changes the logits"
+        )
     was_training = model.training
     model.eval()
     try:

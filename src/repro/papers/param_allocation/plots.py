@@ -11,7 +11,12 @@ import numpy as np
 import pandas as pd
 
 POSITION_STYLE = {
-    "alibi": {"color": "#D55E00", "marker": "o", "linestyle": "-", "label": "ALiBi-type (learnable slopes, no content QK)"},
+    "alibi": {
+        "color": "#D55E00",
+        "marker": "o",
+        "linestyle": "-",
+        "label": "ALiBi-type (learnable slopes, no content QK)",
+    },
     "learned": {"color": "#0072B2", "marker": "s", "linestyle": "--", "label": "learned positions + content QK"},
 }
 
@@ -26,7 +31,9 @@ def plot_sweep(ax, rows: pd.DataFrame, column: str, best: str = "min") -> None:
         ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0.0), capsize=3, markersize=5, **style)
         ax.scatter(part["heads"], part[column], color=style["color"], alpha=0.25, s=10, zorder=1)
         pick = stats["mean"].idxmin() if best == "min" else stats["mean"].idxmax()
-        ax.scatter([pick], [stats.loc[pick, "mean"]], marker="*", s=220, color=style["color"], edgecolor="black", zorder=5)
+        ax.scatter(
+            [pick], [stats.loc[pick, "mean"]], marker="*", s=220, color=style["color"], edgecolor="black", zorder=5
+        )
     heads = sorted(rows["heads"].unique())
     ax.set_xscale("log", base=2)
     ax.set_xticks(heads)

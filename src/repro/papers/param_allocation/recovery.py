@@ -15,9 +15,12 @@ KEYS = ["seed", "layer", "head", "rank", "init", "stage"]
 
 def with_recovery(summary: pd.DataFrame) -> pd.DataFrame:
     """The student rows of `summary` with teacher_loss, ablated_loss (same seed, layer, head) and recovery."""
-    teacher = summary[summary["condition"] == "teacher"][["seed", "eval_loss"]].rename(columns={"eval_loss": "teacher_loss"})
+    teacher = summary[summary["condition"] == "teacher"][["seed", "eval_loss"]].rename(
+        columns={"eval_loss": "teacher_loss"}
+    )
     ablated = summary[summary["condition"] == "ablated"][["seed", "layer", "head", "eval_loss"]].rename(
-        columns={"eval_loss": "ablated_loss"})
+        columns={"eval_loss": "ablated_loss"}
+    )
     students = summary[summary["condition"] == "student"]
     rows = students.merge(teacher, on="seed", how="left").merge(ablated, on=["seed", "layer", "head"], how="left")
     if rows[["teacher_loss", "ablated_loss"]].isna().any().any():
@@ -38,7 +41,8 @@ def position_deltas(positions: pd.DataFrame) -> pd.DataFrame:
     """Student and ablation rows of the per-position table with `delta` = loss − the seed's teacher loss
     at the same position."""
     teacher = positions[positions["condition"] == "teacher"][["seed", "position", "loss"]].rename(
-        columns={"loss": "teacher_loss"})
+        columns={"loss": "teacher_loss"}
+    )
     rows = positions[positions["condition"] != "teacher"].merge(teacher, on=["seed", "position"], how="left")
     if rows["teacher_loss"].isna().any():
         raise ValueError("every per-position row needs its seed's teacher row at the same position")

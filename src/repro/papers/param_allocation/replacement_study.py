@@ -26,6 +26,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from repro.models.transformer import Transformer
 from repro.papers.param_allocation.head_replacement import (
     HeadDistillationTask,
     attention_io,
@@ -34,7 +35,6 @@ from repro.papers.param_allocation.head_replacement import (
     random_student,
     svd_student,
 )
-from repro.models.transformer import Transformer
 from repro.training import TrainConfig, evaluate, train
 
 INITS = ("svd", "random")
@@ -100,7 +100,10 @@ def replacement_study(
         summary.append(row)
         positions.extend(dict(seed=int(seed), **keys, position=t, loss=float(v)) for t, v in enumerate(losses))
 
-    record(dict(layer=-1, head=-1, rank=0, init="none", stage="none", condition="teacher"), position_losses(model, eval_tokens))
+    record(
+        dict(layer=-1, head=-1, rank=0, init="none", stage="none", condition="teacher"),
+        position_losses(model, eval_tokens),
+    )
     train_io = attention_io(model, finetune_tokens, layers)
     held_io = attention_io(model, eval_tokens[:distill_eval_chunks], layers)
     for layer in layers:
@@ -110,28 +113,42 @@ def replacement_study(
 
     for layer, h, rank, init in student_jobs(n_heads, layers, head, ranks, heatmap_rank):
         attn = model.blocks[layer].attn
-        task = HeadDistillationTask(train_io[layer][0], head_output(attn, h, train_io[layer][1]),
-                                    held_io[layer][0], head_output(attn, h, held_io[layer][1]))
+        task = HeadDistillationTask(
+            train_io[layer][0],
+            head_output(attn, h, train_io[layer][1]),
+            held_io[layer][0],
+            head_output(attn, h, held_io[layer][1]),
+        )
         if init == "svd":
             student = svd_student(attn, h, rank)
         else:
             student = random_student(model.cfg.d_model, rank, init_std, seed, layer, h, rank)
         keys = dict(layer=layer, head=h, rank=rank, init=init, condition="student")
         size = student.parameter_count()
-        record(dict(keys, stage="zero_shot"), position_losses(model, eval_tokens, layer, h, student),
-               distill_error=evaluate(student, task), student_parameters=size)
+        record(
+            dict(keys, stage="zero_shot"),
+            position_losses(model, eval_tokens, layer, h, student),
+            distill_error=evaluate(student, task),
+            student_parameters=size,
+        )
         if init == "svd" and rank >= head_dim:
             # The student is the teacher head (up to rounding): Adam would only turn rounding-level gradients
             # into lr-sized steps, so it is not fine-tuned and its zero-shot evaluation stands for both stages.
             summary.append(dict(summary[-1], stage="finetuned"))
-            positions.extend(dict(row, stage="finetuned") for row in positions[-(eval_tokens.shape[1] - 1):])
+            positions.extend(dict(row, stage="finetuned") for row in positions[-(eval_tokens.shape[1] - 1) :])
             continue
         started = time.perf_counter()
         result = _train(student, task, config, Path(runs_dir) / f"layer{layer}_head{h}_{init}_r{rank:03d}")
         seconds = time.perf_counter() - started
         student.eval()
-        record(dict(keys, stage="finetuned"), position_losses(model, eval_tokens, layer, h, student),
-               distill_error=result.eval_loss, steps=result.step, train_seconds=seconds, student_parameters=size)
+        record(
+            dict(keys, stage="finetuned"),
+            position_losses(model, eval_tokens, layer, h, student),
+            distill_error=result.eval_loss,
+            steps=result.step,
+            train_seconds=seconds,
+            student_parameters=size,
+        )
     return pd.DataFrame(summary), pd.DataFrame(positions)
 
 

@@ -70,7 +70,9 @@ class ShallowConfig:
         if self.input_kind not in INPUT_KINDS:
             raise ConfigError(f"shallow model: input_kind={self.input_kind!r}; choose one of: {', '.join(INPUT_KINDS)}")
         if self.position not in SHALLOW_POSITIONS:
-            raise ConfigError(f"shallow model: position={self.position!r}; choose one of: {', '.join(SHALLOW_POSITIONS)}")
+            raise ConfigError(
+                f"shallow model: position={self.position!r}; choose one of: {', '.join(SHALLOW_POSITIONS)}"
+            )
         for name in ("input_size", "output_size", "d_model", "n_heads", "head_dim", "max_seq_len"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -161,7 +163,9 @@ class ShallowAttentionModel(nn.Module):
         super().__init__()
         self.cfg = cfg
         d = cfg.d_model
-        self.embed = nn.Embedding(cfg.input_size, d) if cfg.input_kind == "tokens" else nn.Linear(cfg.input_size, d, bias=False)
+        self.embed = (
+            nn.Embedding(cfg.input_size, d) if cfg.input_kind == "tokens" else nn.Linear(cfg.input_size, d, bias=False)
+        )
         self.pos_emb = nn.Embedding(cfg.max_seq_len, d) if cfg.position == "learned" else None
         self.attn_norm = nn.LayerNorm(d)
         self.attn = ShallowAttention(cfg)
@@ -221,7 +225,7 @@ class LowRankHead(nn.Module):
         self.w_key = nn.Parameter(torch.randn(dim, rank) * std)
 
     @classmethod
-    def from_bilinear(cls, bilinear: Tensor, rank: int) -> "LowRankHead":
+    def from_bilinear(cls, bilinear: Tensor, rank: int) -> LowRankHead:
         """The truncated-SVD student of a teacher with logits qᵀ A k (catalog §1.6).
 
         A = U Σ Vᵀ; W_Q = U_r Σ_r^{1/2} s, W_K = V_r Σ_r^{1/2} s with s = r^{1/4}, so that

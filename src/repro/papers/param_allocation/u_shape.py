@@ -10,8 +10,14 @@ import math
 import pandas as pd
 
 
-def interior_optimum(frame: pd.DataFrame, x: str = "heads", y: str = "eval_loss", seed: str = "seed",
-                     edge_ratio: float = 1.1, spread_factor: float = 2.0) -> dict:
+def interior_optimum(
+    frame: pd.DataFrame,
+    x: str = "heads",
+    y: str = "eval_loss",
+    seed: str = "seed",
+    edge_ratio: float = 1.1,
+    spread_factor: float = 2.0,
+) -> dict:
     """Is the curve mean_seeds(y) against x U-shaped? The catalog's three conditions (Fig 2 check):
 
     interior:  the argmin of the seed-mean lies strictly between the smallest and largest x;

@@ -1,17 +1,17 @@
 """He & Hofmann, "Simplifying Transformer Blocks" (ICLR 2024): everything particular to this paper.
 
-    checks             the config section check
-    commands           `python -m repro simplified_blocks <action>`: structure, variants, throughput,
-                       curves, gains, and the masked-LM actions of mlm_commands
-    mlm_commands       the masked-LM part: prose, glue-data, pretrain, finetune, glue, hub-glue
-    claims, mlm_claims the registered claims of every figure and table, and DEVIATIONS
-    block_structure    what a block is made of, and the exact identities of the simplified blocks
-    structure_checks   those identities and parameter counts measured on the configured variants
-    lr_duality         the learning-rate duality of reparameterised weights (Fig 9)
-    variant_table      one row per variant: its resolved block spec and training settings
-    equal_budget       losses at an equal budget of steps or seconds
-    gain_trajectories  the trainable gains of runs trained with log_gains (Figs 4, 16-22)
-    glue_finetune      fine-tuning a pre-trained encoder on the GLUE stand-in, and its metrics
-    block_diagram, trajectory_plots
-                       figure helpers of the notebooks
+checks             the config section check
+commands           `python -m repro simplified_blocks <action>`: structure, variants, throughput,
+                   curves, gains, and the masked-LM actions of mlm_commands
+mlm_commands       the masked-LM part: prose, glue-data, pretrain, finetune, glue, hub-glue
+claims, mlm_claims the registered claims of every figure and table, and DEVIATIONS
+block_structure    what a block is made of, and the exact identities of the simplified blocks
+structure_checks   those identities and parameter counts measured on the configured variants
+lr_duality         the learning-rate duality of reparameterised weights (Fig 9)
+variant_table      one row per variant: its resolved block spec and training settings
+equal_budget       losses at an equal budget of steps or seconds
+gain_trajectories  the trainable gains of runs trained with log_gains (Figs 4, 16-22)
+glue_finetune      fine-tuning a pre-trained encoder on the GLUE stand-in, and its metrics
+block_diagram, trajectory_plots
+                   figure helpers of the notebooks
 """

@@ -41,7 +41,18 @@ class _Node:
 
 def _by_component(rows: list[dict]) -> dict[str, dict]:
     table = {row["component"]: row for row in rows}
-    missing = {"norm1", "value", "attention", "proj", "attn_gain", "attn_skip", "norm2", "mlp", "mlp_gain", "mlp_skip"} - set(table)
+    missing = {
+        "norm1",
+        "value",
+        "attention",
+        "proj",
+        "attn_gain",
+        "attn_skip",
+        "norm2",
+        "mlp",
+        "mlp_gain",
+        "mlp_skip",
+    } - set(table)
     if missing:
         raise ValueError(f"inventory rows lack components {sorted(missing)}")
     return table
@@ -83,29 +94,65 @@ def _attention_node(row: dict, zero_query: bool) -> _Node:
 
 def _chains(table: dict[str, dict]) -> tuple[list[_Node], list[_Node]]:
     zero_query = table.get("query_key", {}).get("kind", "").startswith("zero")
-    attn = [_matrix_node(table["value"], "W^V"), _attention_node(table["attention"], zero_query),
-            _matrix_node(table["proj"], "W^P"), _gain_node(table["attn_gain"], "β_{SA}")]
-    mlp = [_Node(f"MLP  ({table['mlp']['kind'].split(' ')[0]})", COLOURS["mlp"]), _gain_node(table["mlp_gain"], "β_{FF}")]
+    attn = [
+        _matrix_node(table["value"], "W^V"),
+        _attention_node(table["attention"], zero_query),
+        _matrix_node(table["proj"], "W^P"),
+        _gain_node(table["attn_gain"], "β_{SA}"),
+    ]
+    mlp = [
+        _Node(f"MLP  ({table['mlp']['kind'].split(' ')[0]})", COLOURS["mlp"]),
+        _gain_node(table["mlp_gain"], "β_{FF}"),
+    ]
     return [n for n in attn if n is not None], [n for n in mlp if n is not None]
 
 
 def _box(ax, x: float, y: float, node: _Node) -> None:
     h = node.height
-    ax.add_patch(FancyBboxPatch((x - BOX_W / 2, y - h / 2), BOX_W, h, boxstyle="round,pad=0.02,rounding_size=0.08",
-                                facecolor=node.colour, edgecolor="#333333", linewidth=0.8, alpha=0.85))
+    ax.add_patch(
+        FancyBboxPatch(
+            (x - BOX_W / 2, y - h / 2),
+            BOX_W,
+            h,
+            boxstyle="round,pad=0.02,rounding_size=0.08",
+            facecolor=node.colour,
+            edgecolor="#333333",
+            linewidth=0.8,
+            alpha=0.85,
+        )
+    )
     ax.text(x, y, node.label, ha="center", va="center", fontsize=6.5, linespacing=1.3)
 
 
-def _arrow(ax, start: tuple[float, float], end: tuple[float, float], label: str | None = None, side: float = -1) -> None:
-    ax.annotate("", xy=end, xytext=start, arrowprops=dict(arrowstyle="-|>", color="#333333", lw=0.8, shrinkA=0, shrinkB=0))
+def _arrow(
+    ax, start: tuple[float, float], end: tuple[float, float], label: str | None = None, side: float = -1
+) -> None:
+    ax.annotate(
+        "", xy=end, xytext=start, arrowprops=dict(arrowstyle="-|>", color="#333333", lw=0.8, shrinkA=0, shrinkB=0)
+    )
     if label:
-        ax.text((start[0] + end[0]) / 2 + 0.12 * side, (start[1] + end[1]) / 2, label, fontsize=6.5,
-                ha="right" if side < 0 else "left", va="center")
+        ax.text(
+            (start[0] + end[0]) / 2 + 0.12 * side,
+            (start[1] + end[1]) / 2,
+            label,
+            fontsize=6.5,
+            ha="right" if side < 0 else "left",
+            va="center",
+        )
 
 
 def _plus(ax, x: float, y: float) -> None:
-    ax.add_patch(FancyBboxPatch((x - 0.14, y - 0.14), 0.28, 0.28, boxstyle="circle,pad=0", facecolor="white",
-                                edgecolor="#333333", linewidth=0.8))
+    ax.add_patch(
+        FancyBboxPatch(
+            (x - 0.14, y - 0.14),
+            0.28,
+            0.28,
+            boxstyle="circle,pad=0",
+            facecolor="white",
+            edgecolor="#333333",
+            linewidth=0.8,
+        )
+    )
     ax.text(x, y, "+", ha="center", va="center", fontsize=8)
 
 
@@ -168,7 +215,9 @@ def draw_block(ax, rows: list[dict], title: str = "") -> list[str]:
             _skip(ax, 0, y + 0.02, 0, y_mid, _skip_label(table["attn_skip"], "$α_{SA}$"), offset=1.45)
             top = y_mid + 0.14
         y_branch = top
-        second = ([_Node(_norm_label(table["norm2"]["kind"]), COLOURS["norm"])] if table["norm2"]["present"] else []) + mlp_nodes
+        second = (
+            [_Node(_norm_label(table["norm2"]["kind"]), COLOURS["norm"])] if table["norm2"]["present"] else []
+        ) + mlp_nodes
         top = _column(ax, 0, y_branch, second)
         if table["mlp_skip"]["present"]:
             y_add = top + GAP + 0.14
@@ -179,13 +228,25 @@ def draw_block(ax, rows: list[dict], title: str = "") -> list[str]:
         y_out = top
     _arrow(ax, (0, y_out), (0, y_out + GAP))
     ax.text(0, y_out + GAP + 0.05, "$X_{out}$", ha="center", va="bottom", fontsize=8)
-    removed = [REMOVED_NAMES[c] for c in REMOVED_NAMES if not table[c]["present"] and not (parallel and c in ("norm2", "mlp_skip"))]
+    removed = [
+        REMOVED_NAMES[c]
+        for c in REMOVED_NAMES
+        if not table[c]["present"] and not (parallel and c in ("norm2", "mlp_skip"))
+    ]
     ax.set_xlim(-3.3, 3.3)
     ax.set_ylim(-0.9, y_out + GAP + 0.6)
     ax.set_aspect("equal")
     ax.axis("off")
     if title:
         ax.set_title(title, fontsize=9, loc="center")
-    ax.text(0, -0.55, ("removed: " + ", ".join(removed)) if removed else "nothing removed", ha="center", va="top",
-            fontsize=6.5, color="#555555", wrap=True)
+    ax.text(
+        0,
+        -0.55,
+        ("removed: " + ", ".join(removed)) if removed else "nothing removed",
+        ha="center",
+        va="top",
+        fontsize=6.5,
+        color="#555555",
+        wrap=True,
+    )
     return removed

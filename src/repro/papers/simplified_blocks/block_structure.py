@@ -71,7 +71,12 @@ def _matrix_row(matrix) -> tuple[bool, str, bool, int]:
     if kind == "reparam":
         init = "I" if torch.equal(matrix.w_init, torch.eye(*matrix.w_init.shape, dtype=matrix.w_init.dtype)) else "orth"
         gains = "trainable" if isinstance(matrix.skip_gain, nn.Parameter) else "fixed"
-        return True, f"reparam α·{init}+β·ΔW, {gains} α={float(matrix.skip_gain.detach()):g} β={float(matrix.resid_gain.detach()):g}", True, params
+        return (
+            True,
+            f"reparam α·{init}+β·ΔW, {gains} α={float(matrix.skip_gain.detach()):g} β={float(matrix.resid_gain.detach()):g}",
+            True,
+            params,
+        )
     return True, kind, params > 0, params
 
 
@@ -79,7 +84,9 @@ def _attention_kind(attn) -> str:
     if attn.kind == "softmax":
         return "softmax A"
     trainable = isinstance(attn.mat_skip_gain, nn.Parameter)
-    gains = f"α={float(attn.mat_skip_gain.detach().flatten()[0]):g} β={float(attn.mat_resid_gain.detach().flatten()[0]):g}"
+    gains = (
+        f"α={float(attn.mat_skip_gain.detach().flatten()[0]):g} β={float(attn.mat_resid_gain.detach().flatten()[0]):g}"
+    )
     if attn.kind == "shaped":
         gains += f" γ={float(attn.centre_gain.detach().flatten()[0]):g}"
         formula = "shaped αI+βA−γC"
@@ -100,25 +107,50 @@ def block_inventory(model: Transformer, variant: str = "") -> list[dict]:
         attn = block.attn
         q_k = _trainable_count(attn.q_proj) + _trainable_count(attn.k_proj)
         entries = {
-            "norm1": (block.norm1 is not None, _norm_kind(block.norm1), _trainable_count(block.norm1) > 0,
-                      _trainable_count(block.norm1)),
+            "norm1": (
+                block.norm1 is not None,
+                _norm_kind(block.norm1),
+                _trainable_count(block.norm1) > 0,
+                _trainable_count(block.norm1),
+            ),
             "query_key": (True, "zero-init W^Q" if _query_is_zero(attn) else "W^Q, W^K", True, q_k),
             "value": _matrix_row(attn.value),
-            "attention": (True, _attention_kind(attn), attn.kind != "softmax" and isinstance(
-                getattr(attn, "mat_skip_gain", None), nn.Parameter), _trainable_count_own(attn)),
+            "attention": (
+                True,
+                _attention_kind(attn),
+                attn.kind != "softmax" and isinstance(getattr(attn, "mat_skip_gain", None), nn.Parameter),
+                _trainable_count_own(attn),
+            ),
             "proj": _matrix_row(attn.proj),
             "attn_gain": _gain_row(block.attn_resid),
             "attn_skip": _gain_row(block.attn_skip),
-            "norm2": (block.norm2 is not None, "shared with norm1 (parallel)" if block.parallel else _norm_kind(block.norm2),
-                      _trainable_count(block.norm2) > 0, _trainable_count(block.norm2)),
+            "norm2": (
+                block.norm2 is not None,
+                "shared with norm1 (parallel)" if block.parallel else _norm_kind(block.norm2),
+                _trainable_count(block.norm2) > 0,
+                _trainable_count(block.norm2),
+            ),
             "mlp": (True, f"{cfg.activation} MLP d→{cfg.d_ff}→d", True, _trainable_count(block.mlp)),
             "mlp_gain": _gain_row(block.mlp_resid),
-            "mlp_skip": _gain_row(block.mlp_skip) if not block.parallel else (False, "parallel: one skip (attn_skip)", False, 0),
+            "mlp_skip": _gain_row(block.mlp_skip)
+            if not block.parallel
+            else (False, "parallel: one skip (attn_skip)", False, 0),
         }
         for component in COMPONENTS:
             present, kind, trainable, params = entries[component]
-            rows.append(dict(variant=variant, block=cfg.block, norm=cfg.norm, layer=layer, component=component,
-                             present=bool(present), kind=kind, trainable=bool(trainable), parameters=int(params)))
+            rows.append(
+                dict(
+                    variant=variant,
+                    block=cfg.block,
+                    norm=cfg.norm,
+                    layer=layer,
+                    component=component,
+                    present=bool(present),
+                    kind=kind,
+                    trainable=bool(trainable),
+                    parameters=int(params),
+                )
+            )
     return rows
 
 
@@ -244,8 +276,10 @@ def with_fields(cfg: TransformerConfig, **changes) -> TransformerConfig:
     values = cfg.to_dict()
     if len(set(values["n_heads"])) == 1:
         values["n_heads"] = values["n_heads"][0]
-    if len(set(values["head_dim"])) == 1 and isinstance(values["n_heads"], int) and (
-        values["head_dim"][0] * values["n_heads"] == cfg.d_model
+    if (
+        len(set(values["head_dim"])) == 1
+        and isinstance(values["n_heads"], int)
+        and (values["head_dim"][0] * values["n_heads"] == cfg.d_model)
     ):
         values["head_dim"] = None
     values.update(changes)

@@ -36,13 +36,17 @@ def check_section(config: dict, paper: str) -> list[str]:
             try:
                 config_from_dict(model, where="")
             except (ConfigError, TypeError) as err:
-                problems.append(f"config key {paper}.paper_size does not fit block {variant!r}: {str(err).removeprefix(': ')}")
+                problems.append(
+                    f"config key {paper}.paper_size does not fit block {variant!r}: {str(err).removeprefix(': ')}"
+                )
     if blocks and "pre_ln" not in blocks:
         problems.append(f"config key {paper}.blocks must include pre_ln, the reference of the speed ratios")
     mlm_device = section.get("mlm", {}).get("train", {}).get("device", "cpu")
     if mlm_device not in DEVICES:  # the GLUE fine-tuning's --device takes it too
-        problems.append(f"config key {paper}.mlm.train.device is {mlm_device!r}; allowed values: {', '.join(DEVICES)} "
-                        "(the GLUE fine-tuning runs there as well)")
+        problems.append(
+            f"config key {paper}.mlm.train.device is {mlm_device!r}; allowed values: {', '.join(DEVICES)} "
+            "(the GLUE fine-tuning runs there as well)"
+        )
     return problems + throughput_problems(config, paper) + mlm_problems(config, paper)
 
 
@@ -79,22 +83,32 @@ def mlm_problems(config: dict, paper: str) -> list[str]:
         why = f"the hub GLUE inputs, cut to {where}.model.max_seq_len = {need} tokens: raise it"
     else:
         need = 2 + 2 * mlm["glue"]["max_line_tokens"]
-        why = (f"the GLUE stand-in's sentence pairs of 2 + 2 × {where}.glue.max_line_tokens = {need} tokens: "
-               f"raise it or lower {where}.glue.max_line_tokens")
+        why = (
+            f"the GLUE stand-in's sentence pairs of 2 + 2 × {where}.glue.max_line_tokens = {need} tokens: "
+            f"raise it or lower {where}.glue.max_line_tokens"
+        )
     found: dict[str, str] = {}  # key -> what is wrong (one line per key, not per variant)
     for variant in mlm["variants"]:
         spec = run_spec(mlm, variant, 0)
         cfg = config_from_dict(dict(spec["model"], vocab_size=vocab), where="")
-        for field, value, wanted in (("causal", cfg.causal, False), ("output", cfg.output, "none"),
-                                     ("tie_embeddings", cfg.tie_embeddings, True)):
+        for field, value, wanted in (
+            ("causal", cfg.causal, False),
+            ("output", cfg.output, "none"),
+            ("tie_embeddings", cfg.tie_embeddings, True),
+        ):
             if value != wanted:
-                found.setdefault(source_key(where, mlm, variant, "model", field),
-                                 f"is {value!r}; a masked-LM encoder needs {field}: {str(wanted).lower()}")
+                found.setdefault(
+                    source_key(where, mlm, variant, "model", field),
+                    f"is {value!r}; a masked-LM encoder needs {field}: {str(wanted).lower()}",
+                )
         if spec["train"].get("time_budget_s") is None:
-            found.setdefault(source_key(where, mlm, variant, "train", "time_budget_s"),
-                             "is null; the masked-LM runs are compared at equal wall-clock time: set it in seconds")
+            found.setdefault(
+                source_key(where, mlm, variant, "train", "time_budget_s"),
+                "is null; the masked-LM runs are compared at equal wall-clock time: set it in seconds",
+            )
         if need is not None and cfg.position in TABLE_POSITIONS and cfg.max_seq_len < need:
-            found.setdefault(source_key(where, mlm, variant, "model", "max_seq_len"),
-                             f"is {cfg.max_seq_len} (positions: {cfg.position}); fine-tuning feeds the encoder "
-                             f"{why}")
+            found.setdefault(
+                source_key(where, mlm, variant, "model", "max_seq_len"),
+                f"is {cfg.max_seq_len} (positions: {cfg.position}); fine-tuning feeds the encoder {why}",
+            )
     return [f"config key {key} {text}" for key, text in found.items()]

@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from repro.analysis.training_curves import final_losses
 from repro.papers.simplified_blocks.equal_budget import loss_at, total
 from repro.papers.simplified_blocks.gain_trajectories import final as final_step
 from repro.papers.simplified_blocks.gain_trajectories import ratios
-from repro.analysis.training_curves import final_losses
 from repro.pipeline.claims import (
     NOT_MEASURABLE,
     Measurement,
@@ -76,8 +76,12 @@ def _compare(data, csvs, variant, reference, test, label, delta_rel=RELATIVE_DEL
     if short:
         return short
     delta = _delta(table, delta_rel)
-    return Measurement(measured=measured, verdict=verdict(test(float(gaps.mean()), delta)), seeds=len(gaps),
-                       detail=f"tolerance {format_number(delta)} nats")
+    return Measurement(
+        measured=measured,
+        verdict=verdict(test(float(gaps.mean()), delta)),
+        seeds=len(gaps),
+        detail=f"tolerance {format_number(delta)} nats",
+    )
 
 
 def _variant_facts(data) -> pd.DataFrame:
@@ -91,42 +95,67 @@ def _matches_pre_ln(data, variant: str) -> Measurement:
     return _compare(data, [CURVES], variant, "pre_ln", lambda gap, d: abs(gap) <= d, f"L({variant}) − L(Pre-LN)")
 
 
-@claim(paper=PAPER, item="fig26", claim_id="sas_matches_pre_ln_per_step",
-       statement="SAS trains as fast per step as Pre-LN (same final eval loss).",
-       paper_value="SAS ≈ Pre-LN per step (Pre-LN ≈1.155 at 40K steps)",
-       tolerance="|L_SAS − L_PreLN| ≤ 2% of L_PreLN, mean over ≥2 seeds", inputs=[CURVES])
+@claim(
+    paper=PAPER,
+    item="fig26",
+    claim_id="sas_matches_pre_ln_per_step",
+    statement="SAS trains as fast per step as Pre-LN (same final eval loss).",
+    paper_value="SAS ≈ Pre-LN per step (Pre-LN ≈1.155 at 40K steps)",
+    tolerance="|L_SAS − L_PreLN| ≤ 2% of L_PreLN, mean over ≥2 seeds",
+    inputs=[CURVES],
+)
 def sas_matches_pre_ln_per_step(data) -> Measurement:
     return _matches_pre_ln(data, "sas")
 
 
-@claim(paper=PAPER, item="fig26", claim_id="sas_p_matches_pre_ln_per_step",
-       statement="SAS-P trains as fast per step as Pre-LN (same final eval loss).",
-       paper_value="SAS-P ≈ Pre-LN per step",
-       tolerance="|L_SAS-P − L_PreLN| ≤ 2% of L_PreLN, mean over ≥2 seeds", inputs=[CURVES])
+@claim(
+    paper=PAPER,
+    item="fig26",
+    claim_id="sas_p_matches_pre_ln_per_step",
+    statement="SAS-P trains as fast per step as Pre-LN (same final eval loss).",
+    paper_value="SAS-P ≈ Pre-LN per step",
+    tolerance="|L_SAS-P − L_PreLN| ≤ 2% of L_PreLN, mean over ≥2 seeds",
+    inputs=[CURVES],
+)
 def sas_p_matches_pre_ln_per_step(data) -> Measurement:
     return _matches_pre_ln(data, "sas_p")
 
 
-@claim(paper=PAPER, item="fig26", claim_id="parallel_matches_pre_ln_per_step",
-       statement="The parallel block trains as fast per step as Pre-LN.",
-       paper_value="Parallel ≈ Pre-LN per step",
-       tolerance="|L_Parallel − L_PreLN| ≤ 2% of L_PreLN, mean over ≥2 seeds", inputs=[CURVES])
+@claim(
+    paper=PAPER,
+    item="fig26",
+    claim_id="parallel_matches_pre_ln_per_step",
+    statement="The parallel block trains as fast per step as Pre-LN.",
+    paper_value="Parallel ≈ Pre-LN per step",
+    tolerance="|L_Parallel − L_PreLN| ≤ 2% of L_PreLN, mean over ≥2 seeds",
+    inputs=[CURVES],
+)
 def parallel_matches_pre_ln_per_step(data) -> Measurement:
     return _matches_pre_ln(data, "parallel")
 
 
-@claim(paper=PAPER, item="fig26", claim_id="no_norm_not_better_than_sas_p",
-       statement="Removing the norms from SAS-P makes it slightly worse, not better.",
-       paper_value="SAS-P no norm ≈1.245 vs Pre-LN ≈1.155 at 40K steps",
-       tolerance="L_SAS-P-nonorm ≥ L_SAS-P, mean over ≥2 seeds", inputs=[CURVES])
+@claim(
+    paper=PAPER,
+    item="fig26",
+    claim_id="no_norm_not_better_than_sas_p",
+    statement="Removing the norms from SAS-P makes it slightly worse, not better.",
+    paper_value="SAS-P no norm ≈1.245 vs Pre-LN ≈1.155 at 40K steps",
+    tolerance="L_SAS-P-nonorm ≥ L_SAS-P, mean over ≥2 seeds",
+    inputs=[CURVES],
+)
 def no_norm_not_better_than_sas_p(data) -> Measurement:
     return _compare(data, [CURVES], "sas_p_nonorm", "sas_p", lambda gap, d: gap >= 0.0, "L(SAS-P no norm) − L(SAS-P)")
 
 
-@claim(paper=PAPER, item="fig26", claim_id="vskipinit_trains_slower",
-       statement="Value-SkipInit (skipless attention, code variant) trains clearly slower than Pre-LN.",
-       paper_value="V-SkipInit ≈1.45 vs Pre-LN ≈1.155 at 40K steps",
-       tolerance="L_VSkipInit − L_PreLN > 2% of L_PreLN, mean over ≥2 seeds", inputs=[CURVES])
+@claim(
+    paper=PAPER,
+    item="fig26",
+    claim_id="vskipinit_trains_slower",
+    statement="Value-SkipInit (skipless attention, code variant) trains clearly slower than Pre-LN.",
+    paper_value="V-SkipInit ≈1.45 vs Pre-LN ≈1.155 at 40K steps",
+    tolerance="L_VSkipInit − L_PreLN > 2% of L_PreLN, mean over ≥2 seeds",
+    inputs=[CURVES],
+)
 def vskipinit_trains_slower(data) -> Measurement:
     return _compare(data, [CURVES], "vskipinit", "pre_ln", lambda gap, d: gap > d, "L(V-SkipInit) − L(Pre-LN)")
 
@@ -134,19 +163,28 @@ def vskipinit_trains_slower(data) -> Measurement:
 # ----------------------------------------------------------------------------------------- Fig 2
 
 
-@claim(paper=PAPER, item="fig02", claim_id="skipless_attention_trains_slower",
-       statement="Removing the attention skip (V-SkipInit, with shaped attention and MLP skip) trains clearly slower than Pre-LN.",
-       paper_value="final loss ≈1.45–1.5 (V-SkipInit) vs ≈1.15 (Pre-LN)",
-       tolerance="L_VSkipInit − L_PreLN > 2% of L_PreLN, mean over ≥2 seeds", inputs=[CURVES])
+@claim(
+    paper=PAPER,
+    item="fig02",
+    claim_id="skipless_attention_trains_slower",
+    statement="Removing the attention skip (V-SkipInit, with shaped attention and MLP skip) trains clearly slower than Pre-LN.",
+    paper_value="final loss ≈1.45–1.5 (V-SkipInit) vs ≈1.15 (Pre-LN)",
+    tolerance="L_VSkipInit − L_PreLN > 2% of L_PreLN, mean over ≥2 seeds",
+    inputs=[CURVES],
+)
 def skipless_attention_trains_slower(data) -> Measurement:
     return _compare(data, [CURVES], "vskipinit", "pre_ln", lambda gap, d: gap > d, "L(V-SkipInit) − L(Pre-LN)")
 
 
-@claim(paper=PAPER, item="fig02", claim_id="train_equals_eval",
-       statement="Train and eval losses agree for Pre-LN and V-SkipInit (single-epoch regime, no overfitting).",
-       paper_value="train ≈ eval for both blocks",
-       tolerance="|train − eval| ≤ 5% of eval at the last 3 evaluations, every seed of both blocks",
-       inputs=[CURVES])
+@claim(
+    paper=PAPER,
+    item="fig02",
+    claim_id="train_equals_eval",
+    statement="Train and eval losses agree for Pre-LN and V-SkipInit (single-epoch regime, no overfitting).",
+    paper_value="train ≈ eval for both blocks",
+    tolerance="|train − eval| ≤ 5% of eval at the last 3 evaluations, every seed of both blocks",
+    inputs=[CURVES],
+)
 def train_equals_eval(data) -> Measurement:
     curves = data[CURVES]
     worst, seeds = 0.0, set()
@@ -173,10 +211,17 @@ def _grid(data, csvs=(GRID,)) -> pd.DataFrame:
         if facts.loc[variant, "spec_value"] != "reparam" or bool(facts.loc[variant, "spec_reparam_trainable"]):
             continue
         for seed, loss in table[variant].dropna().items():
-            rows.append(dict(variant=variant, init=facts.loc[variant, "spec_reparam_init"],
-                             beta=float(facts.loc[variant, "spec_reparam_beta"]),
-                             ratio=float(facts.loc[variant, "value_proj_lr_ratio"]),
-                             tie=facts.loc[variant, "spec_reparam_tie"], seed=int(seed), loss=float(loss)))
+            rows.append(
+                dict(
+                    variant=variant,
+                    init=facts.loc[variant, "spec_reparam_init"],
+                    beta=float(facts.loc[variant, "spec_reparam_beta"]),
+                    ratio=float(facts.loc[variant, "value_proj_lr_ratio"]),
+                    tie=facts.loc[variant, "spec_reparam_tie"],
+                    seed=int(seed),
+                    loss=float(loss),
+                )
+            )
     return pd.DataFrame(rows, columns=["variant", "init", "beta", "ratio", "tie", "seed", "loss"])
 
 
@@ -187,11 +232,15 @@ def _monotone(curve: pd.Series, epsilon: float) -> tuple[bool, float]:
     return worst >= -epsilon, worst
 
 
-@claim(paper=PAPER, item="fig03", claim_id="loss_rises_with_value_proj_beta",
-       statement="With fixed W^V = W_init + β·ΔW (and W^P alike), the final loss falls monotonically as β → 0, for identity and orthogonal W_init.",
-       paper_value="orth ≈1.25 → 1.47, identity ≈1.18 → 1.38 from β = 0 to 1",
-       tolerance="mean-over-seeds L(β) non-decreasing in β up to ε = 0.5% of L_PreLN, each init, ≥3 β values, ≥2 seeds",
-       inputs=[GRID, VARIANTS])
+@claim(
+    paper=PAPER,
+    item="fig03",
+    claim_id="loss_rises_with_value_proj_beta",
+    statement="With fixed W^V = W_init + β·ΔW (and W^P alike), the final loss falls monotonically as β → 0, for identity and orthogonal W_init.",
+    paper_value="orth ≈1.25 → 1.47, identity ≈1.18 → 1.38 from β = 0 to 1",
+    tolerance="mean-over-seeds L(β) non-decreasing in β up to ε = 0.5% of L_PreLN, each init, ≥3 β values, ≥2 seeds",
+    inputs=[GRID, VARIANTS],
+)
 def loss_rises_with_value_proj_beta(data) -> Measurement:
     grid = _grid(data)
     grid = grid[(grid["tie"] == "none") & (grid["ratio"] == 1.0)]
@@ -206,15 +255,23 @@ def loss_rises_with_value_proj_beta(data) -> Measurement:
     short = too_few(int(seeds), measured, MIN_SEEDS)
     if short:
         return short
-    return Measurement(measured=measured, verdict=verdict(ok and len(parts) == 2), seeds=int(seeds),
-                       detail=f"ε = {format_number(epsilon)} nats; β grid reconstructed (the paper does not give it)")
+    return Measurement(
+        measured=measured,
+        verdict=verdict(ok and len(parts) == 2),
+        seeds=int(seeds),
+        detail=f"ε = {format_number(epsilon)} nats; β grid reconstructed (the paper does not give it)",
+    )
 
 
-@claim(paper=PAPER, item="fig03", claim_id="identity_init_beats_orthogonal",
-       statement="Identity W_init gives a lower loss than orthogonal W_init at every fixed β.",
-       paper_value="identity below orthogonal at every β",
-       tolerance="L_id(β) ≤ L_orth(β) + ε (ε = 0.5% of L_PreLN), per-seed gaps averaged, every β, ≥2 seeds",
-       inputs=[GRID, VARIANTS])
+@claim(
+    paper=PAPER,
+    item="fig03",
+    claim_id="identity_init_beats_orthogonal",
+    statement="Identity W_init gives a lower loss than orthogonal W_init at every fixed β.",
+    paper_value="identity below orthogonal at every β",
+    tolerance="L_id(β) ≤ L_orth(β) + ε (ε = 0.5% of L_PreLN), per-seed gaps averaged, every β, ≥2 seeds",
+    inputs=[GRID, VARIANTS],
+)
 def identity_init_beats_orthogonal(data) -> Measurement:
     grid = _grid(data)
     grid = grid[(grid["tie"] == "none") & (grid["ratio"] == 1.0)]
@@ -227,49 +284,74 @@ def identity_init_beats_orthogonal(data) -> Measurement:
     measured = "L_id − L_orth: " + ", ".join(f"β={b:g}: {g:+.3f}" for b, g in gaps.items())
     seeds = int(wide.reset_index().groupby("beta")["seed"].nunique().min())
     short = too_few(seeds, measured, MIN_SEEDS)
-    return short or Measurement(measured=measured, verdict=verdict(bool((gaps <= epsilon).all())), seeds=seeds,
-                                detail=f"ε = {format_number(epsilon)} nats")
+    return short or Measurement(
+        measured=measured,
+        verdict=verdict(bool((gaps <= epsilon).all())),
+        seeds=seeds,
+        detail=f"ε = {format_number(epsilon)} nats",
+    )
 
 
-@claim(paper=PAPER, item="fig03", claim_id="identity_beta0_matches_pre_ln",
-       statement="With W^V = W^P = I fixed (identity, β = 0) the skipless-attention model reaches the Pre-LN loss.",
-       paper_value="1.178 (identity, β = 0) vs Pre-LN ≈1.155–1.178",
-       tolerance="L_id(β=0) ≤ L_PreLN + 2% of L_PreLN, mean over ≥2 seeds", inputs=[GRID, VARIANTS])
+@claim(
+    paper=PAPER,
+    item="fig03",
+    claim_id="identity_beta0_matches_pre_ln",
+    statement="With W^V = W^P = I fixed (identity, β = 0) the skipless-attention model reaches the Pre-LN loss.",
+    paper_value="1.178 (identity, β = 0) vs Pre-LN ≈1.155–1.178",
+    tolerance="L_id(β=0) ≤ L_PreLN + 2% of L_PreLN, mean over ≥2 seeds",
+    inputs=[GRID, VARIANTS],
+)
 def identity_beta0_matches_pre_ln(data) -> Measurement:
     grid = _grid(data)
     pick = grid[(grid["init"] == "identity") & (grid["beta"] == 0.0) & (grid["tie"] == "none") & (grid["ratio"] == 1.0)]
     if pick.empty:
         return Measurement("no identity β = 0 run", NOT_MEASURABLE, detail="the grid has no identity β = 0 variant")
-    return _compare(data, [GRID], pick["variant"].iloc[0], "pre_ln", lambda gap, d: gap <= d, "L(identity, β=0) − L(Pre-LN)")
+    return _compare(
+        data, [GRID], pick["variant"].iloc[0], "pre_ln", lambda gap, d: gap <= d, "L(identity, β=0) − L(Pre-LN)"
+    )
 
 
 # ---------------------------------------------------------------------------------------- Fig 15
 
 
-@claim(paper=PAPER, item="fig15", claim_id="tied_orthogonal_order",
-       statement="At β = 0: orthogonal is worst, then LL-tied, then all-tied, and identity is best.",
-       paper_value="orth < LL-tied < all-tied < identity (better →)",
-       tolerance="mean-over-seeds L_orth ≥ L_LL-tied ≥ L_all-tied ≥ L_id, each step up to ε = 0.5% of L_PreLN, ≥2 seeds",
-       inputs=[GRID, TIED, VARIANTS])
+@claim(
+    paper=PAPER,
+    item="fig15",
+    claim_id="tied_orthogonal_order",
+    statement="At β = 0: orthogonal is worst, then LL-tied, then all-tied, and identity is best.",
+    paper_value="orth < LL-tied < all-tied < identity (better →)",
+    tolerance="mean-over-seeds L_orth ≥ L_LL-tied ≥ L_all-tied ≥ L_id, each step up to ε = 0.5% of L_PreLN, ≥2 seeds",
+    inputs=[GRID, TIED, VARIANTS],
+)
 def tied_orthogonal_order(data) -> Measurement:
     grid = _grid(data, (GRID, TIED))
     at0 = grid[(grid["beta"] == 0.0) & (grid["ratio"] == 1.0)]
-    label = {("orthogonal", "none"): "orth", ("orthogonal", "last"): "LL-tied", ("orthogonal", "all"): "all-tied",
-             ("identity", "none"): "identity"}
+    label = {
+        ("orthogonal", "none"): "orth",
+        ("orthogonal", "last"): "LL-tied",
+        ("orthogonal", "all"): "all-tied",
+        ("identity", "none"): "identity",
+    }
     means = {label[k]: v for k, v in at0.groupby(["init", "tie"])["loss"].mean().items() if k in label}
     order = ["orth", "LL-tied", "all-tied", "identity"]
     present = [name for name in order if name in means]
     measured = ", ".join(f"{name} {means[name]:.3f}" for name in present)
     if len(present) < len(order):
-        return Measurement(measured or "no β = 0 runs", NOT_MEASURABLE, detail=f"missing {sorted(set(order) - set(present))}")
+        return Measurement(
+            measured or "no β = 0 runs", NOT_MEASURABLE, detail=f"missing {sorted(set(order) - set(present))}"
+        )
     seeds = int(at0.groupby("variant")["seed"].nunique().min())
     short = too_few(seeds, measured, MIN_SEEDS)
     if short:
         return short
     epsilon = RELATIVE_EPSILON * float(_final(data, GRID)["pre_ln"].mean())
     ok = all(means[a] >= means[b] - epsilon for a, b in zip(order, order[1:]))
-    return Measurement(measured, verdict(ok), seeds=seeds,
-                       detail=f"ε = {format_number(epsilon)} nats; LL-tied reconstructed as a tie in the last layer only")
+    return Measurement(
+        measured,
+        verdict(ok),
+        seeds=seeds,
+        detail=f"ε = {format_number(epsilon)} nats; LL-tied reconstructed as a tie in the last layer only",
+    )
 
 
 # ----------------------------------------------------------------------------------------- Fig 9
@@ -282,32 +364,48 @@ def _duality(data, optimizer: str) -> Measurement:
     if exact.empty or control.empty:
         return Measurement("no duality rows", NOT_MEASURABLE, detail="structure_checks.csv has no lr_duality rows")
     ok = bool(exact["passed"].all() and control["passed"].all())
-    measured = (f"relative gap after one step {exact['value'].max():.2g} (theory's LR scale); "
-                f"{control['value'].min():.2g} with the other scale")
+    measured = (
+        f"relative gap after one step {exact['value'].max():.2g} (theory's LR scale); "
+        f"{control['value'].min():.2g} with the other scale"
+    )
     return Measurement(measured, verdict(ok), detail="float64, identity and orthogonal W_init, β = 0.3")
 
 
-@claim(paper=PAPER, item="fig09", claim_id="sgd_duality_exact",
-       statement="One SGD step on W = W_init + β·ΔW equals one step on a plain W at learning rate lr·β².",
-       paper_value="SGD: reparameterisation ≡ LR × β² (App. A)",
-       tolerance="|ΔW_reparam − ΔW_plain| / |update| ≤ 1e-10; the LR × β control leaves ≥ 0.1", inputs=[CHECKS])
+@claim(
+    paper=PAPER,
+    item="fig09",
+    claim_id="sgd_duality_exact",
+    statement="One SGD step on W = W_init + β·ΔW equals one step on a plain W at learning rate lr·β².",
+    paper_value="SGD: reparameterisation ≡ LR × β² (App. A)",
+    tolerance="|ΔW_reparam − ΔW_plain| / |update| ≤ 1e-10; the LR × β control leaves ≥ 0.1",
+    inputs=[CHECKS],
+)
 def sgd_duality_exact(data) -> Measurement:
     return _duality(data, "sgd")
 
 
-@claim(paper=PAPER, item="fig09", claim_id="adam_duality_exact",
-       statement="The first Adam step on W = W_init + β·ΔW equals a plain Adam step at learning rate lr·β.",
-       paper_value="Adam: reparameterisation ≡ LR × β (App. A)",
-       tolerance="relative gap ≤ 1e-10 (Adam eps 1e-30, float64); the LR × β² control leaves ≥ 0.1", inputs=[CHECKS])
+@claim(
+    paper=PAPER,
+    item="fig09",
+    claim_id="adam_duality_exact",
+    statement="The first Adam step on W = W_init + β·ΔW equals a plain Adam step at learning rate lr·β.",
+    paper_value="Adam: reparameterisation ≡ LR × β (App. A)",
+    tolerance="relative gap ≤ 1e-10 (Adam eps 1e-30, float64); the LR × β² control leaves ≥ 0.1",
+    inputs=[CHECKS],
+)
 def adam_duality_exact(data) -> Measurement:
     return _duality(data, "adam")
 
 
-@claim(paper=PAPER, item="fig09", claim_id="smaller_value_proj_lr_helps",
-       statement="A smaller learning rate for W^V, W^P (relative to the other parameters) gives a lower final loss, mirroring Fig 3.",
-       paper_value="loss falls as the LR ratio → 0, for identity and orthogonal init",
-       tolerance="mean-over-seeds L(ratio) non-decreasing in the ratio up to ε = 0.5% of L_PreLN, each init, ≥3 ratios, ≥2 seeds",
-       inputs=[LR_RATIO, GRID, VARIANTS])
+@claim(
+    paper=PAPER,
+    item="fig09",
+    claim_id="smaller_value_proj_lr_helps",
+    statement="A smaller learning rate for W^V, W^P (relative to the other parameters) gives a lower final loss, mirroring Fig 3.",
+    paper_value="loss falls as the LR ratio → 0, for identity and orthogonal init",
+    tolerance="mean-over-seeds L(ratio) non-decreasing in the ratio up to ε = 0.5% of L_PreLN, each init, ≥3 ratios, ≥2 seeds",
+    inputs=[LR_RATIO, GRID, VARIANTS],
+)
 def smaller_value_proj_lr_helps(data) -> Measurement:
     grid = _grid(data, (GRID, LR_RATIO))
     grid = grid[grid["tie"] == "none"]
@@ -323,7 +421,9 @@ def smaller_value_proj_lr_helps(data) -> Measurement:
     measured = "; ".join(parts)
     seeds = int(points.groupby("variant")["seed"].nunique().min()) if len(points) else 0
     short = too_few(seeds, measured, MIN_SEEDS)
-    return short or Measurement(measured, verdict(ok and len(parts) == 2), seeds=seeds, detail=f"ε = {format_number(epsilon)} nats")
+    return short or Measurement(
+        measured, verdict(ok and len(parts) == 2), seeds=seeds, detail=f"ε = {format_number(epsilon)} nats"
+    )
 
 
 # ------------------------------------------------------------------------------ Figs 1, 10, 11
@@ -345,33 +445,52 @@ def _inventory_claim(data, variant: str, absent_everywhere, absent_after_first, 
     problems += [f"{c} missing" for c in present_everywhere if not table[c].all()]
     kept = [c for c in table.columns if later[c].all()]
     measured = f"{len(table)} layers; every layer after the first has: {', '.join(kept)}"
-    return Measurement(measured, verdict(not problems), detail="; ".join(problems) or "module inventory of the model objects")
+    return Measurement(
+        measured, verdict(not problems), detail="; ".join(problems) or "module inventory of the model objects"
+    )
 
 
-@claim(paper=PAPER, item="fig01", claim_id="ours_has_no_skip_value_proj_or_norm",
-       statement="The simplified block (SAS-P without norm) has no skip, no W^P, and after layer 1 no W^V and no Norm.",
-       paper_value="Fig 1 right: no skip, V, P or Norm",
-       tolerance="exact: module inventory of the built model",
-       inputs=[INVENTORY])
+@claim(
+    paper=PAPER,
+    item="fig01",
+    claim_id="ours_has_no_skip_value_proj_or_norm",
+    statement="The simplified block (SAS-P without norm) has no skip, no W^P, and after layer 1 no W^V and no Norm.",
+    paper_value="Fig 1 right: no skip, V, P or Norm",
+    tolerance="exact: module inventory of the built model",
+    inputs=[INVENTORY],
+)
 def ours_has_no_skip_value_proj_or_norm(data) -> Measurement:
-    return _inventory_claim(data, "sas_p_nonorm", ["attn_skip", "mlp_skip", "proj", "norm2"], ["value", "norm1"],
-                            ["attention", "mlp"])
+    return _inventory_claim(
+        data, "sas_p_nonorm", ["attn_skip", "mlp_skip", "proj", "norm2"], ["value", "norm1"], ["attention", "mlp"]
+    )
 
 
-@claim(paper=PAPER, item="fig10", claim_id="sas_block_inventory",
-       statement="SAS removes the attention skip, W^P and (after layer 1) W^V, and keeps both norms and the MLP skip.",
-       paper_value="Fig 10 (Eqs. 12-13)",
-       tolerance="exact: module inventory of the built model", inputs=[INVENTORY])
+@claim(
+    paper=PAPER,
+    item="fig10",
+    claim_id="sas_block_inventory",
+    statement="SAS removes the attention skip, W^P and (after layer 1) W^V, and keeps both norms and the MLP skip.",
+    paper_value="Fig 10 (Eqs. 12-13)",
+    tolerance="exact: module inventory of the built model",
+    inputs=[INVENTORY],
+)
 def sas_block_inventory(data) -> Measurement:
     return _inventory_claim(data, "sas", ["attn_skip", "proj"], ["value"], ["norm1", "norm2", "mlp_skip", "attention"])
 
 
-@claim(paper=PAPER, item="fig11", claim_id="sas_p_block_inventory",
-       statement="SAS-P has no skip at all, one shared norm, no W^P and (after layer 1) no W^V.",
-       paper_value="Fig 11",
-       tolerance="exact: module inventory of the built model", inputs=[INVENTORY])
+@claim(
+    paper=PAPER,
+    item="fig11",
+    claim_id="sas_p_block_inventory",
+    statement="SAS-P has no skip at all, one shared norm, no W^P and (after layer 1) no W^V.",
+    paper_value="Fig 11",
+    tolerance="exact: module inventory of the built model",
+    inputs=[INVENTORY],
+)
 def sas_p_block_inventory(data) -> Measurement:
-    return _inventory_claim(data, "sas_p", ["attn_skip", "mlp_skip", "proj", "norm2"], ["value"], ["norm1", "attention"])
+    return _inventory_claim(
+        data, "sas_p", ["attn_skip", "mlp_skip", "proj", "norm2"], ["value"], ["norm1", "attention"]
+    )
 
 
 def _check_rows(data, check: str, variants: list[str], settings: list[str] | None = None) -> Measurement:
@@ -380,16 +499,22 @@ def _check_rows(data, check: str, variants: list[str], settings: list[str] | Non
     if settings is not None:
         rows = rows[rows["setting"].isin(settings)]
     if rows.empty:
-        return Measurement(f"no {check} rows", NOT_MEASURABLE, detail=f"structure_checks.csv lacks {check} for {variants}")
+        return Measurement(
+            f"no {check} rows", NOT_MEASURABLE, detail=f"structure_checks.csv lacks {check} for {variants}"
+        )
     measured = f"max deviation {rows['value'].max():.2g} over {len(rows)} cases"
     return Measurement(measured, verdict(bool(rows["passed"].all())), detail=", ".join(sorted(set(rows["setting"]))))
 
 
-@claim(paper=PAPER, item="fig10", claim_id="sas_attention_is_identity_at_init",
-       statement="At initialisation the SAS attention sub-block maps X to Norm(X) exactly (αI + βA − γC = I with W^Q = 0).",
-       paper_value="shaped attention is the identity at init (§4)",
-       tolerance="max |output − Norm(X)| and |αI+βA−γC − I| ≤ 1e-12 (float64), causal and bidirectional",
-       inputs=[CHECKS])
+@claim(
+    paper=PAPER,
+    item="fig10",
+    claim_id="sas_attention_is_identity_at_init",
+    statement="At initialisation the SAS attention sub-block maps X to Norm(X) exactly (αI + βA − γC = I with W^Q = 0).",
+    paper_value="shaped attention is the identity at init (§4)",
+    tolerance="max |output − Norm(X)| and |αI+βA−γC − I| ≤ 1e-12 (float64), causal and bidirectional",
+    inputs=[CHECKS],
+)
 def sas_attention_is_identity_at_init(data) -> Measurement:
     a = _check_rows(data, "identity_at_init", ["sas"])
     b = _check_rows(data, "shaped_matrix_is_identity", ["sas"])
@@ -397,11 +522,15 @@ def sas_attention_is_identity_at_init(data) -> Measurement:
     return Measurement(f"{a.measured} (sub-block); {b.measured} (matrix)", verdict(ok), detail=a.detail)
 
 
-@claim(paper=PAPER, item="fig11", claim_id="sas_p_attention_is_identity_at_init",
-       statement="At initialisation the SAS-P attention branch maps X to Norm(X) exactly, with and without norms.",
-       paper_value="shaped attention is the identity at init (§4)",
-       tolerance="max |output − Norm(X)| and |αI+βA−γC − I| ≤ 1e-12 (float64), causal and bidirectional",
-       inputs=[CHECKS])
+@claim(
+    paper=PAPER,
+    item="fig11",
+    claim_id="sas_p_attention_is_identity_at_init",
+    statement="At initialisation the SAS-P attention branch maps X to Norm(X) exactly, with and without norms.",
+    paper_value="shaped attention is the identity at init (§4)",
+    tolerance="max |output − Norm(X)| and |αI+βA−γC − I| ≤ 1e-12 (float64), causal and bidirectional",
+    inputs=[CHECKS],
+)
 def sas_p_attention_is_identity_at_init(data) -> Measurement:
     a = _check_rows(data, "identity_at_init", ["sas_p", "sas_p_nonorm"])
     b = _check_rows(data, "shaped_matrix_is_identity", ["sas_p", "sas_p_nonorm"])
@@ -409,11 +538,15 @@ def sas_p_attention_is_identity_at_init(data) -> Measurement:
     return Measurement(f"{a.measured} (branch); {b.measured} (matrix)", verdict(ok), detail=a.detail)
 
 
-@claim(paper=PAPER, item="fig11", claim_id="sas_equals_sas_p_at_init",
-       statement="At initialisation SAS and SAS-P compute the same function (exactly without norms, up to eps with RMSNorm).",
-       paper_value="SAS-P with norm is identical to SAS at init (§4.3)",
-       tolerance="max |SAS(x) − SAS-P(x)| ≤ 1e-12 without norms, ≤ 1e-9 with RMSNorm at eps 1e-12, ≤ 100·eps at the configured eps",
-       inputs=[CHECKS])
+@claim(
+    paper=PAPER,
+    item="fig11",
+    claim_id="sas_equals_sas_p_at_init",
+    statement="At initialisation SAS and SAS-P compute the same function (exactly without norms, up to eps with RMSNorm).",
+    paper_value="SAS-P with norm is identical to SAS at init (§4.3)",
+    tolerance="max |SAS(x) − SAS-P(x)| ≤ 1e-12 without norms, ≤ 1e-9 with RMSNorm at eps 1e-12, ≤ 100·eps at the configured eps",
+    inputs=[CHECKS],
+)
 def sas_equals_sas_p_at_init(data) -> Measurement:
     return _check_rows(data, "sas_equals_sas_p_at_init", ["sas"])
 
@@ -421,10 +554,15 @@ def sas_equals_sas_p_at_init(data) -> Measurement:
 # --------------------------------------------------------------------------------------- Table 1
 
 
-@claim(paper=PAPER, item="table01", claim_id="parameter_difference_exact",
-       statement="SAS has exactly (2L−1)d² fewer parameters than Pre-LN (SAS-P than Parallel), less its scalar gains.",
-       paper_value="P_PreLN − P_SAS = (2L−1)d² (CodeParrot 167M vs 146M)",
-       tolerance="exact integer equality, at this scale and at the paper's size", inputs=[CHECKS])
+@claim(
+    paper=PAPER,
+    item="table01",
+    claim_id="parameter_difference_exact",
+    statement="SAS has exactly (2L−1)d² fewer parameters than Pre-LN (SAS-P than Parallel), less its scalar gains.",
+    paper_value="P_PreLN − P_SAS = (2L−1)d² (CodeParrot 167M vs 146M)",
+    tolerance="exact integer equality, at this scale and at the paper's size",
+    inputs=[CHECKS],
+)
 def parameter_difference_exact(data) -> Measurement:
     checks = data[CHECKS]
     rows = checks[checks["check"] == "parameter_difference"]
@@ -434,10 +572,15 @@ def parameter_difference_exact(data) -> Measurement:
     return Measurement(measured, verdict(bool((rows["value"] == 0).all())), detail=rows["setting"].iloc[0])
 
 
-@claim(paper=PAPER, item="table01", claim_id="fewer_parameters_at_paper_size",
-       statement="At the paper's CodeParrot size (18 layers, width 768) SAS has about 13% fewer parameters than Pre-LN.",
-       paper_value="146M vs 167M (−12.6%)",
-       tolerance="1 − P_SAS/P_PreLN within 1 percentage point of 12.6%", inputs=[PARAMS])
+@claim(
+    paper=PAPER,
+    item="table01",
+    claim_id="fewer_parameters_at_paper_size",
+    statement="At the paper's CodeParrot size (18 layers, width 768) SAS has about 13% fewer parameters than Pre-LN.",
+    paper_value="146M vs 167M (−12.6%)",
+    tolerance="1 − P_SAS/P_PreLN within 1 percentage point of 12.6%",
+    inputs=[PARAMS],
+)
 def fewer_parameters_at_paper_size(data) -> Measurement:
     params = data[PARAMS]
     at = params[params["size"] == "paper size"].set_index("variant")["parameters"]
@@ -451,27 +594,42 @@ def _speeds(data, mode: str) -> pd.Series:
     return facts[f"speed_{mode}"]
 
 
-@claim(paper=PAPER, item="table01", claim_id="training_speed_order",
-       statement="Training throughput: SAS-P > SAS > Pre-LN, and V-SkipInit is no faster than Pre-LN.",
-       paper_value="speed 1.16 (SAS-P), 1.09 (SAS), 1 (Pre-LN), 0.95 (V-SkipInit)",
-       tolerance="median tokens/s ratios to Pre-LN (interleaved rounds): SAS-P > SAS > 1 and V-SkipInit ≤ 1",
-       inputs=[THROUGHPUT])
+@claim(
+    paper=PAPER,
+    item="table01",
+    claim_id="training_speed_order",
+    statement="Training throughput: SAS-P > SAS > Pre-LN, and V-SkipInit is no faster than Pre-LN.",
+    paper_value="speed 1.16 (SAS-P), 1.09 (SAS), 1 (Pre-LN), 0.95 (V-SkipInit)",
+    tolerance="median tokens/s ratios to Pre-LN (interleaved rounds): SAS-P > SAS > 1 and V-SkipInit ≤ 1",
+    inputs=[THROUGHPUT],
+)
 def training_speed_order(data) -> Measurement:
     s = _speeds(data, "train")
     ok = s["sas_p"] > s["sas"] > 1.0 and s["vskipinit"] <= 1.0
-    return Measurement(", ".join(f"{v} {s[v]:.3f}" for v in ("sas_p", "sas", "parallel", "vskipinit", "sas_p_nonorm")),
-                       verdict(bool(ok)), detail="training tokens/s relative to Pre-LN")
+    return Measurement(
+        ", ".join(f"{v} {s[v]:.3f}" for v in ("sas_p", "sas", "parallel", "vskipinit", "sas_p_nonorm")),
+        verdict(bool(ok)),
+        detail="training tokens/s relative to Pre-LN",
+    )
 
 
-@claim(paper=PAPER, item="table01", claim_id="inference_speedup",
-       statement="The simplified blocks are also faster at inference (forward pass).",
-       paper_value="up to 16% higher throughput at inference",
-       tolerance="median inference tokens/s ratio to Pre-LN > 1 for SAS and SAS-P", inputs=[THROUGHPUT])
+@claim(
+    paper=PAPER,
+    item="table01",
+    claim_id="inference_speedup",
+    statement="The simplified blocks are also faster at inference (forward pass).",
+    paper_value="up to 16% higher throughput at inference",
+    tolerance="median inference tokens/s ratio to Pre-LN > 1 for SAS and SAS-P",
+    inputs=[THROUGHPUT],
+)
 def inference_speedup(data) -> Measurement:
     s = _speeds(data, "inference")
     ok = s["sas"] > 1.0 and s["sas_p"] > 1.0
-    return Measurement(", ".join(f"{v} {s[v]:.3f}" for v in ("sas_p", "sas", "parallel", "vskipinit", "sas_p_nonorm")),
-                       verdict(bool(ok)), detail="inference tokens/s relative to Pre-LN")
+    return Measurement(
+        ", ".join(f"{v} {s[v]:.3f}" for v in ("sas_p", "sas", "parallel", "vskipinit", "sas_p_nonorm")),
+        verdict(bool(ok)),
+        detail="inference tokens/s relative to Pre-LN",
+    )
 
 
 # ----------------------------------------------------------------------------------------- Fig 5
@@ -482,39 +640,57 @@ def _at_pre_ln_time(data, variant: str) -> Measurement:
     budgets = total(curves, "pre_ln")
     at = loss_at(curves, budgets).pivot(index="seed", columns="variant", values="loss")
     gaps = (at[variant] - at["pre_ln"]).dropna()
-    measured = (f"L_{variant}(t*) − L_PreLN(t*) = {format_mean_spread(gaps)} nats, "
-                f"t* = {format_number(float(np.mean(list(budgets.values()))))} s")
+    measured = (
+        f"L_{variant}(t*) − L_PreLN(t*) = {format_mean_spread(gaps)} nats, "
+        f"t* = {format_number(float(np.mean(list(budgets.values()))))} s"
+    )
     short = too_few(len(gaps), measured, MIN_SEEDS)
     if short:
         return short
     delta = RELATIVE_DELTA * float(at["pre_ln"].mean())
-    return Measurement(measured, verdict(float(gaps.mean()) <= delta), seeds=len(gaps),
-                       detail=f"δ = {format_number(delta)} nats; loss read off each run's own training seconds")
+    return Measurement(
+        measured,
+        verdict(float(gaps.mean()) <= delta),
+        seeds=len(gaps),
+        detail=f"δ = {format_number(delta)} nats; loss read off each run's own training seconds",
+    )
 
 
-@claim(paper=PAPER, item="fig05", claim_id="sas_p_matches_pre_ln_in_time",
-       statement="At Pre-LN's training time, SAS-P has reached at least Pre-LN's loss.",
-       paper_value="SAS-P faster than Pre-LN in wall-clock time, matching Parallel",
-       tolerance="L_SAS-P(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = Pre-LN's total training seconds, ≥2 seeds",
-       inputs=[CURVES])
+@claim(
+    paper=PAPER,
+    item="fig05",
+    claim_id="sas_p_matches_pre_ln_in_time",
+    statement="At Pre-LN's training time, SAS-P has reached at least Pre-LN's loss.",
+    paper_value="SAS-P faster than Pre-LN in wall-clock time, matching Parallel",
+    tolerance="L_SAS-P(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = Pre-LN's total training seconds, ≥2 seeds",
+    inputs=[CURVES],
+)
 def sas_p_matches_pre_ln_in_time(data) -> Measurement:
     return _at_pre_ln_time(data, "sas_p")
 
 
-@claim(paper=PAPER, item="fig05", claim_id="sas_matches_pre_ln_in_time",
-       statement="At Pre-LN's training time, SAS has reached at least Pre-LN's loss.",
-       paper_value="SAS slightly faster than Pre-LN in wall-clock time",
-       tolerance="L_SAS(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = Pre-LN's total training seconds, ≥2 seeds",
-       inputs=[CURVES])
+@claim(
+    paper=PAPER,
+    item="fig05",
+    claim_id="sas_matches_pre_ln_in_time",
+    statement="At Pre-LN's training time, SAS has reached at least Pre-LN's loss.",
+    paper_value="SAS slightly faster than Pre-LN in wall-clock time",
+    tolerance="L_SAS(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = Pre-LN's total training seconds, ≥2 seeds",
+    inputs=[CURVES],
+)
 def sas_matches_pre_ln_in_time(data) -> Measurement:
     return _at_pre_ln_time(data, "sas")
 
 
-@claim(paper=PAPER, item="fig05", claim_id="throughput_order",
-       statement="Training throughput is ordered SAS-P ≥ SAS > Pre-LN.",
-       paper_value="SAS-P fastest, SAS faster than Pre-LN",
-       tolerance="median training tokens/s ratios to Pre-LN: SAS > 1 and SAS-P ≥ SAS − 0.02",
-       inputs=[THROUGHPUT])
+@claim(
+    paper=PAPER,
+    item="fig05",
+    claim_id="throughput_order",
+    statement="Training throughput is ordered SAS-P ≥ SAS > Pre-LN.",
+    paper_value="SAS-P fastest, SAS faster than Pre-LN",
+    tolerance="median training tokens/s ratios to Pre-LN: SAS > 1 and SAS-P ≥ SAS − 0.02",
+    inputs=[THROUGHPUT],
+)
 def throughput_order(data) -> Measurement:
     s = _speeds(data, "train")
     ok = s["sas"] > 1.0 and s["sas_p"] >= s["sas"] - 0.02
@@ -543,29 +719,40 @@ def _reach(data, item: str) -> str:
     alpha0 = float(start.loc[start["symbol"] == "alpha_V", "value"].iloc[0])
     beta0 = float(start.loc[start["symbol"] == "beta_V", "value"].iloc[0])
     floor = max(0.0, beta0 - budget) / (alpha0 + budget)
-    return (f"with lr {lr:g} over {steps} steps a gain moves by at most ≈ Σ lr_t ≈ {budget:.2g}, so |β/α| "
-            f"cannot fall below ≈ {floor:.2g} from {beta0:g}/{alpha0:g} in this run")
+    return (
+        f"with lr {lr:g} over {steps} steps a gain moves by at most ≈ Σ lr_t ≈ {budget:.2g}, so |β/α| "
+        f"cannot fall below ≈ {floor:.2g} from {beta0:g}/{alpha0:g} in this run"
+    )
 
 
-@claim(paper=PAPER, item="fig04", claim_id="value_proj_ratios_vanish",
-       statement="With trainable α, β (init 1, 0.2), β/α of W^V and W^P goes to 0 in almost every layer.",
-       paper_value="all ratios → 0 except layer-1 V (> 0.05)",
-       tolerance="final |β/α| < 0.05 for ≥ 90% of (layer, V/P) pairs, pooled over ≥2 seeds",
-       inputs=[GAINS["fig04"], VARIANTS])
+@claim(
+    paper=PAPER,
+    item="fig04",
+    claim_id="value_proj_ratios_vanish",
+    statement="With trainable α, β (init 1, 0.2), β/α of W^V and W^P goes to 0 in almost every layer.",
+    paper_value="all ratios → 0 except layer-1 V (> 0.05)",
+    tolerance="final |β/α| < 0.05 for ≥ 90% of (layer, V/P) pairs, pooled over ≥2 seeds",
+    inputs=[GAINS["fig04"], VARIANTS],
+)
 def value_proj_ratios_vanish(data) -> Measurement:
     r = _final_ratios(data, "fig04")
     fraction = float((r["abs_ratio"] < RATIO_VANISHED).mean())
     measured = f"{fraction:.0%} of {len(r)} final ratios below 0.05 (median |β/α| {r['abs_ratio'].median():.3f})"
     short = too_few(r["seed"].nunique(), measured, MIN_SEEDS)
-    return short or Measurement(measured, verdict(fraction >= 0.9), seeds=int(r["seed"].nunique()),
-                                detail=_reach(data, "fig04"))
+    return short or Measurement(
+        measured, verdict(fraction >= 0.9), seeds=int(r["seed"].nunique()), detail=_reach(data, "fig04")
+    )
 
 
-@claim(paper=PAPER, item="fig04", claim_id="first_layer_value_ratio_largest",
-       statement="The largest final β/α is that of the first layer's W^V.",
-       paper_value="only layer-1 V stays above 0.05",
-       tolerance="argmax over (layer, V/P) of final |β/α| is (layer 1, V), every seed (≥2)",
-       inputs=[GAINS["fig04"]])
+@claim(
+    paper=PAPER,
+    item="fig04",
+    claim_id="first_layer_value_ratio_largest",
+    statement="The largest final β/α is that of the first layer's W^V.",
+    paper_value="only layer-1 V stays above 0.05",
+    tolerance="argmax over (layer, V/P) of final |β/α| is (layer 1, V), every seed (≥2)",
+    inputs=[GAINS["fig04"]],
+)
 def first_layer_value_ratio_largest(data) -> Measurement:
     r = _final_ratios(data, "fig04")
     tops = r.loc[r.groupby("seed")["abs_ratio"].idxmax()]
@@ -575,54 +762,83 @@ def first_layer_value_ratio_largest(data) -> Measurement:
     return short or Measurement("; ".join(found), verdict(ok), seeds=len(tops))
 
 
-@claim(paper=PAPER, item="fig04", claim_id="trainable_gains_not_better_than_fixed_identity",
-       statement="Trainable value/projection gains do not beat fixing W^V = W^P = I.",
-       paper_value="1.194 (trainable) vs 1.178 (fixed identity)",
-       tolerance="L_trainable ≥ L_fixed-I − ε (ε = 0.5% of L_PreLN), mean over ≥2 seeds",
-       inputs=[GAINS_CURVES, GRID, VARIANTS])
+@claim(
+    paper=PAPER,
+    item="fig04",
+    claim_id="trainable_gains_not_better_than_fixed_identity",
+    statement="Trainable value/projection gains do not beat fixing W^V = W^P = I.",
+    paper_value="1.194 (trainable) vs 1.178 (fixed identity)",
+    tolerance="L_trainable ≥ L_fixed-I − ε (ε = 0.5% of L_PreLN), mean over ≥2 seeds",
+    inputs=[GAINS_CURVES, GRID, VARIANTS],
+)
 def trainable_gains_not_better_than_fixed_identity(data) -> Measurement:
     grid = _grid(data)
-    fixed = grid[(grid["init"] == "identity") & (grid["beta"] == 0.0) & (grid["tie"] == "none") & (grid["ratio"] == 1.0)]
+    fixed = grid[
+        (grid["init"] == "identity") & (grid["beta"] == 0.0) & (grid["tie"] == "none") & (grid["ratio"] == 1.0)
+    ]
     if fixed.empty:
         return Measurement("no fixed-identity run", NOT_MEASURABLE)
     table = _final(data, GAINS_CURVES, GRID)
     trainable = [v for v in table.columns if v in set(data[GAINS_CURVES]["variant"])][0]
-    return _compare(data, [GAINS_CURVES, GRID], trainable, fixed["variant"].iloc[0],
-                    lambda gap, d: gap >= -d, "L(trainable) − L(fixed I)", delta_rel=RELATIVE_EPSILON)
+    return _compare(
+        data,
+        [GAINS_CURVES, GRID],
+        trainable,
+        fixed["variant"].iloc[0],
+        lambda gap, d: gap >= -d,
+        "L(trainable) − L(fixed I)",
+        delta_rel=RELATIVE_EPSILON,
+    )
 
 
-@claim(paper=PAPER, item="fig16", claim_id="sas_p_only_first_value_ratio_survives",
-       statement="In SAS-P with trainable value/projection gains, layer-1 W^V is the only β/α that stays above 0.05.",
-       paper_value="same as Fig 4: layer-1 V is the only ratio > 0.05",
-       tolerance="every final |β/α| ≥ 0.05 is layer-1 V, every seed (≥2)", inputs=[GAINS["fig16"], VARIANTS])
+@claim(
+    paper=PAPER,
+    item="fig16",
+    claim_id="sas_p_only_first_value_ratio_survives",
+    statement="In SAS-P with trainable value/projection gains, layer-1 W^V is the only β/α that stays above 0.05.",
+    paper_value="same as Fig 4: layer-1 V is the only ratio > 0.05",
+    tolerance="every final |β/α| ≥ 0.05 is layer-1 V, every seed (≥2)",
+    inputs=[GAINS["fig16"], VARIANTS],
+)
 def sas_p_only_first_value_ratio_survives(data) -> Measurement:
     r = _final_ratios(data, "fig16")
     big = r[r["abs_ratio"] >= RATIO_VANISHED]
     others = big[~((big["layer"] == 0) & (big["matrix"] == "V"))]
     measured = f"{len(big)} of {len(r)} final ratios ≥ 0.05, {len(others)} of them not layer-1 V"
     short = too_few(r["seed"].nunique(), measured, MIN_SEEDS)
-    return short or Measurement(measured, verdict(others.empty), seeds=int(r["seed"].nunique()),
-                                detail=_reach(data, "fig16"))
+    return short or Measurement(
+        measured, verdict(others.empty), seeds=int(r["seed"].nunique()), detail=_reach(data, "fig16")
+    )
 
 
-@claim(paper=PAPER, item="fig21", claim_id="orthogonal_ratios_vanish",
-       statement="With orthogonal W_init the trainable β/α ratios still go to 0 (with more outliers).",
-       paper_value="ratios → 0 from 0.2, more outliers than identity",
-       tolerance="median final |β/α| < 0.05, pooled over layers, V/P and ≥2 seeds", inputs=[GAINS["fig21"], VARIANTS])
+@claim(
+    paper=PAPER,
+    item="fig21",
+    claim_id="orthogonal_ratios_vanish",
+    statement="With orthogonal W_init the trainable β/α ratios still go to 0 (with more outliers).",
+    paper_value="ratios → 0 from 0.2, more outliers than identity",
+    tolerance="median final |β/α| < 0.05, pooled over layers, V/P and ≥2 seeds",
+    inputs=[GAINS["fig21"], VARIANTS],
+)
 def orthogonal_ratios_vanish(data) -> Measurement:
     r = _final_ratios(data, "fig21")
     median = float(r["abs_ratio"].median())
     measured = f"median final |β/α| {median:.3f}; {int((r['abs_ratio'] >= RATIO_VANISHED).sum())} of {len(r)} ≥ 0.05"
     short = too_few(r["seed"].nunique(), measured, MIN_SEEDS)
-    return short or Measurement(measured, verdict(median < RATIO_VANISHED), seeds=int(r["seed"].nunique()),
-                                detail=_reach(data, "fig21"))
+    return short or Measurement(
+        measured, verdict(median < RATIO_VANISHED), seeds=int(r["seed"].nunique()), detail=_reach(data, "fig21")
+    )
 
 
-@claim(paper=PAPER, item="fig22", claim_id="pre_ln_keeps_value_proj",
-       statement="With the attention skip kept (Pre-LN), the trainable β/α ratios do not vanish: they stay above those of the skipless model.",
-       paper_value="many Pre-LN ratios increase",
-       tolerance="median final |β/α| (Pre-LN) > median final |β/α| (SAS, Fig 4), pooled over layers, V/P and ≥2 seeds",
-       inputs=[GAINS["fig22"], GAINS["fig04"]])
+@claim(
+    paper=PAPER,
+    item="fig22",
+    claim_id="pre_ln_keeps_value_proj",
+    statement="With the attention skip kept (Pre-LN), the trainable β/α ratios do not vanish: they stay above those of the skipless model.",
+    paper_value="many Pre-LN ratios increase",
+    tolerance="median final |β/α| (Pre-LN) > median final |β/α| (SAS, Fig 4), pooled over layers, V/P and ≥2 seeds",
+    inputs=[GAINS["fig22"], GAINS["fig04"]],
+)
 def pre_ln_keeps_value_proj(data) -> Measurement:
     pre, sas = _final_ratios(data, "fig22"), _final_ratios(data, "fig04")
     a, b = float(pre["abs_ratio"].median()), float(sas["abs_ratio"].median())
@@ -636,7 +852,7 @@ def _gain_survives(data, symbol: str, name: str) -> Measurement:
     rows = gains[gains["symbol"] == symbol]
     init = rows[rows["step"] == 0].groupby("layer")["value"].mean()
     last = final_step(rows).groupby(["seed", "layer"])["value"].mean()  # mean over heads
-    ratio = (last.abs() / last.index.get_level_values("layer").map(init.abs()).to_numpy())
+    ratio = last.abs() / last.index.get_level_values("layer").map(init.abs()).to_numpy()
     worst = float(ratio.min())
     measured = f"min over layers and seeds of |final {name}| / |init| = {worst:.2f} (init {init.iloc[0]:g})"
     seeds = rows["seed"].nunique()
@@ -644,38 +860,54 @@ def _gain_survives(data, symbol: str, name: str) -> Measurement:
     return short or Measurement(measured, verdict(worst > 0.1), seeds=int(seeds))
 
 
-@claim(paper=PAPER, item="fig17", claim_id="shaped_alpha_does_not_vanish",
-       statement="The shaped-attention α (identity weight) does not go to 0 during training.",
-       paper_value="α stays away from 0 in every layer",
-       tolerance="min over layers of |final α| (mean over heads) > 0.1 × init, every seed (≥2)",
-       inputs=[GAINS["fig04"]])
+@claim(
+    paper=PAPER,
+    item="fig17",
+    claim_id="shaped_alpha_does_not_vanish",
+    statement="The shaped-attention α (identity weight) does not go to 0 during training.",
+    paper_value="α stays away from 0 in every layer",
+    tolerance="min over layers of |final α| (mean over heads) > 0.1 × init, every seed (≥2)",
+    inputs=[GAINS["fig04"]],
+)
 def shaped_alpha_does_not_vanish(data) -> Measurement:
     return _gain_survives(data, "alpha", "α")
 
 
-@claim(paper=PAPER, item="fig18", claim_id="shaped_beta_does_not_vanish",
-       statement="The shaped-attention β (softmax weight) does not go to 0 during training.",
-       paper_value="β falls only slightly, to ~0.8–1",
-       tolerance="min over layers of |final β| (mean over heads) > 0.1 × init, every seed (≥2)",
-       inputs=[GAINS["fig04"]])
+@claim(
+    paper=PAPER,
+    item="fig18",
+    claim_id="shaped_beta_does_not_vanish",
+    statement="The shaped-attention β (softmax weight) does not go to 0 during training.",
+    paper_value="β falls only slightly, to ~0.8–1",
+    tolerance="min over layers of |final β| (mean over heads) > 0.1 × init, every seed (≥2)",
+    inputs=[GAINS["fig04"]],
+)
 def shaped_beta_does_not_vanish(data) -> Measurement:
     return _gain_survives(data, "beta", "β")
 
 
-@claim(paper=PAPER, item="fig19", claim_id="shaped_gamma_does_not_vanish",
-       statement="The shaped-attention γ (centring weight) does not go to 0 during training.",
-       paper_value="γ stays away from 0 in every layer",
-       tolerance="min over layers of |final γ| (mean over heads) > 0.1 × init, every seed (≥2)",
-       inputs=[GAINS["fig04"]])
+@claim(
+    paper=PAPER,
+    item="fig19",
+    claim_id="shaped_gamma_does_not_vanish",
+    statement="The shaped-attention γ (centring weight) does not go to 0 during training.",
+    paper_value="γ stays away from 0 in every layer",
+    tolerance="min over layers of |final γ| (mean over heads) > 0.1 × init, every seed (≥2)",
+    inputs=[GAINS["fig04"]],
+)
 def shaped_gamma_does_not_vanish(data) -> Measurement:
     return _gain_survives(data, "gamma", "γ")
 
 
-@claim(paper=PAPER, item="fig20", claim_id="mlp_branch_gain_does_not_vanish",
-       statement="The MLP branch weight β_FF does not go to 0 during training.",
-       paper_value="β_FF stays away from 0 in every layer",
-       tolerance="min over layers of |final β_FF| > 0.1 × init, every seed (≥2)",
-       inputs=[GAINS["fig04"]])
+@claim(
+    paper=PAPER,
+    item="fig20",
+    claim_id="mlp_branch_gain_does_not_vanish",
+    statement="The MLP branch weight β_FF does not go to 0 during training.",
+    paper_value="β_FF stays away from 0 in every layer",
+    tolerance="min over layers of |final β_FF| > 0.1 × init, every seed (≥2)",
+    inputs=[GAINS["fig04"]],
+)
 def mlp_branch_gain_does_not_vanish(data) -> Measurement:
     return _gain_survives(data, "beta_FF", "β_FF")
 
@@ -684,8 +916,10 @@ def mlp_branch_gain_does_not_vanish(data) -> Measurement:
 # The ablation figures: each reads its own curves table (its runs, with the shared base runs) and
 # the variants table, which says what each run is, so no claim parses variant names.
 
-ABLATION = {item: f"data/{item}_curves.csv" for item in ("fig06", "fig08", "fig12", "fig13", "fig14", "fig23", "fig24",
-                                                         "fig25", "fig28")}
+ABLATION = {
+    item: f"data/{item}_curves.csv"
+    for item in ("fig06", "fig08", "fig12", "fig13", "fig14", "fig23", "fig24", "fig25", "fig28")
+}
 PPL_RATIO = 1.02  # Fig 28: ppl_SAS ≤ 1.02 · ppl_Parallel (catalog)
 
 
@@ -709,8 +943,14 @@ def _one(facts: pd.DataFrame, what: str, **conditions) -> str | None:
     return rows.index[0] if len(rows) else None
 
 
-def _paired(table: pd.DataFrame, pairs: dict[str, tuple[str | None, str | None]], test, label: str,
-            tolerance: float, unit: str = "nats") -> Measurement:
+def _paired(
+    table: pd.DataFrame,
+    pairs: dict[str, tuple[str | None, str | None]],
+    test,
+    label: str,
+    tolerance: float,
+    unit: str = "nats",
+) -> Measurement:
     """Per named pair (a, b): the mean per-seed gap L(a) − L(b); reproduced if `test(gap, tolerance)`
     holds for every pair."""
     parts, ok, seeds = [], True, []
@@ -723,7 +963,9 @@ def _paired(table: pd.DataFrame, pairs: dict[str, tuple[str | None, str | None]]
         ok &= bool(test(float(gaps.mean()), tolerance))
     measured = f"{label}: " + "; ".join(parts) + f" {unit}"
     short = too_few(min(seeds), measured, MIN_SEEDS)
-    return short or Measurement(measured, verdict(ok), seeds=min(seeds), detail=f"tolerance {format_number(tolerance)} {unit}")
+    return short or Measurement(
+        measured, verdict(ok), seeds=min(seeds), detail=f"tolerance {format_number(tolerance)} {unit}"
+    )
 
 
 def _reference_loss(table: pd.DataFrame, facts: pd.DataFrame) -> float:
@@ -734,35 +976,50 @@ def _reference_loss(table: pd.DataFrame, facts: pd.DataFrame) -> float:
     return float(table[pre_ln[0]].mean())
 
 
-@claim(paper=PAPER, item="fig06", claim_id="depth_improves_pre_ln_sas_sas_p",
-       statement="The 4x deeper models end at a lower loss than the shallow ones for Pre-LN, SAS and SAS-P.",
-       paper_value="all blocks improve from 18 to 72 layers (except V-SkipInit)",
-       tolerance="mean per-seed L(deep) − L(shallow) < 0 for each of Pre-LN, SAS, SAS-P, ≥2 seeds",
-       inputs=[ABLATION["fig06"], VARIANTS])
+@claim(
+    paper=PAPER,
+    item="fig06",
+    claim_id="depth_improves_pre_ln_sas_sas_p",
+    statement="The 4x deeper models end at a lower loss than the shallow ones for Pre-LN, SAS and SAS-P.",
+    paper_value="all blocks improve from 18 to 72 layers (except V-SkipInit)",
+    tolerance="mean per-seed L(deep) − L(shallow) < 0 for each of Pre-LN, SAS, SAS-P, ≥2 seeds",
+    inputs=[ABLATION["fig06"], VARIANTS],
+)
 def depth_improves_pre_ln_sas_sas_p(data) -> Measurement:
     table, facts = _runs(data, ABLATION["fig06"])
     shallow, deep = facts["n_layers"].min(), facts["n_layers"].max()
-    pairs = {label_: (_one(facts, "fig06", key=key, n_layers=deep), _one(facts, "fig06", key=key, n_layers=shallow))
-             for key, label_ in (("pre_ln", "Pre-LN"), ("sas", "SAS"), ("sas_p", "SAS-P"))}
+    pairs = {
+        label_: (_one(facts, "fig06", key=key, n_layers=deep), _one(facts, "fig06", key=key, n_layers=shallow))
+        for key, label_ in (("pre_ln", "Pre-LN"), ("sas", "SAS"), ("sas_p", "SAS-P"))
+    }
     return _paired(table, pairs, lambda gap, tol: gap < tol, f"L(L={deep}) − L(L={shallow})", 0.0)
 
 
-@claim(paper=PAPER, item="fig06", claim_id="vskipinit_gap_grows_with_depth",
-       statement="V-SkipInit falls further behind Pre-LN in the deep model than in the shallow one.",
-       paper_value="V-SkipInit is worse at 72 layers than at 18; its gap to Pre-LN grows",
-       tolerance="mean per-seed [L_VSI − L_PreLN](deep) − [L_VSI − L_PreLN](shallow) > 0, ≥2 seeds",
-       inputs=[ABLATION["fig06"], VARIANTS])
+@claim(
+    paper=PAPER,
+    item="fig06",
+    claim_id="vskipinit_gap_grows_with_depth",
+    statement="V-SkipInit falls further behind Pre-LN in the deep model than in the shallow one.",
+    paper_value="V-SkipInit is worse at 72 layers than at 18; its gap to Pre-LN grows",
+    tolerance="mean per-seed [L_VSI − L_PreLN](deep) − [L_VSI − L_PreLN](shallow) > 0, ≥2 seeds",
+    inputs=[ABLATION["fig06"], VARIANTS],
+)
 def vskipinit_gap_grows_with_depth(data) -> Measurement:
     table, facts = _runs(data, ABLATION["fig06"])
     shallow, deep = facts["n_layers"].min(), facts["n_layers"].max()
-    runs = {(key, depth): _one(facts, "fig06", key=key, n_layers=depth)
-            for key in ("vskipinit", "pre_ln") for depth in (shallow, deep)}
+    runs = {
+        (key, depth): _one(facts, "fig06", key=key, n_layers=depth)
+        for key in ("vskipinit", "pre_ln")
+        for depth in (shallow, deep)
+    }
     if None in runs.values():
         return Measurement("missing runs", NOT_MEASURABLE, detail=f"fig06 lacks one of {sorted(runs)}")
     gap = {d: table[runs[("vskipinit", d)]] - table[runs[("pre_ln", d)]] for d in (shallow, deep)}
     growth = (gap[deep] - gap[shallow]).dropna()
-    measured = (f"gap at L={shallow}: {format_mean_spread(gap[shallow].dropna())}, at L={deep}: "
-                f"{format_mean_spread(gap[deep].dropna())}; growth {format_mean_spread(growth)} nats")
+    measured = (
+        f"gap at L={shallow}: {format_mean_spread(gap[shallow].dropna())}, at L={deep}: "
+        f"{format_mean_spread(gap[deep].dropna())}; growth {format_mean_spread(growth)} nats"
+    )
     short = too_few(len(growth), measured, MIN_SEEDS)
     return short or Measurement(measured, verdict(float(growth.mean()) > 0), seeds=len(growth))
 
@@ -773,14 +1030,20 @@ def _at_reference_time(data, csv: str, variant: str, reference: str) -> Measurem
     budgets = total(curves, reference)
     at = loss_at(curves, budgets).pivot(index="seed", columns="variant", values="loss")
     gaps = (at[variant] - at[reference]).dropna()
-    measured = (f"L(t*) − L_PreLN(t*) = {format_mean_spread(gaps)} nats, "
-                f"t* = {format_number(float(np.mean(list(budgets.values()))))} s")
+    measured = (
+        f"L(t*) − L_PreLN(t*) = {format_mean_spread(gaps)} nats, "
+        f"t* = {format_number(float(np.mean(list(budgets.values()))))} s"
+    )
     short = too_few(len(gaps), measured, MIN_SEEDS)
     if short:
         return short
     delta = RELATIVE_DELTA * float(at[reference].mean())
-    return Measurement(measured, verdict(float(gaps.mean()) <= delta), seeds=len(gaps),
-                       detail=f"δ = {format_number(delta)} nats; each run's own measured training seconds")
+    return Measurement(
+        measured,
+        verdict(float(gaps.mean()) <= delta),
+        seeds=len(gaps),
+        detail=f"δ = {format_number(delta)} nats; each run's own measured training seconds",
+    )
 
 
 def _x3(data, key: str) -> Measurement:
@@ -792,54 +1055,81 @@ def _x3(data, key: str) -> Measurement:
     return _at_reference_time(data, ABLATION["fig08"], variant, reference)
 
 
-@claim(paper=PAPER, item="fig08", claim_id="sas_p_matches_pre_ln_in_time_3x",
-       statement="With 3x the training steps, SAS-P still reaches Pre-LN's loss within Pre-LN's training time.",
-       paper_value="simplified blocks match or beat Pre-LN at 3x tokens (≈120K steps)",
-       tolerance="L_SAS-P(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = the 3x Pre-LN run's training seconds, ≥2 seeds",
-       inputs=[ABLATION["fig08"], VARIANTS])
+@claim(
+    paper=PAPER,
+    item="fig08",
+    claim_id="sas_p_matches_pre_ln_in_time_3x",
+    statement="With 3x the training steps, SAS-P still reaches Pre-LN's loss within Pre-LN's training time.",
+    paper_value="simplified blocks match or beat Pre-LN at 3x tokens (≈120K steps)",
+    tolerance="L_SAS-P(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = the 3x Pre-LN run's training seconds, ≥2 seeds",
+    inputs=[ABLATION["fig08"], VARIANTS],
+)
 def sas_p_matches_pre_ln_in_time_3x(data) -> Measurement:
     return _x3(data, "sas_p")
 
 
-@claim(paper=PAPER, item="fig08", claim_id="sas_matches_pre_ln_in_time_3x",
-       statement="With 3x the training steps, SAS still reaches Pre-LN's loss within Pre-LN's training time.",
-       paper_value="simplified blocks match or beat Pre-LN at 3x tokens (≈120K steps)",
-       tolerance="L_SAS(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = the 3x Pre-LN run's training seconds, ≥2 seeds",
-       inputs=[ABLATION["fig08"], VARIANTS])
+@claim(
+    paper=PAPER,
+    item="fig08",
+    claim_id="sas_matches_pre_ln_in_time_3x",
+    statement="With 3x the training steps, SAS still reaches Pre-LN's loss within Pre-LN's training time.",
+    paper_value="simplified blocks match or beat Pre-LN at 3x tokens (≈120K steps)",
+    tolerance="L_SAS(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = the 3x Pre-LN run's training seconds, ≥2 seeds",
+    inputs=[ABLATION["fig08"], VARIANTS],
+)
 def sas_matches_pre_ln_in_time_3x(data) -> Measurement:
     return _x3(data, "sas")
 
 
-@claim(paper=PAPER, item="fig12", claim_id="linear_decay_ends_lower",
-       statement="Linear LR decay ends at a lower loss than cosine decay for Pre-LN, SAS and SAS-P.",
-       paper_value="linear ends lower for all three (though it trails cosine for most of training)",
-       tolerance="mean per-seed L_linear − L_cosine < 0 for each of Pre-LN, SAS, SAS-P, ≥2 seeds",
-       inputs=[ABLATION["fig12"], VARIANTS])
+@claim(
+    paper=PAPER,
+    item="fig12",
+    claim_id="linear_decay_ends_lower",
+    statement="Linear LR decay ends at a lower loss than cosine decay for Pre-LN, SAS and SAS-P.",
+    paper_value="linear ends lower for all three (though it trails cosine for most of training)",
+    tolerance="mean per-seed L_linear − L_cosine < 0 for each of Pre-LN, SAS, SAS-P, ≥2 seeds",
+    inputs=[ABLATION["fig12"], VARIANTS],
+)
 def linear_decay_ends_lower(data) -> Measurement:
     table, facts = _runs(data, ABLATION["fig12"])
-    pairs = {name: (_one(facts, "fig12", key=key, schedule="linear"), _one(facts, "fig12", key=key, schedule="cosine"))
-             for key, name in (("pre_ln", "Pre-LN"), ("sas", "SAS"), ("sas_p", "SAS-P"))}
+    pairs = {
+        name: (_one(facts, "fig12", key=key, schedule="linear"), _one(facts, "fig12", key=key, schedule="cosine"))
+        for key, name in (("pre_ln", "Pre-LN"), ("sas", "SAS"), ("sas_p", "SAS-P"))
+    }
     return _paired(table, pairs, lambda gap, tol: gap < tol, "L_linear − L_cosine", 0.0)
 
 
-@claim(paper=PAPER, item="fig13", claim_id="shaped_attention_not_worse_than_eq4",
-       statement="Shaped attention (αI + βA − γC) is at least as good as Eq-4 attention (αI + βA) in SAS and SAS-P.",
-       paper_value="shaped attention gives a small, consistent gain",
-       tolerance="mean per-seed L_shaped − L_eq4 ≤ ε = 0.5% of L_PreLN, for SAS and SAS-P, ≥2 seeds",
-       inputs=[ABLATION["fig13"], VARIANTS])
+@claim(
+    paper=PAPER,
+    item="fig13",
+    claim_id="shaped_attention_not_worse_than_eq4",
+    statement="Shaped attention (αI + βA − γC) is at least as good as Eq-4 attention (αI + βA) in SAS and SAS-P.",
+    paper_value="shaped attention gives a small, consistent gain",
+    tolerance="mean per-seed L_shaped − L_eq4 ≤ ε = 0.5% of L_PreLN, for SAS and SAS-P, ≥2 seeds",
+    inputs=[ABLATION["fig13"], VARIANTS],
+)
 def shaped_attention_not_worse_than_eq4(data) -> Measurement:
     table, facts = _runs(data, ABLATION["fig13"])
-    pairs = {name: (_one(facts, "fig13", key=key, spec_attention="shaped"), _one(facts, "fig13", key=key, spec_attention="eq4"))
-             for key, name in (("sas", "SAS"), ("sas_p", "SAS-P"))}
+    pairs = {
+        name: (
+            _one(facts, "fig13", key=key, spec_attention="shaped"),
+            _one(facts, "fig13", key=key, spec_attention="eq4"),
+        )
+        for key, name in (("sas", "SAS"), ("sas_p", "SAS-P"))
+    }
     epsilon = RELATIVE_EPSILON * _reference_loss(table, facts)
     return _paired(table, pairs, lambda gap, tol: gap <= tol, "L_shaped − L_eq4", epsilon)
 
 
-@claim(paper=PAPER, item="fig14", claim_id="beta_ff_best_below_one",
-       statement="The best β_FF initialisation of SAS is below 1 (the paper picks 0.1 at 18 layers).",
-       paper_value="β_FF = 0.1 chosen at L=18; grid and curve shape not stated",
-       tolerance="argmin over the β_FF grid of the mean-over-seeds final loss < 1, grid containing 1, ≥2 seeds",
-       inputs=[ABLATION["fig14"], VARIANTS])
+@claim(
+    paper=PAPER,
+    item="fig14",
+    claim_id="beta_ff_best_below_one",
+    statement="The best β_FF initialisation of SAS is below 1 (the paper picks 0.1 at 18 layers).",
+    paper_value="β_FF = 0.1 chosen at L=18; grid and curve shape not stated",
+    tolerance="argmin over the β_FF grid of the mean-over-seeds final loss < 1, grid containing 1, ≥2 seeds",
+    inputs=[ABLATION["fig14"], VARIANTS],
+)
 def beta_ff_best_below_one(data) -> Measurement:
     table, facts = _runs(data, ABLATION["fig14"])
     sas = facts[facts["key"] == "sas"]
@@ -850,33 +1140,53 @@ def beta_ff_best_below_one(data) -> Measurement:
     seeds = int(table[sas.index].notna().sum().min())
     short = too_few(seeds, measured, MIN_SEEDS)
     best = float(curve.idxmin())
-    return short or Measurement(f"argmin β_FF = {best:g} ({measured})", verdict(best < 1.0), seeds=seeds,
-                                detail="grid reconstructed (the paper does not give it)")
+    return short or Measurement(
+        f"argmin β_FF = {best:g} ({measured})",
+        verdict(best < 1.0),
+        seeds=seeds,
+        detail="grid reconstructed (the paper does not give it)",
+    )
 
 
-@claim(paper=PAPER, item="fig23", claim_id="identity_value_proj_does_not_help_pre_ln",
-       statement="Fixing W^V = W^P = I does not improve Pre-LN (it slightly hurts in the paper).",
-       paper_value="identity W^V, W^P slightly hurts Pre-LN",
-       tolerance="mean per-seed L_PreLN-I − L_PreLN ≥ −ε, ε = 0.5% of L_PreLN, ≥2 seeds",
-       inputs=[ABLATION["fig23"], VARIANTS])
+@claim(
+    paper=PAPER,
+    item="fig23",
+    claim_id="identity_value_proj_does_not_help_pre_ln",
+    statement="Fixing W^V = W^P = I does not improve Pre-LN (it slightly hurts in the paper).",
+    paper_value="identity W^V, W^P slightly hurts Pre-LN",
+    tolerance="mean per-seed L_PreLN-I − L_PreLN ≥ −ε, ε = 0.5% of L_PreLN, ≥2 seeds",
+    inputs=[ABLATION["fig23"], VARIANTS],
+)
 def identity_value_proj_does_not_help_pre_ln(data) -> Measurement:
     table, facts = _runs(data, ABLATION["fig23"])
-    pairs = {"Pre-LN": (_one(facts, "fig23", key="pre_ln", spec_value="identity"),
-                        _one(facts, "fig23", key="pre_ln", spec_value="linear"))}
+    pairs = {
+        "Pre-LN": (
+            _one(facts, "fig23", key="pre_ln", spec_value="identity"),
+            _one(facts, "fig23", key="pre_ln", spec_value="linear"),
+        )
+    }
     epsilon = RELATIVE_EPSILON * _reference_loss(table, facts[facts["spec_value"] == "linear"])
     return _paired(table, pairs, lambda gap, tol: gap >= -tol, "L(W^V=W^P=I) − L(trained)", epsilon)
 
 
-@claim(paper=PAPER, item="fig24", claim_id="trainable_first_value_not_worse",
-       statement="A trainable first-layer W^V_1 = I + ΔW is no worse than W^V_1 = I fixed (a very small gain in the paper).",
-       paper_value="very small gain from trainable W^V_1 (SAS and SAS-P)",
-       tolerance="mean per-seed L_trainable − L_identity ≤ ε = 0.5% of L_PreLN, for SAS and SAS-P, ≥2 seeds",
-       inputs=[ABLATION["fig24"], VARIANTS])
+@claim(
+    paper=PAPER,
+    item="fig24",
+    claim_id="trainable_first_value_not_worse",
+    statement="A trainable first-layer W^V_1 = I + ΔW is no worse than W^V_1 = I fixed (a very small gain in the paper).",
+    paper_value="very small gain from trainable W^V_1 (SAS and SAS-P)",
+    tolerance="mean per-seed L_trainable − L_identity ≤ ε = 0.5% of L_PreLN, for SAS and SAS-P, ≥2 seeds",
+    inputs=[ABLATION["fig24"], VARIANTS],
+)
 def trainable_first_value_not_worse(data) -> Measurement:
     table, facts = _runs(data, ABLATION["fig24"])
-    pairs = {name: (_one(facts, "fig24", key=key, spec_first_value="reparam"),
-                    _one(facts, "fig24", key=key, spec_first_value="identity"))
-             for key, name in (("sas", "SAS"), ("sas_p", "SAS-P"))}
+    pairs = {
+        name: (
+            _one(facts, "fig24", key=key, spec_first_value="reparam"),
+            _one(facts, "fig24", key=key, spec_first_value="identity"),
+        )
+        for key, name in (("sas", "SAS"), ("sas_p", "SAS-P"))
+    }
     epsilon = RELATIVE_EPSILON * _reference_loss(table, facts)
     return _paired(table, pairs, lambda gap, tol: gap <= tol, "L(trainable W^V_1) − L(W^V_1 = I)", epsilon)
 
@@ -885,55 +1195,74 @@ def _no_skip_runs(facts: pd.DataFrame) -> pd.DataFrame:
     return facts[(facts["key"] == "sas") & (facts["spec_mlp_skip"] == 0)]
 
 
-@claim(paper=PAPER, item="fig25", claim_id="no_mlp_skip_trains_slower",
-       statement="Without the MLP skip (ReLU or leaky ReLU, LR 1e-4) SAS trains much slower.",
-       paper_value="all no-skip runs much slower than SAS",
-       tolerance="mean per-seed L_no-skip − L_SAS > δ = 2% of L_PreLN, for every no-skip run, ≥2 seeds",
-       inputs=[ABLATION["fig25"], VARIANTS])
+@claim(
+    paper=PAPER,
+    item="fig25",
+    claim_id="no_mlp_skip_trains_slower",
+    statement="Without the MLP skip (ReLU or leaky ReLU, LR 1e-4) SAS trains much slower.",
+    paper_value="all no-skip runs much slower than SAS",
+    tolerance="mean per-seed L_no-skip − L_SAS > δ = 2% of L_PreLN, for every no-skip run, ≥2 seeds",
+    inputs=[ABLATION["fig25"], VARIANTS],
+)
 def no_mlp_skip_trains_slower(data) -> Measurement:
     table, facts = _runs(data, ABLATION["fig25"])
     sas = _one(facts, "fig25", key="sas", spec_mlp_skip=1.0)
     runs = _no_skip_runs(facts)
     if runs.empty:
         return Measurement("no no-skip runs", NOT_MEASURABLE)
-    pairs = {(f"LReLU {row['leaky_slope']:g}" if row["activation"] == "leaky_relu" else "ReLU"): (v, sas)
-             for v, row in runs.iterrows()}
+    pairs = {
+        (f"LReLU {row['leaky_slope']:g}" if row["activation"] == "leaky_relu" else "ReLU"): (v, sas)
+        for v, row in runs.iterrows()
+    }
     delta = RELATIVE_DELTA * _reference_loss(table, facts)
     return _paired(table, pairs, lambda gap, tol: gap > tol, "L(no skip) − L(SAS)", delta)
 
 
-@claim(paper=PAPER, item="fig25", claim_id="leaky_relu_no_better_than_relu",
-       statement="Without the MLP skip, leaky ReLU (slope 0.2 or 1 − 1/√L) is no better than ReLU.",
-       paper_value="LReLU no better than ReLU",
-       tolerance="mean per-seed L_LReLU − L_ReLU ≥ −ε, ε = 0.5% of L_PreLN, for every slope, ≥2 seeds",
-       inputs=[ABLATION["fig25"], VARIANTS])
+@claim(
+    paper=PAPER,
+    item="fig25",
+    claim_id="leaky_relu_no_better_than_relu",
+    statement="Without the MLP skip, leaky ReLU (slope 0.2 or 1 − 1/√L) is no better than ReLU.",
+    paper_value="LReLU no better than ReLU",
+    tolerance="mean per-seed L_LReLU − L_ReLU ≥ −ε, ε = 0.5% of L_PreLN, for every slope, ≥2 seeds",
+    inputs=[ABLATION["fig25"], VARIANTS],
+)
 def leaky_relu_no_better_than_relu(data) -> Measurement:
     table, facts = _runs(data, ABLATION["fig25"])
     runs = _no_skip_runs(facts)
     relu = _one(runs, "fig25", activation="relu")
-    pairs = {f"LReLU {row['leaky_slope']:g}": (v, relu) for v, row in runs[runs["activation"] == "leaky_relu"].iterrows()}
+    pairs = {
+        f"LReLU {row['leaky_slope']:g}": (v, relu) for v, row in runs[runs["activation"] == "leaky_relu"].iterrows()
+    }
     if not pairs:
         return Measurement("no leaky-ReLU run", NOT_MEASURABLE)
     epsilon = RELATIVE_EPSILON * _reference_loss(table, facts)
     return _paired(table, pairs, lambda gap, tol: gap >= -tol, "L(LReLU) − L(ReLU)", epsilon)
 
 
-@claim(paper=PAPER, item="fig28", claim_id="sas_perplexity_matches_parallel",
-       statement="On the longer-context LM (ALiBi, GeLU), SAS reaches the perplexity of the Parallel block.",
-       paper_value="SAS 22.37 vs Parallel 22.39 (Languini books, 15% fewer parameters)",
-       tolerance="mean over seeds of ppl_SAS / ppl_Parallel = exp(L_SAS − L_Parallel) ≤ 1.02, ≥2 seeds",
-       inputs=[ABLATION["fig28"], VARIANTS])
+@claim(
+    paper=PAPER,
+    item="fig28",
+    claim_id="sas_perplexity_matches_parallel",
+    statement="On the longer-context LM (ALiBi, GeLU), SAS reaches the perplexity of the Parallel block.",
+    paper_value="SAS 22.37 vs Parallel 22.39 (Languini books, 15% fewer parameters)",
+    tolerance="mean over seeds of ppl_SAS / ppl_Parallel = exp(L_SAS − L_Parallel) ≤ 1.02, ≥2 seeds",
+    inputs=[ABLATION["fig28"], VARIANTS],
+)
 def sas_perplexity_matches_parallel(data) -> Measurement:
     table, facts = _runs(data, ABLATION["fig28"])
     sas, parallel = _one(facts, "fig28", key="sas"), _one(facts, "fig28", key="parallel")
     if sas is None or parallel is None:
         return Measurement("no SAS/Parallel pair", NOT_MEASURABLE, detail="fig28 needs a SAS and a Parallel run")
     ratios = np.exp(table[sas] - table[parallel]).dropna()
-    measured = (f"ppl_SAS / ppl_Parallel = {format_mean_spread(ratios)} "
-                f"(ppl {np.exp(table[sas].mean()):.1f} vs {np.exp(table[parallel].mean()):.1f})")
+    measured = (
+        f"ppl_SAS / ppl_Parallel = {format_mean_spread(ratios)} "
+        f"(ppl {np.exp(table[sas].mean()):.1f} vs {np.exp(table[parallel].mean()):.1f})"
+    )
     short = too_few(len(ratios), measured, MIN_SEEDS)
-    return short or Measurement(measured, verdict(float(ratios.mean()) <= PPL_RATIO), seeds=len(ratios),
-                                detail="code corpus, not books")
+    return short or Measurement(
+        measured, verdict(float(ratios.mean()) <= PPL_RATIO), seeds=len(ratios), detail="code corpus, not books"
+    )
 
 
 DEVIATIONS = [
@@ -962,5 +1291,6 @@ DEVIATIONS = [
 
 
 from repro.papers.simplified_blocks import mlm_claims  # noqa: E402,F401  (registers the masked-LM claims)
+
 # The dossier reads this module's DEVIATIONS: add the masked-LM part's.
 DEVIATIONS = DEVIATIONS + list(getattr(mlm_claims, "DEVIATIONS", []))

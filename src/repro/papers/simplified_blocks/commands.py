@@ -30,8 +30,11 @@ def register(subparsers) -> None:
 
     structure = actions.add_parser("structure", help="inventories, exact identities at init, parameter counts")
     structure.add_argument("--models", required=True, help="JSON {variant: model fields} at this scale")
-    structure.add_argument("--paper-size", required=True,
-                           help="JSON model fields that turn a variant into the paper's size (param counts only)")
+    structure.add_argument(
+        "--paper-size",
+        required=True,
+        help="JSON model fields that turn a variant into the paper's size (param counts only)",
+    )
     structure.add_argument("--out-inventory", required=True)
     structure.add_argument("--out-checks", required=True)
     structure.add_argument("--out-params", required=True)
@@ -119,8 +122,10 @@ def throughput_cmd(args: argparse.Namespace) -> int:
     timings = measure_throughput(configs, settings)
     facts = model_facts(configs, settings.seq_len)
     summary = summarize(timings, args.reference)
-    facts = facts.merge(summary.pivot(index="variant", columns="mode", values="speed_vs_reference")
-                        .add_prefix("speed_").reset_index(), on="variant")
+    facts = facts.merge(
+        summary.pivot(index="variant", columns="mode", values="speed_vs_reference").add_prefix("speed_").reset_index(),
+        on="variant",
+    )
     for key, value in settings.__dict__.items():
         facts[key] = value
     _write(timings, args.out_timings)

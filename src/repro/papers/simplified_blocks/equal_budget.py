@@ -13,7 +13,9 @@ import numpy as np
 import pandas as pd
 
 
-def loss_at(curves: pd.DataFrame, budget_by_seed: dict[int, float], x: str = "seconds", split: str = "eval") -> pd.DataFrame:
+def loss_at(
+    curves: pd.DataFrame, budget_by_seed: dict[int, float], x: str = "seconds", split: str = "eval"
+) -> pd.DataFrame:
     """Per (variant, seed): the `split` loss at `x` = budget_by_seed[seed].
 
     Columns: variant, seed, budget, loss, finished_before (the run ended before the budget).
@@ -29,7 +31,9 @@ def loss_at(curves: pd.DataFrame, budget_by_seed: dict[int, float], x: str = "se
         xs, losses = run[x].to_numpy(float), run["loss"].to_numpy(float)
         finished = budget >= xs[-1]
         loss = losses[-1] if finished else float(np.interp(budget, xs, losses))
-        rows.append(dict(variant=variant, seed=int(seed), budget=budget, loss=float(loss), finished_before=bool(finished)))
+        rows.append(
+            dict(variant=variant, seed=int(seed), budget=budget, loss=float(loss), finished_before=bool(finished))
+        )
     return pd.DataFrame(rows, columns=["variant", "seed", "budget", "loss", "finished_before"])
 
 

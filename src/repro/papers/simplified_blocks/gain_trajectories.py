@@ -43,7 +43,9 @@ def parse_gain_name(name: str) -> tuple[int, str]:
     """'blocks.3.attn.value.resid_gain' -> (3, 'beta_V'); ValueError for names of no known gain."""
     match = _NAME.match(name)
     if match is None or match.group(2) not in _SYMBOLS:
-        raise ValueError(f"{name!r} is not a known gain of the model family (known: blocks.<l>.{{{', '.join(_SYMBOLS)}}})")
+        raise ValueError(
+            f"{name!r} is not a known gain of the model family (known: blocks.<l>.{{{', '.join(_SYMBOLS)}}})"
+        )
     return int(match.group(1)), _SYMBOLS[match.group(2)]
 
 
@@ -53,8 +55,17 @@ def _rows(variant: str, seed: int, step: int, gains: dict[str, list[float]]) -> 
         layer, symbol = parse_gain_name(name)
         per_head = len(values) > 1
         for head, value in enumerate(values):
-            rows.append(dict(variant=variant, seed=seed, step=step, layer=layer, symbol=symbol,
-                             head=head if per_head else -1, value=float(value)))
+            rows.append(
+                dict(
+                    variant=variant,
+                    seed=seed,
+                    step=step,
+                    layer=layer,
+                    symbol=symbol,
+                    head=head if per_head else -1,
+                    value=float(value),
+                )
+            )
     return rows
 
 
@@ -94,7 +105,11 @@ def ratios(gains: pd.DataFrame) -> pd.DataFrame:
         joined["matrix"] = matrix
         frames.append(joined)
     out = pd.concat(frames, ignore_index=True)
-    return out[keys[:-1] + ["layer", "matrix", "ratio"]].sort_values(keys + ["matrix"], kind="stable").reset_index(drop=True)
+    return (
+        out[keys[:-1] + ["layer", "matrix", "ratio"]]
+        .sort_values(keys + ["matrix"], kind="stable")
+        .reset_index(drop=True)
+    )
 
 
 def final(frame: pd.DataFrame) -> pd.DataFrame:
@@ -109,5 +124,11 @@ def start_and_final(gains: pd.DataFrame, symbol: str) -> pd.DataFrame:
     rows = gains[gains["symbol"] == symbol]
     start = rows[rows["step"] == 0].groupby("layer")["value"].mean()
     end = final(rows).groupby("layer")["value"].agg(["mean", "std"])
-    return pd.DataFrame({"layer": end.index + 1, "init": start.reindex(end.index).values, "final (mean)": end["mean"].values,
-                         "final sd across heads and seeds": end["std"].fillna(0).values})
+    return pd.DataFrame(
+        {
+            "layer": end.index + 1,
+            "init": start.reindex(end.index).values,
+            "final (mean)": end["mean"].values,
+            "final sd across heads and seeds": end["std"].fillna(0).values,
+        }
+    )

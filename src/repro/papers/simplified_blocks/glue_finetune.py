@@ -33,8 +33,8 @@ from torch import Tensor, nn
 from repro.analysis.device import model_device
 from repro.data.glue_standin import TaskSpec, TaskSplit
 from repro.models import Transformer, TransformerConfig
-from repro.training.optim import build_optimizer
 from repro.training.config import resolve_device
+from repro.training.optim import build_optimizer
 from repro.training.schedules import build_schedule
 from repro.training.seeding import derive_seed, generator
 
@@ -175,8 +175,9 @@ def finetune(
     encoder.load_state_dict(encoder_state)
     device = resolve_device(device) if isinstance(device, str) else device  # "auto": cuda where visible
     model = SequenceModel(encoder, spec.n_outputs, settings.dropout).to(device)
-    optimizer = build_optimizer(model, lr=settings.lr, weight_decay=settings.weight_decay,
-                                betas=settings.betas, eps=settings.eps)
+    optimizer = build_optimizer(
+        model, lr=settings.lr, weight_decay=settings.weight_decay, betas=settings.betas, eps=settings.eps
+    )
     schedule = build_schedule("cosine", lr=settings.lr, warmup=settings.warmup_fraction, min_lr=0.0)
     n = len(train_split.labels)
     per_epoch = max(1, n // settings.batch_size)  # drop the last partial batch

@@ -27,6 +27,7 @@ from typing import Any
 
 from repro.analysis.device import DEVICES, device_argument
 
+
 def run_spec(section: dict, variant: str, seed: int) -> dict[str, Any]:
     """The spec of one pre-training run: the section's model/train settings with the variant's
     overrides (shallow merge, as repro.pipeline.configcheck.merged_run_config), the seed, the
@@ -39,8 +40,14 @@ def run_spec(section: dict, variant: str, seed: int) -> dict[str, Any]:
     train = copy.deepcopy(section["train"])
     train.update(copy.deepcopy(overrides.get("train", {})))
     train["seed"] = int(seed)
-    return {"variant": variant, "seed": int(seed), "model": model, "train": train,
-            "mask_prob": section["mask_prob"], "eval_chunks": section["eval_chunks"]}
+    return {
+        "variant": variant,
+        "seed": int(seed),
+        "model": model,
+        "train": train,
+        "mask_prob": section["mask_prob"],
+        "eval_chunks": section["eval_chunks"],
+    }
 
 
 #: The config key behind `finetune --device`: fine-tuning runs where pre-training ran.
@@ -80,15 +87,23 @@ def add_actions(actions) -> None:
     pretrain.set_defaults(func=pretrain_cmd)
 
     finetune = actions.add_parser("finetune", help="fine-tune one pre-trained encoder on every task")
-    finetune.add_argument("--run-dirs", nargs="+", required=True,
-                          help="pre-training run directories (…/<variant>/seed<k>), fine-tuned one after the other")
+    finetune.add_argument(
+        "--run-dirs",
+        nargs="+",
+        required=True,
+        help="pre-training run directories (…/<variant>/seed<k>), fine-tuned one after the other",
+    )
     finetune.add_argument("--glue", required=True, help=".npz from glue-data")
     finetune.add_argument("--settings", required=True, help="JSON FinetuneSettings fields")
     finetune.add_argument("--seeds", type=int, nargs="+", required=True)
     finetune.add_argument("--out", required=True)
     finetune.add_argument("--threads", type=int, default=1)
-    finetune.add_argument("--device", type=device_argument(FINETUNE_DEVICE_KEY), default="cpu",
-                          help=f"where the fine-tuning runs ({', '.join(DEVICES)}; config key {FINETUNE_DEVICE_KEY})")
+    finetune.add_argument(
+        "--device",
+        type=device_argument(FINETUNE_DEVICE_KEY),
+        default="cpu",
+        help=f"where the fine-tuning runs ({', '.join(DEVICES)}; config key {FINETUNE_DEVICE_KEY})",
+    )
     finetune.set_defaults(func=finetune_cmd)
 
     gather = actions.add_parser("glue", help="gather fine-tuning CSVs into glue_scores.csv and glue_average.csv")
@@ -133,8 +148,13 @@ def hub_glue_cmd(args: argparse.Namespace) -> int:
     from repro.hub.glue import build_glue_file
 
     try:
-        card = build_glue_file(Encoder.from_pretrained(args.tokenizer), args.out, source=args.mirror,
-                               max_tokens=args.max_tokens, train_limit=args.train_limit)
+        card = build_glue_file(
+            Encoder.from_pretrained(args.tokenizer),
+            args.out,
+            source=args.mirror,
+            max_tokens=args.max_tokens,
+            train_limit=args.train_limit,
+        )
     except DataError as err:
         return _error(str(err))
     print(json.dumps(card["sizes"]), file=sys.stderr)
@@ -171,19 +191,30 @@ def pretrain_cmd(args: argparse.Namespace) -> int:
     train_chunks = load_token_chunks(args.train_tokens, seq_len)
     valid_chunks = load_token_chunks(args.valid_tokens, seq_len)
     if len(valid_chunks) < spec["eval_chunks"]:
-        return _error(f"the prose valid split has {len(valid_chunks)} chunks of {seq_len} tokens, fewer than "
-                      f"eval_chunks={spec['eval_chunks']}; lower simplified_blocks.mlm.eval_chunks")
+        return _error(
+            f"the prose valid split has {len(valid_chunks)} chunks of {seq_len} tokens, fewer than "
+            f"eval_chunks={spec['eval_chunks']}; lower simplified_blocks.mlm.eval_chunks"
+        )
     # token files from a hub tokenizer carry its mask and special ids (`data hub-tokens --masked-lm`);
     # the offline ones use ours
     mask_id, special_ids = int(meta.get("mask_id", MASK_ID)), tuple(meta.get("special_ids", (EOS_ID, MASK_ID)))
-    task = SparseMaskedLMTask(train_chunks, valid_chunks[: spec["eval_chunks"]], mask_token_id=mask_id,
-                              vocab_size=vocab, mask_prob=spec["mask_prob"], special_ids=special_ids)
+    task = SparseMaskedLMTask(
+        train_chunks,
+        valid_chunks[: spec["eval_chunks"]],
+        mask_token_id=mask_id,
+        vocab_size=vocab,
+        mask_prob=spec["mask_prob"],
+        special_ids=special_ids,
+    )
     torch.set_num_threads(args.threads)
     torch.manual_seed(derive_seed(train_cfg.seed, "init"))
     model = Transformer(cfg)
     write_model_config(args.run_dir, cfg)
-    print(f"mlm {spec['variant']} seed {train_cfg.seed}: {count_parameters(model):,} parameters, "
-          f"{len(train_chunks):,} train chunks of {seq_len} tokens, budget {train_cfg.time_budget_s} s", file=sys.stderr)
+    print(
+        f"mlm {spec['variant']} seed {train_cfg.seed}: {count_parameters(model):,} parameters, "
+        f"{len(train_chunks):,} train chunks of {seq_len} tokens, budget {train_cfg.time_budget_s} s",
+        file=sys.stderr,
+    )
     result = train(model, task, train_cfg, args.run_dir, move_stale=True)  # settings changed: old run moved aside
     print(f"done: {result}", file=sys.stderr)
     return 0
@@ -204,8 +235,8 @@ def finetune_cmd(args: argparse.Namespace) -> int:
     import pandas as pd
     import torch
 
-    from repro.papers.simplified_blocks.glue_finetune import FinetuneSettings, finetune
     from repro.data.glue_standin import TASKS, load_glue_standin
+    from repro.papers.simplified_blocks.glue_finetune import FinetuneSettings, finetune
     from repro.runs import load_model
     from repro.training.checkpoint import atomic_write_text, sha256_file
 
@@ -238,17 +269,31 @@ def finetune_cmd(args: argparse.Namespace) -> int:
                     continue
                 out = finetune(cfg, state, spec, tasks[name], settings, seed, device=args.device)
                 item_rows = [
-                    dict(variant=variant, pretrain_seed=pretrain_seed, seed=seed, task=name, column=column,
-                         stands_for=spec.stands_for, metric=spec.metric, score=out["scores"][column],
-                         diverged=out["diverged"], steps=out["steps"], seconds=round(out["seconds"], 3),
-                         final_train_loss=out["final_train_loss"], n_train=len(tasks[name]["train"].labels),
-                         n_eval=len(tasks[name][split].labels))
+                    dict(
+                        variant=variant,
+                        pretrain_seed=pretrain_seed,
+                        seed=seed,
+                        task=name,
+                        column=column,
+                        stands_for=spec.stands_for,
+                        metric=spec.metric,
+                        score=out["scores"][column],
+                        diverged=out["diverged"],
+                        steps=out["steps"],
+                        seconds=round(out["seconds"], 3),
+                        final_train_loss=out["final_train_loss"],
+                        n_train=len(tasks[name]["train"].labels),
+                        n_eval=len(tasks[name][split].labels),
+                    )
                     for column, split in spec.evals
                 ]
                 atomic_write_text(done, json.dumps({"key": key, "rows": item_rows}) + "\n")
                 rows.extend(item_rows)
-                print(f"{variant} {name} seed {seed}: {out['scores']} diverged={out['diverged']} "
-                      f"({out['steps']} steps, {out['seconds']:.1f} s)", file=sys.stderr)
+                print(
+                    f"{variant} {name} seed {seed}: {out['scores']} diverged={out['diverged']} "
+                    f"({out['steps']} steps, {out['seconds']:.1f} s)",
+                    file=sys.stderr,
+                )
     _write(pd.DataFrame(rows), args.out)
     return 0
 
@@ -267,11 +312,16 @@ def glue_cmd(args: argparse.Namespace) -> int:
         per_seed = runs.pivot_table(index="seed", columns="column", values="score", dropna=False)
         averages = [glue_average(per_seed.loc[s], columns) for s in per_seed.index]
         finite = [a for a in averages if a == a]
-        rows.append(dict(variant=variant, glue_mean=float(pd.Series(finite).mean()) if finite else float("nan"),
-                         glue_sd=float(pd.Series(finite).std(ddof=1)) if len(finite) > 1 else float("nan"),
-                         seeds=len(averages), finite_seeds=len(finite),
-                         diverged_runs=int(runs.drop_duplicates(["task", "seed"])["diverged"].sum()),
-                         runs=int(len(runs.drop_duplicates(["task", "seed"])))))
+        rows.append(
+            dict(
+                variant=variant,
+                glue_mean=float(pd.Series(finite).mean()) if finite else float("nan"),
+                glue_sd=float(pd.Series(finite).std(ddof=1)) if len(finite) > 1 else float("nan"),
+                seeds=len(averages),
+                finite_seeds=len(finite),
+                diverged_runs=int(runs.drop_duplicates(["task", "seed"])["diverged"].sum()),
+                runs=int(len(runs.drop_duplicates(["task", "seed"]))),
+            )
+        )
     _write(pd.DataFrame(rows), args.out_average)
     return 0
-

@@ -27,9 +27,9 @@ import dataclasses
 import pandas as pd
 import torch
 
+from repro.models import Transformer, TransformerConfig, count_parameters
 from repro.papers.simplified_blocks import block_structure as bs
 from repro.papers.simplified_blocks.lr_duality import duality_gap
-from repro.models import Transformer, TransformerConfig, count_parameters
 
 CHECK_COLUMNS = ["check", "variant", "setting", "value", "tolerance", "passed"]
 EXACT = 1e-12  # float64 rounding over a few layers
@@ -60,8 +60,14 @@ def _tokens(cfg: TransformerConfig, seed: int, batch: int = 2) -> torch.Tensor:
 
 def _row(check, variant, setting, value, tolerance, passed=None) -> dict:
     value = float(value)
-    return dict(check=check, variant=variant, setting=setting, value=value, tolerance=float(tolerance),
-                passed=bool(value <= tolerance) if passed is None else bool(passed))
+    return dict(
+        check=check,
+        variant=variant,
+        setting=setting,
+        value=value,
+        tolerance=float(tolerance),
+        passed=bool(value <= tolerance) if passed is None else bool(passed),
+    )
 
 
 def identity_rows(name: str, cfg: TransformerConfig, seed: int) -> list[dict]:
@@ -97,9 +103,11 @@ def parameter_rows(name: str, cfg: TransformerConfig, paper_size: dict) -> list[
     for size, sized in (("this scale", cfg), ("paper size", _replace(cfg, **paper_size))):
         counts = bs.parameter_difference(_replace(sized, block=reference_block), sized)
         off = counts["difference"] - counts["expected_difference"]
-        setting = (f"{size}: {reference_block} − {cfg.block}, L={counts['n_layers']}, d={counts['d_model']}, "
-                   f"difference {counts['difference']:,} = (2L−1)d² {counts['removed_matrices']:,} "
-                   f"− gains {counts['added_gains']}")
+        setting = (
+            f"{size}: {reference_block} − {cfg.block}, L={counts['n_layers']}, d={counts['d_model']}, "
+            f"difference {counts['difference']:,} = (2L−1)d² {counts['removed_matrices']:,} "
+            f"− gains {counts['added_gains']}"
+        )
         rows.append(_row("parameter_difference", name, setting, abs(off), 0.0))
     return rows
 
@@ -107,8 +115,15 @@ def parameter_rows(name: str, cfg: TransformerConfig, paper_size: dict) -> list[
 def duality_rows(name: str, cfg: TransformerConfig, seed: int) -> list[dict]:
     rows = []
     for init in ("identity", "orthogonal"):
-        overrides = dict(cfg.block_overrides, value="reparam", proj="reparam", first_value="reparam",
-                         reparam_init=init, reparam_beta=DUALITY_BETA, reparam_trainable=False)
+        overrides = dict(
+            cfg.block_overrides,
+            value="reparam",
+            proj="reparam",
+            first_value="reparam",
+            reparam_init=init,
+            reparam_beta=DUALITY_BETA,
+            reparam_trainable=False,
+        )
         dual_cfg = _replace(cfg, block_overrides=overrides)
         batch = [_tokens(dual_cfg, seed, batch=2)[:, :16]]  # one small batch: the identity is exact for any
         for optimizer, lr in (("sgd", 0.05), ("adam", 1e-3)):
@@ -120,8 +135,16 @@ def duality_rows(name: str, cfg: TransformerConfig, seed: int) -> list[dict]:
                 label = f"{init} W_init, β={DUALITY_BETA}, LR × {'β' if optimizer == 'adam' else 'β²'}"
                 if control:
                     label = f"{init} W_init, β={DUALITY_BETA}, control: LR × {'β²' if optimizer == 'adam' else 'β'} (theory {theory:g})"
-                    rows.append(_row(f"lr_duality_{optimizer}_control", name, label, relative, DUALITY_CONTROL_MIN,
-                                     passed=relative >= DUALITY_CONTROL_MIN))
+                    rows.append(
+                        _row(
+                            f"lr_duality_{optimizer}_control",
+                            name,
+                            label,
+                            relative,
+                            DUALITY_CONTROL_MIN,
+                            passed=relative >= DUALITY_CONTROL_MIN,
+                        )
+                    )
                 else:
                     rows.append(_row(f"lr_duality_{optimizer}", name, label, relative, DUALITY_RELATIVE))
     return rows
@@ -133,9 +156,20 @@ def params_table(configs: dict[str, TransformerConfig], paper_size: dict) -> pd.
         for size, sized in (("this scale", cfg), ("paper size", _replace(cfg, **paper_size))):
             with torch.device("meta"):
                 model = Transformer(sized)
-            rows.append(dict(variant=name, block=sized.block, norm=sized.norm, size=size, n_layers=sized.n_layers,
-                             d_model=sized.d_model, d_ff=sized.d_ff, vocab_size=sized.vocab_size,
-                             parameters=count_parameters(model), gain_scalars=bs.gain_scalars(model)))
+            rows.append(
+                dict(
+                    variant=name,
+                    block=sized.block,
+                    norm=sized.norm,
+                    size=size,
+                    n_layers=sized.n_layers,
+                    d_model=sized.d_model,
+                    d_ff=sized.d_ff,
+                    vocab_size=sized.vocab_size,
+                    parameters=count_parameters(model),
+                    gain_scalars=bs.gain_scalars(model),
+                )
+            )
     return pd.DataFrame(rows)
 
 

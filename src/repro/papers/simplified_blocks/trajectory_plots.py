@@ -66,8 +66,9 @@ def plot_gain_trajectories(ax, gains: pd.DataFrame, symbol: str) -> pd.DataFrame
         line = summary[summary["layer"] == layer]
         ax.plot(line["step"], line["mean"], color=colour, label=f"layer {layer + 1}")
         if (line["std"] > 0).any():
-            ax.fill_between(line["step"], line["mean"] - line["std"], line["mean"] + line["std"], color=colour,
-                            alpha=0.15, lw=0)
+            ax.fill_between(
+                line["step"], line["mean"] - line["std"], line["mean"] + line["std"], color=colour, alpha=0.15, lw=0
+            )
     ax.set_xlabel("training step")
     ax.set_ylabel(SYMBOL_TEX.get(symbol, symbol))
     return summary

@@ -39,20 +39,26 @@ def check_section(config: dict, paper: str) -> list[str]:
             problems.append(f"config key {where}.family is {task['family']!r}; task {name} needs family {family!r}")
         unknown = sorted(set(task["sizes"]) - splits)
         if unknown:
-            problems.append(f"config key {where}.sizes names split(s) {unknown}; task {name} has splits {sorted(splits)}")
+            problems.append(
+                f"config key {where}.sizes names split(s) {unknown}; task {name} has splits {sorted(splits)}"
+            )
         unknown = sorted(set(task["params"]) - params)
         if unknown:
             problems.append(f"config key {where}.params names {unknown}; the {name} generator has {sorted(params)}")
         if "train" not in task["sizes"] or "test" not in task["sizes"]:
             problems.append(f"config key {where}.sizes needs the train and test splits")
         if task["selection"] != "train" and task["selection"] not in task["sizes"]:
-            problems.append(f"config key {where}.selection is {task['selection']!r}; use 'train' or a split listed "
-                            f"in {where}.sizes ({', '.join(task['sizes'])})")
+            problems.append(
+                f"config key {where}.selection is {task['selection']!r}; use 'train' or a split listed "
+                f"in {where}.sizes ({', '.join(task['sizes'])})"
+            )
         settings = section["families"][task["family"]]
         try:
             if task["family"] == "cls":
-                config_from_dict(dict(settings["model"], vocab_size=vocab["cls"], causal=False, output="classifier",
-                                      n_classes=2), where="")
+                config_from_dict(
+                    dict(settings["model"], vocab_size=vocab["cls"], causal=False, output="classifier", n_classes=2),
+                    where="",
+                )
             else:
                 config_from_dict(dict(settings["model"], vocab_size=vocab["s2s"], cross_attention=True), where="")
             TrainConfig(**dict(settings["train"], steps=task["steps"]))
@@ -70,8 +76,10 @@ def _check_hub(section: dict, paper: str) -> list[str]:
     problems = []
     hub = section["hub"]
     if hub["pretrained"]["cls"] and hub["tokenizers"]["cls"] != hub["pretrained"]["cls"]:
-        problems.append(f"config key {paper}.hub.tokenizers.cls is {hub['tokenizers']['cls']!r} but the classifiers are "
-                        f"fine-tuned from {hub['pretrained']['cls']!r}: tokenise with the checkpoint's own tokenizer")
+        problems.append(
+            f"config key {paper}.hub.tokenizers.cls is {hub['tokenizers']['cls']!r} but the classifiers are "
+            f"fine-tuned from {hub['pretrained']['cls']!r}: tokenise with the checkpoint's own tokenizer"
+        )
     return problems
 
 
@@ -82,13 +90,17 @@ def _check_during_training(section: dict, paper: str) -> list[str]:
     name = during["task"]
     task = section["tasks"].get(name)
     if task is None or task["family"] != "s2s":
-        return [f"config key {paper}.during_training.task is {name!r}; it must name a task of {paper}.tasks "
-                "with family 's2s'"]
+        return [
+            f"config key {paper}.during_training.task is {name!r}; it must name a task of {paper}.tasks "
+            "with family 's2s'"
+        ]
     batch = section["families"]["s2s"]["train"]["batch_size"]
     last = max(1, round(max(during["epochs"]) * task["sizes"]["train"] / batch))
     if last > task["steps"]:
-        return [f"config key {paper}.during_training.epochs reaches epoch {max(during['epochs'])} = update {last}, "
-                f"beyond {paper}.tasks.{name}.steps={task['steps']}"]
+        return [
+            f"config key {paper}.during_training.epochs reaches epoch {max(during['epochs'])} = update {last}, "
+            f"beyond {paper}.tasks.{name}.steps={task['steps']}"
+        ]
     return []
 
 
@@ -98,8 +110,10 @@ def _check_speed(section: dict, paper: str) -> list[str]:
         return []
     task = section["tasks"].get(speed["task"])
     if task is None or task["family"] != "cls":
-        return [f"config key {paper}.speed.task is {speed['task']!r}; it must name a task of {paper}.tasks "
-                "with family 'cls'"]
+        return [
+            f"config key {paper}.speed.task is {speed['task']!r}; it must name a task of {paper}.tasks "
+            "with family 'cls'"
+        ]
     if speed["task"] in ("nli", "mt"):
         seeds = section["seeds"]
     else:

@@ -90,67 +90,108 @@ def _single(data, task: str) -> pd.DataFrame:
 def _fraction_within(data, task: str, bound: float) -> Measurement:
     single = _single(data, task)
     frac = S.per_seed(single, lambda g: float((g["delta"].abs() < bound).mean()))
-    return Measurement(f"fraction of heads with |Δ| < {bound:g}: {_summary(frac)}",
-                       verdict(_median(frac) >= 0.80), seeds=len(frac),
-                       detail=f"{FAMILY_NAME[task]}, every head masked alone, test set")
+    return Measurement(
+        f"fraction of heads with |Δ| < {bound:g}: {_summary(frac)}",
+        verdict(_median(frac) >= 0.80),
+        seeds=len(frac),
+        detail=f"{FAMILY_NAME[task]}, every head masked alone, test set",
+    )
 
 
-@claim(paper=PAPER, item="fig01", claim_id="cls_most_heads_redundant",
-       statement="CLS: removing any single head changes accuracy by less than 1 point for most heads.",
-       paper_value="BERT: all 144 ablations within about 0.824-0.838 of 0.835 accuracy (Fig. 1b)",
-       tolerance="≥ 80% of heads with |Δ| < 1 accuracy point (median over seeds)", inputs=[ABLATION])
+@claim(
+    paper=PAPER,
+    item="fig01",
+    claim_id="cls_most_heads_redundant",
+    statement="CLS: removing any single head changes accuracy by less than 1 point for most heads.",
+    paper_value="BERT: all 144 ablations within about 0.824-0.838 of 0.835 accuracy (Fig. 1b)",
+    tolerance="≥ 80% of heads with |Δ| < 1 accuracy point (median over seeds)",
+    inputs=[ABLATION],
+)
 def cls_most_heads_redundant(data) -> Measurement:
     return _fraction_within(data, CLS, 1.0)
 
 
-@claim(paper=PAPER, item="fig01", claim_id="s2s_most_heads_redundant",
-       statement="S2S: removing any single head changes BLEU by less than 0.5 for most heads.",
-       paper_value="WMT: ablations within about 35.5-36.3 of 36.05 BLEU (Fig. 1a)",
-       tolerance="≥ 80% of heads with |Δ| < 0.5 BLEU (median over seeds)", inputs=[ABLATION])
+@claim(
+    paper=PAPER,
+    item="fig01",
+    claim_id="s2s_most_heads_redundant",
+    statement="S2S: removing any single head changes BLEU by less than 0.5 for most heads.",
+    paper_value="WMT: ablations within about 35.5-36.3 of 36.05 BLEU (Fig. 1a)",
+    tolerance="≥ 80% of heads with |Δ| < 0.5 BLEU (median over seeds)",
+    inputs=[ABLATION],
+)
 def s2s_most_heads_redundant(data) -> Measurement:
     return _fraction_within(data, S2S, 0.5)
 
 
 def _some_head_improves(data, task: str) -> Measurement:
     best = S.per_seed(_single(data, task), lambda g: float(g["delta"].max()))
-    return Measurement(f"largest Δ over heads: {_summary(best)} points", verdict(_median(best) > 0),
-                       seeds=len(best), detail=f"{FAMILY_NAME[task]}, test set")
+    return Measurement(
+        f"largest Δ over heads: {_summary(best)} points",
+        verdict(_median(best) > 0),
+        seeds=len(best),
+        detail=f"{FAMILY_NAME[task]}, test set",
+    )
 
 
-@claim(paper=PAPER, item="fig01", claim_id="cls_some_head_improves",
-       statement="CLS: removing some head increases accuracy.",
-       paper_value="some ablations score above the unmasked model (Fig. 1b)",
-       tolerance="max Δ over heads > 0 (median over seeds)", inputs=[ABLATION])
+@claim(
+    paper=PAPER,
+    item="fig01",
+    claim_id="cls_some_head_improves",
+    statement="CLS: removing some head increases accuracy.",
+    paper_value="some ablations score above the unmasked model (Fig. 1b)",
+    tolerance="max Δ over heads > 0 (median over seeds)",
+    inputs=[ABLATION],
+)
 def cls_some_head_improves(data) -> Measurement:
     return _some_head_improves(data, CLS)
 
 
-@claim(paper=PAPER, item="fig01", claim_id="s2s_some_head_improves",
-       statement="S2S: removing some head increases BLEU.",
-       paper_value="some ablations score above the unmasked model (Fig. 1a)",
-       tolerance="max Δ over heads > 0 (median over seeds)", inputs=[ABLATION])
+@claim(
+    paper=PAPER,
+    item="fig01",
+    claim_id="s2s_some_head_improves",
+    statement="S2S: removing some head increases BLEU.",
+    paper_value="some ablations score above the unmasked model (Fig. 1a)",
+    tolerance="max Δ over heads > 0 (median over seeds)",
+    inputs=[ABLATION],
+)
 def s2s_some_head_improves(data) -> Measurement:
     return _some_head_improves(data, S2S)
 
 
 def _median_abs_delta(data, task: str) -> Measurement:
     med = S.per_seed(_single(data, task), lambda g: float(g["delta"].abs().median()))
-    return Measurement(f"median |Δ| over heads: {_summary(med)} points", verdict(_median(med) < 0.5),
-                       seeds=len(med), detail=f"{FAMILY_NAME[task]}, test set")
+    return Measurement(
+        f"median |Δ| over heads: {_summary(med)} points",
+        verdict(_median(med) < 0.5),
+        seeds=len(med),
+        detail=f"{FAMILY_NAME[task]}, test set",
+    )
 
 
-@claim(paper=PAPER, item="fig01", claim_id="cls_median_abs_delta_small",
-       statement="CLS: the typical single-head ablation barely moves accuracy.",
-       paper_value="most heads cluster near the baseline (Fig. 1b)",
-       tolerance="median |Δ| < 0.5 accuracy points (median over seeds)", inputs=[ABLATION])
+@claim(
+    paper=PAPER,
+    item="fig01",
+    claim_id="cls_median_abs_delta_small",
+    statement="CLS: the typical single-head ablation barely moves accuracy.",
+    paper_value="most heads cluster near the baseline (Fig. 1b)",
+    tolerance="median |Δ| < 0.5 accuracy points (median over seeds)",
+    inputs=[ABLATION],
+)
 def cls_median_abs_delta_small(data) -> Measurement:
     return _median_abs_delta(data, CLS)
 
 
-@claim(paper=PAPER, item="fig01", claim_id="s2s_median_abs_delta_small",
-       statement="S2S: the typical single-head ablation barely moves BLEU.",
-       paper_value="most heads cluster near the baseline (Fig. 1a)",
-       tolerance="median |Δ| < 0.5 BLEU (median over seeds)", inputs=[ABLATION])
+@claim(
+    paper=PAPER,
+    item="fig01",
+    claim_id="s2s_median_abs_delta_small",
+    statement="S2S: the typical single-head ablation barely moves BLEU.",
+    paper_value="most heads cluster near the baseline (Fig. 1a)",
+    tolerance="median |Δ| < 0.5 BLEU (median over seeds)",
+    inputs=[ABLATION],
+)
 def s2s_median_abs_delta_small(data) -> Measurement:
     return _median_abs_delta(data, S2S)
 
@@ -163,19 +204,29 @@ def _enc_enc(data) -> pd.DataFrame:
     return single[single["type"] == "enc_self"]
 
 
-@claim(paper=PAPER, item="table01", claim_id="few_enc_enc_heads_significant",
-       statement="S2S: few Enc-Enc heads change BLEU significantly when removed.",
-       paper_value="8 of 96 Enc-Enc heads significant at p<0.01 (4 negative, 4 positive)",
-       tolerance="≤ 25% of Enc-Enc heads with p < 0.01 (paired bootstrap, median over seeds)", inputs=[ABLATION])
+@claim(
+    paper=PAPER,
+    item="table01",
+    claim_id="few_enc_enc_heads_significant",
+    statement="S2S: few Enc-Enc heads change BLEU significantly when removed.",
+    paper_value="8 of 96 Enc-Enc heads significant at p<0.01 (4 negative, 4 positive)",
+    tolerance="≤ 25% of Enc-Enc heads with p < 0.01 (paired bootstrap, median over seeds)",
+    inputs=[ABLATION],
+)
 def few_enc_enc_heads_significant(data) -> Measurement:
     frac = S.per_seed(_enc_enc(data), lambda g: float((g["p_value"] < ALPHA).mean()))
     return Measurement(f"fraction significant: {_summary(frac)}", verdict(_median(frac) <= 0.25), seeds=len(frac))
 
 
-@claim(paper=PAPER, item="table01", claim_id="enc_enc_deltas_small",
-       statement="S2S: no single Enc-Enc head removal changes BLEU by 2 or more.",
-       paper_value="all Enc-Enc cells within [−0.53, +0.24] BLEU",
-       tolerance="max |Δ| over Enc-Enc heads < 2 BLEU (median over seeds)", inputs=[ABLATION])
+@claim(
+    paper=PAPER,
+    item="table01",
+    claim_id="enc_enc_deltas_small",
+    statement="S2S: no single Enc-Enc head removal changes BLEU by 2 or more.",
+    paper_value="all Enc-Enc cells within [−0.53, +0.24] BLEU",
+    tolerance="max |Δ| over Enc-Enc heads < 2 BLEU (median over seeds)",
+    inputs=[ABLATION],
+)
 def enc_enc_deltas_small(data) -> Measurement:
     worst = S.per_seed(_enc_enc(data), lambda g: float(g["delta"].abs().max()))
     return Measurement(f"max |Δ|: {_summary(worst)} BLEU", verdict(_median(worst) < 2.0), seeds=len(worst))
@@ -188,10 +239,15 @@ def _best(data, task: str, choose_on: str) -> pd.DataFrame:
     return S.best_per_layer(data[ABLATION], task, choose_on=choose_on, report_on="test")
 
 
-@claim(paper=PAPER, item="table02", claim_id="s2s_most_layers_one_head",
-       statement="S2S: most layers lose at most 1 BLEU when reduced to their best single head.",
-       paper_value="15 of 18 cells ≥ −1 BLEU; last Enc-Dec layer −13.56",
-       tolerance="≥ 60% of (type, layer) cells with best Δ ≥ −1 BLEU (median over seeds)", inputs=[ABLATION])
+@claim(
+    paper=PAPER,
+    item="table02",
+    claim_id="s2s_most_layers_one_head",
+    statement="S2S: most layers lose at most 1 BLEU when reduced to their best single head.",
+    paper_value="15 of 18 cells ≥ −1 BLEU; last Enc-Dec layer −13.56",
+    tolerance="≥ 60% of (type, layer) cells with best Δ ≥ −1 BLEU (median over seeds)",
+    inputs=[ABLATION],
+)
 def s2s_most_layers_one_head(data) -> Measurement:
     frac = S.per_seed(_best(data, S2S, "test"), lambda g: float((g["delta"] >= -1.0).mean()))
     return Measurement(f"fraction of cells ≥ −1: {_summary(frac)}", verdict(_median(frac) >= 0.60), seeds=len(frac))
@@ -199,51 +255,78 @@ def s2s_most_layers_one_head(data) -> Measurement:
 
 def _worst_type(best: pd.DataFrame) -> tuple[pd.Series, str]:
     worst = best.loc[best.groupby("seed")["delta"].idxmin()].set_index("seed")
-    text = ", ".join(f"seed {seed}: {S.TYPE_LABELS[row.type]} layer {int(row.layer) + 1} ({row.delta:+.2f})"
-                     for seed, row in worst.iterrows())
+    text = ", ".join(
+        f"seed {seed}: {S.TYPE_LABELS[row.type]} layer {int(row.layer) + 1} ({row.delta:+.2f})"
+        for seed, row in worst.iterrows()
+    )
     return worst["type"], text
 
 
-@claim(paper=PAPER, item="table02", claim_id="s2s_worst_layer_is_enc_dec",
-       statement="S2S: the layer that suffers most from keeping one head is an Enc-Dec layer.",
-       paper_value="last Enc-Dec layer: −13.56 BLEU, the most negative cell",
-       tolerance="the most negative cell is Enc-Dec in more than half of the seeds", inputs=[ABLATION])
+@claim(
+    paper=PAPER,
+    item="table02",
+    claim_id="s2s_worst_layer_is_enc_dec",
+    statement="S2S: the layer that suffers most from keeping one head is an Enc-Dec layer.",
+    paper_value="last Enc-Dec layer: −13.56 BLEU, the most negative cell",
+    tolerance="the most negative cell is Enc-Dec in more than half of the seeds",
+    inputs=[ABLATION],
+)
 def s2s_worst_layer_is_enc_dec(data) -> Measurement:
     types, text = _worst_type(_best(data, S2S, "test"))
     return Measurement(f"worst cell: {text}", verdict(_majority(types == "cross")), seeds=len(types))
 
 
-@claim(paper=PAPER, item="table03", claim_id="cls_most_layers_one_head",
-       statement="CLS: most layers lose at most 1 point when reduced to their best single head.",
-       paper_value="all 12 BERT layers within −0.96..+0.10 points",
-       tolerance="≥ 75% of layers with best Δ ≥ −1 point (median over seeds)", inputs=[ABLATION])
+@claim(
+    paper=PAPER,
+    item="table03",
+    claim_id="cls_most_layers_one_head",
+    statement="CLS: most layers lose at most 1 point when reduced to their best single head.",
+    paper_value="all 12 BERT layers within −0.96..+0.10 points",
+    tolerance="≥ 75% of layers with best Δ ≥ −1 point (median over seeds)",
+    inputs=[ABLATION],
+)
 def cls_most_layers_one_head(data) -> Measurement:
     frac = S.per_seed(_best(data, CLS, "test"), lambda g: float((g["delta"] >= -1.0).mean()))
     return Measurement(f"fraction of layers ≥ −1: {_summary(frac)}", verdict(_median(frac) >= 0.75), seeds=len(frac))
 
 
-@claim(paper=PAPER, item="table03", claim_id="cls_no_layer_collapses",
-       statement="CLS: no layer loses more than 5 points when reduced to its best single head.",
-       paper_value="worst BERT layer −0.96 points",
-       tolerance="min over layers of best Δ ≥ −5 points (median over seeds)", inputs=[ABLATION])
+@claim(
+    paper=PAPER,
+    item="table03",
+    claim_id="cls_no_layer_collapses",
+    statement="CLS: no layer loses more than 5 points when reduced to its best single head.",
+    paper_value="worst BERT layer −0.96 points",
+    tolerance="min over layers of best Δ ≥ −5 points (median over seeds)",
+    inputs=[ABLATION],
+)
 def cls_no_layer_collapses(data) -> Measurement:
     worst = S.per_seed(_best(data, CLS, "test"), lambda g: float(g["delta"].min()))
     return Measurement(f"worst layer: {_summary(worst)} points", verdict(_median(worst) >= -5.0), seeds=len(worst))
 
 
-@claim(paper=PAPER, item="table05", claim_id="s2s_held_out_many_cells_unaffected",
-       statement="S2S: with the head chosen on a separate set, many layers show no significant change.",
-       paper_value="9 of 18 cells not significant (50%)",
-       tolerance="≥ 40% of cells with p ≥ 0.01 on the test set (median over seeds)", inputs=[ABLATION])
+@claim(
+    paper=PAPER,
+    item="table05",
+    claim_id="s2s_held_out_many_cells_unaffected",
+    statement="S2S: with the head chosen on a separate set, many layers show no significant change.",
+    paper_value="9 of 18 cells not significant (50%)",
+    tolerance="≥ 40% of cells with p ≥ 0.01 on the test set (median over seeds)",
+    inputs=[ABLATION],
+)
 def s2s_held_out_many_cells_unaffected(data) -> Measurement:
     frac = S.per_seed(_best(data, S2S, "selection"), lambda g: float((g["p_value"] >= ALPHA).mean()))
     return Measurement(f"fraction not significant: {_summary(frac)}", verdict(_median(frac) >= 0.40), seeds=len(frac))
 
 
-@claim(paper=PAPER, item="table05", claim_id="s2s_held_out_worst_is_enc_dec",
-       statement="S2S: with held-out selection, the worst layer is still an Enc-Dec layer.",
-       paper_value="last Enc-Dec layer −18.89 BLEU, the most negative cell",
-       tolerance="the most negative cell is Enc-Dec in more than half of the seeds", inputs=[ABLATION])
+@claim(
+    paper=PAPER,
+    item="table05",
+    claim_id="s2s_held_out_worst_is_enc_dec",
+    statement="S2S: with held-out selection, the worst layer is still an Enc-Dec layer.",
+    paper_value="last Enc-Dec layer −18.89 BLEU, the most negative cell",
+    tolerance="the most negative cell is Enc-Dec in more than half of the seeds",
+    inputs=[ABLATION],
+)
 def s2s_held_out_worst_is_enc_dec(data) -> Measurement:
     types, text = _worst_type(_best(data, S2S, "selection"))
     return Measurement(f"worst cell: {text}", verdict(_majority(types == "cross")), seeds=len(types))
@@ -253,33 +336,51 @@ def _optimism(data, task: str) -> Measurement:
     held = S.per_seed(_best(data, task, "selection"), lambda g: float(g["delta"].mean()))
     same = S.per_seed(_best(data, task, "test"), lambda g: float(g["delta"].mean()))
     gap = held - same
-    return Measurement(f"mean Δ (held-out choice) − mean Δ (test-set choice): {_summary(gap)} points",
-                       verdict(_median(gap) <= 0.0), seeds=len(gap),
-                       detail="holds by construction in every cell (the test-set choice maximises the test score); "
-                              "the size of the gap is the selection optimism")
+    return Measurement(
+        f"mean Δ (held-out choice) − mean Δ (test-set choice): {_summary(gap)} points",
+        verdict(_median(gap) <= 0.0),
+        seeds=len(gap),
+        detail="holds by construction in every cell (the test-set choice maximises the test score); "
+        "the size of the gap is the selection optimism",
+    )
 
 
-@claim(paper=PAPER, item="table05", claim_id="s2s_selection_optimism",
-       statement="S2S: choosing the kept head on a separate set gives lower Δ than choosing it on the test set.",
-       paper_value="Table 5 cells are mostly below Table 2 cells",
-       tolerance="mean Δ over cells, held-out choice ≤ test-set choice (median over seeds)", inputs=[ABLATION])
+@claim(
+    paper=PAPER,
+    item="table05",
+    claim_id="s2s_selection_optimism",
+    statement="S2S: choosing the kept head on a separate set gives lower Δ than choosing it on the test set.",
+    paper_value="Table 5 cells are mostly below Table 2 cells",
+    tolerance="mean Δ over cells, held-out choice ≤ test-set choice (median over seeds)",
+    inputs=[ABLATION],
+)
 def s2s_selection_optimism(data) -> Measurement:
     return _optimism(data, S2S)
 
 
-@claim(paper=PAPER, item="table06", claim_id="cls_held_out_layers_unaffected",
-       statement="CLS: with the head chosen on training examples, most layers show no significant change.",
-       paper_value="none of the 12 BERT layers significant (100%)",
-       tolerance="≥ 75% of layers with p ≥ 0.01 on the test set (McNemar, median over seeds)", inputs=[ABLATION])
+@claim(
+    paper=PAPER,
+    item="table06",
+    claim_id="cls_held_out_layers_unaffected",
+    statement="CLS: with the head chosen on training examples, most layers show no significant change.",
+    paper_value="none of the 12 BERT layers significant (100%)",
+    tolerance="≥ 75% of layers with p ≥ 0.01 on the test set (McNemar, median over seeds)",
+    inputs=[ABLATION],
+)
 def cls_held_out_layers_unaffected(data) -> Measurement:
     frac = S.per_seed(_best(data, CLS, "selection"), lambda g: float((g["p_value"] >= ALPHA).mean()))
     return Measurement(f"fraction not significant: {_summary(frac)}", verdict(_median(frac) >= 0.75), seeds=len(frac))
 
 
-@claim(paper=PAPER, item="table06", claim_id="cls_selection_optimism",
-       statement="CLS: choosing the kept head on training examples gives lower Δ than choosing it on the test set.",
-       paper_value="Table 6 cells ≤ Table 3 cells (equal in 9 of 12 layers)",
-       tolerance="mean Δ over layers, held-out choice ≤ test-set choice (median over seeds)", inputs=[ABLATION])
+@claim(
+    paper=PAPER,
+    item="table06",
+    claim_id="cls_selection_optimism",
+    statement="CLS: choosing the kept head on training examples gives lower Δ than choosing it on the test set.",
+    paper_value="Table 6 cells ≤ Table 3 cells (equal in 9 of 12 layers)",
+    tolerance="mean Δ over layers, held-out choice ≤ test-set choice (median over seeds)",
+    inputs=[ABLATION],
+)
 def cls_selection_optimism(data) -> Measurement:
     return _optimism(data, CLS)
 
@@ -291,23 +392,36 @@ def _correlation(data, task: str) -> Measurement:
     corr = S.cross_domain_correlation(data[ABLATION], task).set_index("seed")
     r, p = corr["r"], corr["p_value"]
     ok = _median(r) > 0.3 and _median(p) < 0.01
-    return Measurement(f"Pearson r = {_summary(r)}; p: median {format_number(_median(p), 2)}",
-                       verdict(bool(ok)), seeds=len(corr),
-                       detail=f"{FAMILY_NAME[task]}: single-ablation scores, test vs shifted set, one point per head")
+    return Measurement(
+        f"Pearson r = {_summary(r)}; p: median {format_number(_median(p), 2)}",
+        verdict(bool(ok)),
+        seeds=len(corr),
+        detail=f"{FAMILY_NAME[task]}: single-ablation scores, test vs shifted set, one point per head",
+    )
 
 
-@claim(paper=PAPER, item="fig02", claim_id="cls_cross_domain_correlation",
-       statement="CLS: heads that matter on the matched test set matter on the mismatched one.",
-       paper_value="r = 0.68 (MNLI matched vs mismatched)",
-       tolerance="Pearson r > 0.3 and p < 0.01 (medians over seeds)", inputs=[ABLATION])
+@claim(
+    paper=PAPER,
+    item="fig02",
+    claim_id="cls_cross_domain_correlation",
+    statement="CLS: heads that matter on the matched test set matter on the mismatched one.",
+    paper_value="r = 0.68 (MNLI matched vs mismatched)",
+    tolerance="Pearson r > 0.3 and p < 0.01 (medians over seeds)",
+    inputs=[ABLATION],
+)
 def cls_cross_domain_correlation(data) -> Measurement:
     return _correlation(data, CLS)
 
 
-@claim(paper=PAPER, item="fig02", claim_id="s2s_cross_domain_correlation",
-       statement="S2S: heads that matter in domain matter out of domain.",
-       paper_value="r = 0.56 (newstest2013 vs MTNT)",
-       tolerance="Pearson r > 0.3 and p < 0.01 (medians over seeds)", inputs=[ABLATION])
+@claim(
+    paper=PAPER,
+    item="fig02",
+    claim_id="s2s_cross_domain_correlation",
+    statement="S2S: heads that matter in domain matter out of domain.",
+    paper_value="r = 0.56 (newstest2013 vs MTNT)",
+    tolerance="Pearson r > 0.3 and p < 0.01 (medians over seeds)",
+    inputs=[ABLATION],
+)
 def s2s_cross_domain_correlation(data) -> Measurement:
     return _correlation(data, S2S)
 
@@ -328,44 +442,69 @@ def _safe_fraction(data, task: str) -> Measurement:
         return S.largest_safe_percent(g["percent"], g["score"], floor)
 
     pct = S.per_seed(curves, safe)
-    return Measurement(f"largest safe pruning level: {_summary(pct)} %", verdict(_median(pct) >= 20.0),
-                       seeds=len(pct), detail=f"{FAMILY_NAME[task]}, heads pruned by normalised importance")
+    return Measurement(
+        f"largest safe pruning level: {_summary(pct)} %",
+        verdict(_median(pct) >= 20.0),
+        seeds=len(pct),
+        detail=f"{FAMILY_NAME[task]}, heads pruned by normalised importance",
+    )
 
 
-@claim(paper=PAPER, item="fig03", claim_id="cls_prune_20pct_safely",
-       statement="CLS: at least 20% of heads can be pruned by importance within 1 point of accuracy.",
-       paper_value="BERT: 40% pruned without noticeable loss",
-       tolerance="largest p with accuracy ≥ baseline − 1 at every level up to p is ≥ 20% (median over seeds)",
-       inputs=[PRUNING])
+@claim(
+    paper=PAPER,
+    item="fig03",
+    claim_id="cls_prune_20pct_safely",
+    statement="CLS: at least 20% of heads can be pruned by importance within 1 point of accuracy.",
+    paper_value="BERT: 40% pruned without noticeable loss",
+    tolerance="largest p with accuracy ≥ baseline − 1 at every level up to p is ≥ 20% (median over seeds)",
+    inputs=[PRUNING],
+)
 def cls_prune_20pct_safely(data) -> Measurement:
     return _safe_fraction(data, CLS)
 
 
-@claim(paper=PAPER, item="fig03", claim_id="s2s_prune_20pct_safely",
-       statement="S2S: at least 20% of heads can be pruned by importance keeping 97% of BLEU.",
-       paper_value="WMT: 20% pruned without noticeable loss",
-       tolerance="largest p with BLEU ≥ 0.97·BLEU₀ at every level up to p is ≥ 20% (median over seeds)",
-       inputs=[PRUNING])
+@claim(
+    paper=PAPER,
+    item="fig03",
+    claim_id="s2s_prune_20pct_safely",
+    statement="S2S: at least 20% of heads can be pruned by importance keeping 97% of BLEU.",
+    paper_value="WMT: 20% pruned without noticeable loss",
+    tolerance="largest p with BLEU ≥ 0.97·BLEU₀ at every level up to p is ≥ 20% (median over seeds)",
+    inputs=[PRUNING],
+)
 def s2s_prune_20pct_safely(data) -> Measurement:
     return _safe_fraction(data, S2S)
 
 
-@claim(paper=PAPER, item="fig03", claim_id="cls_collapses_when_all_pruned",
-       statement="CLS: with every head pruned, accuracy falls to near chance.",
-       paper_value="BERT accuracy collapses at 100% pruned",
-       tolerance="accuracy at 100% pruned ≤ chance + 10 points (median over seeds)", inputs=[PRUNING])
+@claim(
+    paper=PAPER,
+    item="fig03",
+    claim_id="cls_collapses_when_all_pruned",
+    statement="CLS: with every head pruned, accuracy falls to near chance.",
+    paper_value="BERT accuracy collapses at 100% pruned",
+    tolerance="accuracy at 100% pruned ≤ chance + 10 points (median over seeds)",
+    inputs=[PRUNING],
+)
 def cls_collapses_when_all_pruned(data) -> Measurement:
     curves = _importance_curves(data, CLS)
     chance = 100.0 / 3  # three balanced NLI classes
     last = S.per_seed(curves, lambda g: float(g.loc[g["percent"].idxmax(), "score"]))
-    return Measurement(f"accuracy at 100%: {_summary(last)} (chance {chance:.1f})",
-                       verdict(_median(last) <= chance + 10.0), seeds=len(last))
+    return Measurement(
+        f"accuracy at 100%: {_summary(last)} (chance {chance:.1f})",
+        verdict(_median(last) <= chance + 10.0),
+        seeds=len(last),
+    )
 
 
-@claim(paper=PAPER, item="fig03", claim_id="s2s_collapses_at_90pct",
-       statement="S2S: with 90% of heads pruned, BLEU collapses.",
-       paper_value="WMT BLEU drops sharply beyond about 60% pruned",
-       tolerance="BLEU at 90% pruned ≤ 0.3·BLEU₀ (median over seeds)", inputs=[PRUNING])
+@claim(
+    paper=PAPER,
+    item="fig03",
+    claim_id="s2s_collapses_at_90pct",
+    statement="S2S: with 90% of heads pruned, BLEU collapses.",
+    paper_value="WMT BLEU drops sharply beyond about 60% pruned",
+    tolerance="BLEU at 90% pruned ≤ 0.3·BLEU₀ (median over seeds)",
+    inputs=[PRUNING],
+)
 def s2s_collapses_at_90pct(data) -> Measurement:
     curves = _importance_curves(data, S2S)
     ratio = S.per_seed(curves, lambda g: float(g.loc[g["percent"].idxmax(), "score"] / g["baseline"].iloc[0]))
@@ -375,39 +514,62 @@ def s2s_collapses_at_90pct(data) -> Measurement:
 def _auc_compare(data, task: str, other: str, margin: float) -> Measurement:
     auc = S.auc_by_order(data[PRUNING], task, AUC_MAX_PERCENT).set_index("seed")
     gap = auc["importance"] - auc[other]
-    return Measurement(f"AUC(importance) − AUC({other}) over 0-{AUC_MAX_PERCENT}%: {_summary(gap)} points",
-                       verdict(_median(gap) >= -margin), seeds=len(gap),
-                       detail=f"AUC(importance) = {_summary(auc['importance'])}; AUC({other}) = {_summary(auc[other])}")
+    return Measurement(
+        f"AUC(importance) − AUC({other}) over 0-{AUC_MAX_PERCENT}%: {_summary(gap)} points",
+        verdict(_median(gap) >= -margin),
+        seeds=len(gap),
+        detail=f"AUC(importance) = {_summary(auc['importance'])}; AUC({other}) = {_summary(auc[other])}",
+    )
 
 
-@claim(paper=PAPER, item="fig03", claim_id="cls_importance_beats_random",
-       statement="CLS: pruning by importance keeps more accuracy than pruning in random order.",
-       paper_value="importance order well above random (implied by Fig. 3b)",
-       tolerance="AUC(importance) ≥ mean AUC(random) over 0-60% (median over seeds)", inputs=[PRUNING])
+@claim(
+    paper=PAPER,
+    item="fig03",
+    claim_id="cls_importance_beats_random",
+    statement="CLS: pruning by importance keeps more accuracy than pruning in random order.",
+    paper_value="importance order well above random (implied by Fig. 3b)",
+    tolerance="AUC(importance) ≥ mean AUC(random) over 0-60% (median over seeds)",
+    inputs=[PRUNING],
+)
 def cls_importance_beats_random(data) -> Measurement:
     return _auc_compare(data, CLS, "random", 0.0)
 
 
-@claim(paper=PAPER, item="fig03", claim_id="s2s_importance_beats_random",
-       statement="S2S: pruning by importance keeps more BLEU than pruning in random order.",
-       paper_value="importance order well above random (implied by Fig. 3a)",
-       tolerance="AUC(importance) ≥ mean AUC(random) over 0-60% (median over seeds)", inputs=[PRUNING])
+@claim(
+    paper=PAPER,
+    item="fig03",
+    claim_id="s2s_importance_beats_random",
+    statement="S2S: pruning by importance keeps more BLEU than pruning in random order.",
+    paper_value="importance order well above random (implied by Fig. 3a)",
+    tolerance="AUC(importance) ≥ mean AUC(random) over 0-60% (median over seeds)",
+    inputs=[PRUNING],
+)
 def s2s_importance_beats_random(data) -> Measurement:
     return _auc_compare(data, S2S, "random", 0.0)
 
 
-@claim(paper=PAPER, item="fig03", claim_id="cls_importance_near_oracle",
-       statement="CLS: importance pruning is about as good as the single-ablation oracle order.",
-       paper_value="I_h is faster and yields better results than the oracle (Fig. 3b)",
-       tolerance="AUC(importance) ≥ AUC(oracle) − 2 points over 0-60% (median over seeds)", inputs=[PRUNING])
+@claim(
+    paper=PAPER,
+    item="fig03",
+    claim_id="cls_importance_near_oracle",
+    statement="CLS: importance pruning is about as good as the single-ablation oracle order.",
+    paper_value="I_h is faster and yields better results than the oracle (Fig. 3b)",
+    tolerance="AUC(importance) ≥ AUC(oracle) − 2 points over 0-60% (median over seeds)",
+    inputs=[PRUNING],
+)
 def cls_importance_near_oracle(data) -> Measurement:
     return _auc_compare(data, CLS, "oracle", 2.0)
 
 
-@claim(paper=PAPER, item="fig03", claim_id="s2s_importance_near_oracle",
-       statement="S2S: importance pruning is about as good as the single-ablation oracle order.",
-       paper_value="I_h is faster and yields better results than the oracle (Fig. 3a)",
-       tolerance="AUC(importance) ≥ AUC(oracle) − 2 BLEU over 0-60% (median over seeds)", inputs=[PRUNING])
+@claim(
+    paper=PAPER,
+    item="fig03",
+    claim_id="s2s_importance_near_oracle",
+    statement="S2S: importance pruning is about as good as the single-ablation oracle order.",
+    paper_value="I_h is faster and yields better results than the oracle (Fig. 3a)",
+    tolerance="AUC(importance) ≥ AUC(oracle) − 2 BLEU over 0-60% (median over seeds)",
+    inputs=[PRUNING],
+)
 def s2s_importance_near_oracle(data) -> Measurement:
     return _auc_compare(data, S2S, "oracle", 2.0)
 
@@ -428,56 +590,85 @@ def _speedups(data) -> pd.Series:
     return 100.0 * (pruned["speedup"] - 1.0)
 
 
-@claim(paper=PAPER, item="table04", claim_id="attention_weights_halved",
-       statement="Pruning 50% of the heads physically removes exactly half of the Q/K/V/O weights.",
-       paper_value="each head is 1/12 of a BERT attention layer's parameters; 50% of heads pruned",
-       tolerance="Q/K/V/O weight entries of the pruned model = 0.5 × the original's, exactly",
-       inputs=[SPEED_MODELS])
+@claim(
+    paper=PAPER,
+    item="table04",
+    claim_id="attention_weights_halved",
+    statement="Pruning 50% of the heads physically removes exactly half of the Q/K/V/O weights.",
+    paper_value="each head is 1/12 of a BERT attention layer's parameters; 50% of heads pruned",
+    tolerance="Q/K/V/O weight entries of the pruned model = 0.5 × the original's, exactly",
+    inputs=[SPEED_MODELS],
+)
 def attention_weights_halved(data) -> Measurement:
     m = data[SPEED_MODELS].set_index("variant")
     before, after = int(m.loc["original", "attention_weights"]), int(m.loc["pruned", "attention_weights"])
-    return Measurement(f"{before:,} -> {after:,} (ratio {after / before:.4f}); parameters "
-                       f"{int(m.loc['original', 'parameters']):,} -> {int(m.loc['pruned', 'parameters']):,}",
-                       verdict(2 * after == before), seeds=1)
+    return Measurement(
+        f"{before:,} -> {after:,} (ratio {after / before:.4f}); parameters "
+        f"{int(m.loc['original', 'parameters']):,} -> {int(m.loc['pruned', 'parameters']):,}",
+        verdict(2 * after == before),
+        seeds=1,
+    )
 
 
-@claim(paper=PAPER, item="table04", claim_id="pruned_equals_masked",
-       statement="The physically pruned model scores exactly as the masked model.",
-       paper_value="implied: pruning removes the masked heads' computation only",
-       tolerance="|accuracy(pruned) − accuracy(masked)| ≤ 1e-5 and max |logit difference| ≤ 1e-5 on the test set",
-       inputs=[SPEED_MODELS])
+@claim(
+    paper=PAPER,
+    item="table04",
+    claim_id="pruned_equals_masked",
+    statement="The physically pruned model scores exactly as the masked model.",
+    paper_value="implied: pruning removes the masked heads' computation only",
+    tolerance="|accuracy(pruned) − accuracy(masked)| ≤ 1e-5 and max |logit difference| ≤ 1e-5 on the test set",
+    inputs=[SPEED_MODELS],
+)
 def pruned_equals_masked(data) -> Measurement:
     m = data[SPEED_MODELS].set_index("variant").loc["pruned"]
     gap = abs(float(m["accuracy_pruned"]) - float(m["accuracy_masked"]))
     diff = float(m["max_logit_difference"])
-    return Measurement(f"accuracy gap {gap:.1e}; max |logit difference| {diff:.1e}",
-                       verdict(gap <= 1e-5 and diff <= 1e-5), seeds=1)
+    return Measurement(
+        f"accuracy gap {gap:.1e}; max |logit difference| {diff:.1e}", verdict(gap <= 1e-5 and diff <= 1e-5), seeds=1
+    )
 
 
-@claim(paper=PAPER, item="table04", claim_id="speedup_at_batch_64",
-       statement="With half the heads removed, inference at batch 64 is faster.",
-       paper_value="+17.5% at batch 64 (124.7 -> 146.6 examples/s)",
-       tolerance="speedup of the median examples/s at batch 64 ≥ 5%", inputs=[SPEED])
+@claim(
+    paper=PAPER,
+    item="table04",
+    claim_id="speedup_at_batch_64",
+    statement="With half the heads removed, inference at batch 64 is faster.",
+    paper_value="+17.5% at batch 64 (124.7 -> 146.6 examples/s)",
+    tolerance="speedup of the median examples/s at batch 64 ≥ 5%",
+    inputs=[SPEED],
+)
 def speedup_at_batch_64(data) -> Measurement:
     speedup = _speedups(data)
     if 64 not in speedup.index:
         return Measurement("batch size 64 was not timed", NOT_MEASURABLE)
-    return Measurement(f"speedup at batch 64: {speedup[64]:+.1f}% (all sizes: "
-                       + ", ".join(f"{int(b)}: {v:+.1f}%" for b, v in speedup.items()) + ")",
-                       verdict(speedup[64] >= 5.0), seeds=1,
-                       detail="CPU, rule threads; the paper measured GPUs, where small batches underuse the device")
+    return Measurement(
+        f"speedup at batch 64: {speedup[64]:+.1f}% (all sizes: "
+        + ", ".join(f"{int(b)}: {v:+.1f}%" for b, v in speedup.items())
+        + ")",
+        verdict(speedup[64] >= 5.0),
+        seeds=1,
+        detail="CPU, rule threads; the paper measured GPUs, where small batches underuse the device",
+    )
 
 
-@claim(paper=PAPER, item="table04", claim_id="speedup_grows_with_batch",
-       statement="The speedup at batch 64 is not smaller than at batch 1 (beyond 5 points).",
-       paper_value="+1.9% at batch 1, +17.5% at batch 64",
-       tolerance="speedup(64) ≥ speedup(1) − 5 percentage points", inputs=[SPEED])
+@claim(
+    paper=PAPER,
+    item="table04",
+    claim_id="speedup_grows_with_batch",
+    statement="The speedup at batch 64 is not smaller than at batch 1 (beyond 5 points).",
+    paper_value="+1.9% at batch 1, +17.5% at batch 64",
+    tolerance="speedup(64) ≥ speedup(1) − 5 percentage points",
+    inputs=[SPEED],
+)
 def speedup_grows_with_batch(data) -> Measurement:
     speedup = _speedups(data)
     if not {1, 64} <= set(speedup.index):
         return Measurement("batch sizes 1 and 64 were not both timed", NOT_MEASURABLE)
-    return Measurement(f"speedup at 1: {speedup[1]:+.1f}%, at 64: {speedup[64]:+.1f}%",
-                       verdict(speedup[64] >= speedup[1] - 5.0), seeds=1)
+    return Measurement(
+        f"speedup at 1: {speedup[1]:+.1f}%, at 64: {speedup[64]:+.1f}%",
+        verdict(speedup[64] >= speedup[1] - 5.0),
+        seeds=1,
+    )
 
 
 # --------------------------------------------------------------------------- Figure 4
@@ -491,25 +682,40 @@ def _type_curves(data) -> dict[str, pd.DataFrame]:
     return {kind: S.curve(data[PRUNING], S2S, "importance", scope=kind) for kind in TYPE_NAMES}
 
 
-@claim(paper=PAPER, item="fig04", claim_id="enc_dec_most_sensitive",
-       statement="S2S: pruning Enc-Dec heads hurts BLEU more than pruning either self-attention type.",
-       paper_value="Enc-Dec falls fastest; > 60% Enc-Dec pruned is catastrophic (Fig. 4)",
-       tolerance="AUC(Enc-Dec) < min(AUC(Enc-Enc), AUC(Dec-Dec)) over 0-90% (median over seeds)",
-       inputs=[PRUNING])
+@claim(
+    paper=PAPER,
+    item="fig04",
+    claim_id="enc_dec_most_sensitive",
+    statement="S2S: pruning Enc-Dec heads hurts BLEU more than pruning either self-attention type.",
+    paper_value="Enc-Dec falls fastest; > 60% Enc-Dec pruned is catastrophic (Fig. 4)",
+    tolerance="AUC(Enc-Dec) < min(AUC(Enc-Enc), AUC(Dec-Dec)) over 0-90% (median over seeds)",
+    inputs=[PRUNING],
+)
 def enc_dec_most_sensitive(data) -> Measurement:
-    auc = pd.DataFrame({kind: S.per_seed(curve, lambda g: S.curve_auc(g["percent"], g["score"], 90))
-                        for kind, curve in _type_curves(data).items()})
+    auc = pd.DataFrame(
+        {
+            kind: S.per_seed(curve, lambda g: S.curve_auc(g["percent"], g["score"], 90))
+            for kind, curve in _type_curves(data).items()
+        }
+    )
     gap = auc[["enc_self", "dec_self"]].min(axis=1) - auc["cross"]
     text = "; ".join(f"AUC {TYPE_NAMES[k]} {_summary(auc[k], 2)}" for k in TYPE_NAMES)
-    return Measurement(f"min self-attention AUC − Enc-Dec AUC: {_summary(gap)} BLEU ({text})",
-                       verdict(_median(gap) > 0), seeds=len(gap))
+    return Measurement(
+        f"min self-attention AUC − Enc-Dec AUC: {_summary(gap)} BLEU ({text})",
+        verdict(_median(gap) > 0),
+        seeds=len(gap),
+    )
 
 
-@claim(paper=PAPER, item="fig04", claim_id="enc_dec_collapses_self_survives",
-       statement="S2S: at 60-70% of a type pruned, Enc-Dec has lost half its BLEU while a self-attention type keeps 70%.",
-       paper_value="Enc-Dec BLEU near 0 beyond 60%; self-attention types about 30 of 36 BLEU with 20% of heads left",
-       tolerance="mean BLEU at 60-70%: Enc-Dec < 0.5·BLEU₀ and max(Enc-Enc, Dec-Dec) ≥ 0.7·BLEU₀ (medians over seeds)",
-       inputs=[PRUNING])
+@claim(
+    paper=PAPER,
+    item="fig04",
+    claim_id="enc_dec_collapses_self_survives",
+    statement="S2S: at 60-70% of a type pruned, Enc-Dec has lost half its BLEU while a self-attention type keeps 70%.",
+    paper_value="Enc-Dec BLEU near 0 beyond 60%; self-attention types about 30 of 36 BLEU with 20% of heads left",
+    tolerance="mean BLEU at 60-70%: Enc-Dec < 0.5·BLEU₀ and max(Enc-Enc, Dec-Dec) ≥ 0.7·BLEU₀ (medians over seeds)",
+    inputs=[PRUNING],
+)
 def enc_dec_collapses_self_survives(data) -> Measurement:
     def at_60_70(g):
         return float(g[g["percent"].isin([60, 70])]["score"].mean() / g["baseline"].iloc[0])
@@ -517,8 +723,11 @@ def enc_dec_collapses_self_survives(data) -> Measurement:
     ratio = pd.DataFrame({kind: S.per_seed(curve, at_60_70) for kind, curve in _type_curves(data).items()})
     best_self = ratio[["enc_self", "dec_self"]].max(axis=1)
     ok = _median(ratio["cross"]) < 0.5 and _median(best_self) >= 0.7
-    return Measurement(f"BLEU at 60-70% / BLEU₀: Enc-Dec {_summary(ratio['cross'])}; best self-attention type "
-                       f"{_summary(best_self)}", verdict(bool(ok)), seeds=len(ratio))
+    return Measurement(
+        f"BLEU at 60-70% / BLEU₀: Enc-Dec {_summary(ratio['cross'])}; best self-attention type {_summary(best_self)}",
+        verdict(bool(ok)),
+        seeds=len(ratio),
+    )
 
 
 # --------------------------------------------------------------------------- Figure 5
@@ -542,30 +751,44 @@ def _relative(table: pd.DataFrame, epoch: int, percents) -> pd.Series:
     return rows.groupby("seed")["relative"].mean()
 
 
-@claim(paper=PAPER, item="fig05", claim_id="late_epochs_prune_better",
-       statement="Pruning hurts less at the end of training than after the first epoch.",
-       paper_value="epochs 1-2: roughly linear loss; from epoch 10 on 40% prunable at 85-90% of BLEU",
-       tolerance="mean relative BLEU over 10-50% pruned: last epoch − first epoch ≥ 0.10 (median over seeds)",
-       inputs=[EPOCHS])
+@claim(
+    paper=PAPER,
+    item="fig05",
+    claim_id="late_epochs_prune_better",
+    statement="Pruning hurts less at the end of training than after the first epoch.",
+    paper_value="epochs 1-2: roughly linear loss; from epoch 10 on 40% prunable at 85-90% of BLEU",
+    tolerance="mean relative BLEU over 10-50% pruned: last epoch − first epoch ≥ 0.10 (median over seeds)",
+    inputs=[EPOCHS],
+)
 def late_epochs_prune_better(data) -> Measurement:
     table = _epoch_table(data)
     first, last = int(table["epoch"].min()), int(table["epoch"].max())
     levels = [10, 20, 30, 40, 50]
     gap = _relative(table, last, levels) - _relative(table, first, levels)
-    return Measurement(f"epoch {last} − epoch {first}: {_summary(gap)}", verdict(_median(gap) >= 0.10), seeds=len(gap),
-                       detail=f"unpruned BLEU at epoch {first}: {_summary(table[table['epoch'] == first].groupby('seed')['baseline'].first(), 2)}")
+    return Measurement(
+        f"epoch {last} − epoch {first}: {_summary(gap)}",
+        verdict(_median(gap) >= 0.10),
+        seeds=len(gap),
+        detail=f"unpruned BLEU at epoch {first}: {_summary(table[table['epoch'] == first].groupby('seed')['baseline'].first(), 2)}",
+    )
 
 
-@claim(paper=PAPER, item="fig05", claim_id="last_epoch_40pct_keeps_85pct",
-       statement="At the end of training, 40% of heads can be pruned keeping 85% of BLEU.",
-       paper_value="85-90% of BLEU with 40% pruned from epoch 10 on",
-       tolerance="relative BLEU at 40% pruned, last epoch ≥ 0.85 (median over seeds)", inputs=[EPOCHS])
+@claim(
+    paper=PAPER,
+    item="fig05",
+    claim_id="last_epoch_40pct_keeps_85pct",
+    statement="At the end of training, 40% of heads can be pruned keeping 85% of BLEU.",
+    paper_value="85-90% of BLEU with 40% pruned from epoch 10 on",
+    tolerance="relative BLEU at 40% pruned, last epoch ≥ 0.85 (median over seeds)",
+    inputs=[EPOCHS],
+)
 def last_epoch_40pct_keeps_85pct(data) -> Measurement:
     table = _epoch_table(data)
     last = int(table["epoch"].max())
     rel = _relative(table, last, [40])
-    return Measurement(f"relative BLEU at 40%, epoch {last}: {_summary(rel)}", verdict(_median(rel) >= 0.85),
-                       seeds=len(rel))
+    return Measurement(
+        f"relative BLEU at 40%, epoch {last}: {_summary(rel)}", verdict(_median(rel) >= 0.85), seeds=len(rel)
+    )
 
 
 def _r_squared(x: np.ndarray, y: np.ndarray) -> float:
@@ -575,12 +798,16 @@ def _r_squared(x: np.ndarray, y: np.ndarray) -> float:
     return float(1.0 - (residual @ residual) / (total @ total)) if total @ total > 0 else float("nan")
 
 
-@claim(paper=PAPER, item="fig05", claim_id="early_epochs_linear",
-       statement="Early in training the score falls roughly linearly with the share of heads pruned.",
-       paper_value="epochs 1-2: the decrease is roughly linear (heads about equally important)",
-       tolerance="R² ≥ 0.8 of a linear fit of relative BLEU on % pruned at epoch 1 or 2 (median over seeds); "
-                 "epochs with unpruned BLEU < 1 are skipped",
-       inputs=[EPOCHS])
+@claim(
+    paper=PAPER,
+    item="fig05",
+    claim_id="early_epochs_linear",
+    statement="Early in training the score falls roughly linearly with the share of heads pruned.",
+    paper_value="epochs 1-2: the decrease is roughly linear (heads about equally important)",
+    tolerance="R² ≥ 0.8 of a linear fit of relative BLEU on % pruned at epoch 1 or 2 (median over seeds); "
+    "epochs with unpruned BLEU < 1 are skipped",
+    inputs=[EPOCHS],
+)
 def early_epochs_linear(data) -> Measurement:
     table = _epoch_table(data)
     found = {}
@@ -588,15 +815,24 @@ def early_epochs_linear(data) -> Measurement:
         rows = table[table["epoch"] == epoch]
         if rows.empty:
             continue
-        r2 = S.per_seed(rows, lambda g: _r_squared(g["percent"].to_numpy(float), g["relative"].to_numpy(float))
-                        if float(g["baseline"].iloc[0]) >= 1.0 else float("nan"))
+        r2 = S.per_seed(
+            rows,
+            lambda g: (
+                _r_squared(g["percent"].to_numpy(float), g["relative"].to_numpy(float))
+                if float(g["baseline"].iloc[0]) >= 1.0
+                else float("nan")
+            ),
+        )
         if r2.notna().any():
             found[epoch] = r2
     if not found:
         return Measurement("unpruned BLEU < 1 at epochs 1 and 2 (or they were not kept)", NOT_MEASURABLE)
     ok = any(_median(r2) >= 0.8 for r2 in found.values())
-    return Measurement("; ".join(f"epoch {e}: R² {_summary(r2)}" for e, r2 in found.items()), verdict(ok),
-                       seeds=max(len(r2.dropna()) for r2 in found.values()))
+    return Measurement(
+        "; ".join(f"epoch {e}: R² {_summary(r2)}" for e, r2 in found.items()),
+        verdict(ok),
+        seeds=max(len(r2.dropna()) for r2 in found.values()),
+    )
 
 
 # --------------------------------------------------------------------------- Figure 6
@@ -604,8 +840,12 @@ def early_epochs_linear(data) -> Measurement:
 # CLS within 1 point, S2S ≥ 97% of BLEU₀), and the score at the last level (100% CLS, 90% S2S)
 # at most half the baseline.
 
-EXTRA_TASKS = {"sst2": ("SST-2", "accuracy", "cls"), "cola": ("CoLA", "Matthews correlation", "cls"),
-               "mrpc": ("MRPC", "F1", "cls"), "iwslt": ("IWSLT", "BLEU", "s2s")}
+EXTRA_TASKS = {
+    "sst2": ("SST-2", "accuracy", "cls"),
+    "cola": ("CoLA", "Matthews correlation", "cls"),
+    "mrpc": ("MRPC", "F1", "cls"),
+    "iwslt": ("IWSLT", "BLEU", "s2s"),
+}
 PAPER_SAFE = {"sst2": "about 60%", "cola": "about 50%", "mrpc": "about 50%", "iwslt": "about 20%"}
 
 
@@ -613,11 +853,15 @@ def _extra_safe(task: str):
     name, metric, family = EXTRA_TASKS[task]
     rule = "≥ 0.97·BLEU₀" if family == "s2s" else f"≥ baseline − 1 {metric} point"
 
-    @claim(paper=PAPER, item="fig06", claim_id=f"{task}_prune_20pct_safely",
-           statement=f"{name} analogue: at least 20% of heads can be pruned by importance without noticeable loss.",
-           paper_value=f"{name}: flat up to {PAPER_SAFE[task]} pruned (Fig. 6)",
-           tolerance=f"largest p with {metric} {rule} at every level up to p is ≥ 20% (median over seeds)",
-           inputs=[PRUNING])
+    @claim(
+        paper=PAPER,
+        item="fig06",
+        claim_id=f"{task}_prune_20pct_safely",
+        statement=f"{name} analogue: at least 20% of heads can be pruned by importance without noticeable loss.",
+        paper_value=f"{name}: flat up to {PAPER_SAFE[task]} pruned (Fig. 6)",
+        tolerance=f"largest p with {metric} {rule} at every level up to p is ≥ 20% (median over seeds)",
+        inputs=[PRUNING],
+    )
     def check(data) -> Measurement:
         curves = S.curve(data[PRUNING], task, "importance")
 
@@ -627,8 +871,12 @@ def _extra_safe(task: str):
 
         pct = S.per_seed(curves, safe)
         base = S.per_seed(curves, lambda g: float(g["baseline"].iloc[0]))
-        return Measurement(f"largest safe pruning level: {_summary(pct)} %", verdict(_median(pct) >= 20.0),
-                           seeds=len(pct), detail=f"unpruned {metric} {_summary(base, 2)} (points)")
+        return Measurement(
+            f"largest safe pruning level: {_summary(pct)} %",
+            verdict(_median(pct) >= 20.0),
+            seeds=len(pct),
+            detail=f"unpruned {metric} {_summary(base, 2)} (points)",
+        )
 
     return check
 
@@ -637,15 +885,21 @@ def _extra_collapse(task: str):
     name, metric, family = EXTRA_TASKS[task]
     last = 90 if family == "s2s" else 100
 
-    @claim(paper=PAPER, item="fig06", claim_id=f"{task}_collapses_when_pruned",
-           statement=f"{name} analogue: with {last}% of heads pruned the score is at most half the baseline.",
-           paper_value=f"{name}: performance drops sharply at high pruning levels (Fig. 6)",
-           tolerance=f"{metric} at {last}% pruned ≤ 0.5 × baseline (median over seeds)", inputs=[PRUNING])
+    @claim(
+        paper=PAPER,
+        item="fig06",
+        claim_id=f"{task}_collapses_when_pruned",
+        statement=f"{name} analogue: with {last}% of heads pruned the score is at most half the baseline.",
+        paper_value=f"{name}: performance drops sharply at high pruning levels (Fig. 6)",
+        tolerance=f"{metric} at {last}% pruned ≤ 0.5 × baseline (median over seeds)",
+        inputs=[PRUNING],
+    )
     def check(data) -> Measurement:
         curves = S.curve(data[PRUNING], task, "importance")
         ratio = S.per_seed(curves, lambda g: float(g.loc[g["percent"].idxmax(), "score"] / g["baseline"].iloc[0]))
-        return Measurement(f"score at {last}% / baseline: {_summary(ratio)}", verdict(_median(ratio) <= 0.5),
-                           seeds=len(ratio))
+        return Measurement(
+            f"score at {last}% / baseline: {_summary(ratio)}", verdict(_median(ratio) <= 0.5), seeds=len(ratio)
+        )
 
     return check
 

@@ -30,8 +30,12 @@ DEVICE_KEY = "sixteen_heads.analysis_device"
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("sixteen_heads", help="runs and analyses of Michel et al. (2019)",
-                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = subparsers.add_parser(
+        "sixteen_heads",
+        help="runs and analyses of Michel et al. (2019)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     steps = parser.add_subparsers(dest="step", required=True, metavar="STEP")
 
     p = steps.add_parser("train", help="train one model on a synthetic task")
@@ -39,22 +43,32 @@ def register(subparsers) -> None:
     p.add_argument("--spec", required=True, help="JSON: {family, model, train, label_smoothing?, init_from?}")
     p.add_argument("--run-dir", required=True)
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--init-from", default=None,
-                   help="a `convert` directory (family cls): fine-tune the pretrained model, with a new "
-                        "classifier layer initialised from the seed, instead of training from scratch")
+    p.add_argument(
+        "--init-from",
+        default=None,
+        help="a `convert` directory (family cls): fine-tune the pretrained model, with a new "
+        "classifier layer initialised from the seed, instead of training from scratch",
+    )
     p.set_defaults(func=_train)
 
     p = steps.add_parser("hub-data", help="one task file from the paper's own dataset (paper scale)")
     p.add_argument("--task", required=True, choices=sorted(HUB_SPLITS))
     p.add_argument("--tokenizer", required=True, help="hub id or local directory of a pretrained tokenizer")
-    p.add_argument("--size", action="append", default=[], metavar="SPLIT=N",
-                   help="a split to build and its largest row count (repeat; the splits built are those named)")
+    p.add_argument(
+        "--size",
+        action="append",
+        default=[],
+        metavar="SPLIT=N",
+        help="a split to build and its largest row count (repeat; the splits built are those named)",
+    )
     p.add_argument("--max-len", type=int, required=True, help="longest sequence in tokens (longer texts are cut)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random sample of the train split")
-    p.add_argument("--final-sep", action="store_true",
-                   help="end classification inputs with the separator, as BERT reads them")
-    p.add_argument("--mirror", default=None,
-                   help="a local copy of the hub's files: MIRROR/<dataset>/<hub split>.parquet|jsonl|csv")
+    p.add_argument(
+        "--final-sep", action="store_true", help="end classification inputs with the separator, as BERT reads them"
+    )
+    p.add_argument(
+        "--mirror", default=None, help="a local copy of the hub's files: MIRROR/<dataset>/<hub split>.parquet|jsonl|csv"
+    )
     p.add_argument("--out", required=True, help="task .npz (its card is written beside it)")
     p.set_defaults(func=_hub_data)
 
@@ -64,12 +78,16 @@ def register(subparsers) -> None:
     p.add_argument("--out-dir", required=True, help="writes model.json, model.safetensors and convert.json")
     p.set_defaults(func=_convert)
 
-    for name, func, text in (("ablate", _ablate, "single-head and keep-one-head sweeps"),
-                             ("prune", _prune, "head importance and pruning curves")):
+    for name, func, text in (
+        ("ablate", _ablate, "single-head and keep-one-head sweeps"),
+        ("prune", _prune, "head importance and pruning curves"),
+    ):
         p = steps.add_parser(name, help=text)
         p.add_argument("--run-dir", required=True)
         p.add_argument("--task-file", required=True)
-        p.add_argument("--spec", required=True, help="JSON: {task, seed, data_seed, selection, analysis, label_smoothing}")
+        p.add_argument(
+            "--spec", required=True, help="JSON: {task, seed, data_seed, selection, analysis, label_smoothing}"
+        )
         p.add_argument("--threads", type=int, default=1)
         _add_device(p)
         if name == "ablate":
@@ -93,8 +111,7 @@ def register(subparsers) -> None:
     p.add_argument("--run-dir", required=True, help="a classifier run (family cls)")
     p.add_argument("--task-file", required=True)
     p.add_argument("--importance", required=True, help="importance CSV of the same run (its seed's rows are used)")
-    p.add_argument("--spec", required=True,
-                   help="JSON: {seed, prune_percent, batch_sizes, examples, rounds, warmup}")
+    p.add_argument("--spec", required=True, help="JSON: {seed, prune_percent, batch_sizes, examples, rounds, warmup}")
     p.add_argument("--threads", type=int, default=1)
     _add_device(p)
     p.add_argument("--out", required=True, help="timings CSV (one row per batch size, model and round)")
@@ -110,9 +127,13 @@ def register(subparsers) -> None:
 def _add_device(parser: argparse.ArgumentParser) -> None:
     from repro.analysis.device import DEVICES, device_argument
 
-    parser.add_argument("--device", type=device_argument(DEVICE_KEY), default="cpu",
-                        help=f"where the model runs: {', '.join(DEVICES)} (auto: cuda when a GPU is visible); "
-                             "an unknown value or cuda without a GPU is refused before any work")
+    parser.add_argument(
+        "--device",
+        type=device_argument(DEVICE_KEY),
+        default="cpu",
+        help=f"where the model runs: {', '.join(DEVICES)} (auto: cuda when a GPU is visible); "
+        "an unknown value or cuda without a GPU is refused before any work",
+    )
 
 
 def _fail(message: str) -> int:
@@ -123,10 +144,10 @@ def _fail(message: str) -> int:
 def _train(args: argparse.Namespace) -> int:
     import torch
 
-    from repro.papers.sixteen_heads import runs
     from repro.data.errors import DataError
     from repro.data.synthetic import load_task
     from repro.models import ConfigError, count_parameters
+    from repro.papers.sixteen_heads import runs
     from repro.training import TrainConfig, train
     from repro.training.seeding import derive_seed
 
@@ -145,8 +166,13 @@ def _train(args: argparse.Namespace) -> int:
     eval_split = next((s for s in ("selection", "valid", "test") if s in task.splits), None)
     if eval_split is None:
         return _fail(f"task {task.name} has no selection, valid or test split to evaluate on")
-    train_task = runs.make_task(family, task, eval_split, label_smoothing=float(spec.get("label_smoothing", 0.0)),
-                                pad_id=int(task.meta["pad_id"]))
+    train_task = runs.make_task(
+        family,
+        task,
+        eval_split,
+        label_smoothing=float(spec.get("label_smoothing", 0.0)),
+        pad_id=int(task.meta["pad_id"]),
+    )
     torch.set_num_threads(args.threads)
     torch.manual_seed(derive_seed(train_cfg.seed, "init"))
     sep_id = runs.separator_id(task) if family == "cls" else None
@@ -160,8 +186,11 @@ def _train(args: argparse.Namespace) -> int:
             return _fail(str(err))
         print(f"initialised from {init_label}; new: {', '.join(fresh)}", file=sys.stderr)
     runs.write_run_model(args.run_dir, family, configs, sep_id)
-    print(f"{task.name} ({family}) seed {train_cfg.seed}: {count_parameters(model):,} parameters, "
-          f"{task.meta['sizes']['train']:,} training examples, eval on {eval_split}", file=sys.stderr)
+    print(
+        f"{task.name} ({family}) seed {train_cfg.seed}: {count_parameters(model):,} parameters, "
+        f"{task.meta['sizes']['train']:,} training examples, eval on {eval_split}",
+        file=sys.stderr,
+    )
     result = train(model, train_task, train_cfg, args.run_dir, move_stale=True)  # settings changed: old run moved aside
     print(f"done: {result}", file=sys.stderr)
     return 0
@@ -190,22 +219,30 @@ def pretrained_configs(init_dir: str, family: str, spec: dict, task) -> tuple[di
     from repro.training.checkpoint import sha256_file
 
     if family != "cls":
-        raise ValueError(f"--init-from starts a classifier (family cls) from a pretrained BERT; family {family!r} "
-                         "has no converted checkpoint here (train it from scratch)")
+        raise ValueError(
+            f"--init-from starts a classifier (family cls) from a pretrained BERT; family {family!r} "
+            "has no converted checkpoint here (train it from scratch)"
+        )
     pretrained = read_model_config(init_dir)
-
 
     def single(value):  # per-layer head counts (n_heads is stored per layer) -> one number where uniform
         return value[0] if isinstance(value, (tuple, list)) and len(set(value)) == 1 else value
 
-    different = {k: (single(spec["model"][k]), single(getattr(pretrained, k))) for k in PRETRAINED_SHAPE
-                 if k in spec["model"] and single(spec["model"][k]) != single(getattr(pretrained, k))}
+    different = {
+        k: (single(spec["model"][k]), single(getattr(pretrained, k)))
+        for k in PRETRAINED_SHAPE
+        if k in spec["model"] and single(spec["model"][k]) != single(getattr(pretrained, k))
+    }
     if different:
-        raise ValueError(f"the family's model and the checkpoint in {init_dir} differ in "
-                         + ", ".join(f"{k} ({ours} vs {theirs})" for k, (ours, theirs) in different.items()))
+        raise ValueError(
+            f"the family's model and the checkpoint in {init_dir} differ in "
+            + ", ".join(f"{k} ({ours} vs {theirs})" for k, (ours, theirs) in different.items())
+        )
     if int(task.meta["vocab_size"]) != pretrained.vocab_size:
-        raise ValueError(f"task {task.name} has a vocabulary of {task.meta['vocab_size']} ids but the checkpoint in "
-                         f"{init_dir} has {pretrained.vocab_size}: tokenise the task with the checkpoint's tokenizer")
+        raise ValueError(
+            f"task {task.name} has a vocabulary of {task.meta['vocab_size']} ids but the checkpoint in "
+            f"{init_dir} has {pretrained.vocab_size}: tokenise the task with the checkpoint's tokenizer"
+        )
     n_classes = len(task.meta.get("label_names") or [])
     if n_classes < 2:
         raise ValueError(f"task {task.name} has no class labels; family 'cls' needs a classification task")
@@ -225,13 +262,21 @@ CONVERT_RECORD = "convert.json"
 # with newstest2014 (the hub's test split), here the selection split; MTNT (test_ood) is read from
 # a local copy only (it has no canonical copy on the hub).
 HUB_SPLITS = {
-    "nli": {"train": ("mnli", "train"), "selection": ("mnli", "validation_matched"),
-            "test": ("mnli", "validation_matched"), "test_mismatched": ("mnli", "validation_mismatched")},
+    "nli": {
+        "train": ("mnli", "train"),
+        "selection": ("mnli", "validation_matched"),
+        "test": ("mnli", "validation_matched"),
+        "test_mismatched": ("mnli", "validation_mismatched"),
+    },
     "sst2": {"train": ("sst2", "train"), "selection": ("sst2", "validation"), "test": ("sst2", "validation")},
     "cola": {"train": ("cola", "train"), "selection": ("cola", "validation"), "test": ("cola", "validation")},
     "mrpc": {"train": ("mrpc", "train"), "selection": ("mrpc", "validation"), "test": ("mrpc", "validation")},
-    "mt": {"train": ("mt", "train"), "selection": ("mt", "test"), "test": ("mt", "validation"),
-           "test_ood": ("mtnt", "test")},
+    "mt": {
+        "train": ("mt", "train"),
+        "selection": ("mt", "test"),
+        "test": ("mt", "validation"),
+        "test_ood": ("mtnt", "test"),
+    },
     "iwslt": {"train": ("iwslt", "train"), "valid": ("iwslt", "validation"), "test": ("iwslt", "test")},
 }
 # The metric of each task's analogue (the paper's metric), and the distribution-shifted test splits.
@@ -240,8 +285,15 @@ SHIFTED_SPLITS = ("test_mismatched", "test_ood")
 SHIFTED_KEY_TASKS = ("nli", "mt", "iwslt")  # the generators that write meta["shifted_splits"]
 
 
-def build_hub_task(task_name: str, encoder, sizes: dict, max_len: int, seed: int = 0,
-                   mirror: str | Path | None = None, final_sep: bool = False):
+def build_hub_task(
+    task_name: str,
+    encoder,
+    sizes: dict,
+    max_len: int,
+    seed: int = 0,
+    mirror: str | Path | None = None,
+    final_sep: bool = False,
+):
     """The TaskData of one of our tasks from the paper's dataset, in the synthetic task's layout.
 
     ``sizes`` {split: largest row count or None} names the splits to build; the train split is a
@@ -260,30 +312,53 @@ def build_hub_task(task_name: str, encoder, sizes: dict, max_len: int, seed: int
     if unknown:
         raise DataError(f"task {task_name} has no hub split(s) {unknown}; it has {sorted(table)}")
     if encoder.pad_id != 0:
-        raise DataError(f"tokenizer {encoder.name} pads with id {encoder.pad_id}; task files pad with 0: choose a "
-                        "tokenizer whose padding id is 0 (BERT's WordPiece tokenizers)")
+        raise DataError(
+            f"tokenizer {encoder.name} pads with id {encoder.pad_id}; task files pad with 0: choose a "
+            "tokenizer whose padding id is 0 (BERT's WordPiece tokenizers)"
+        )
     splits, meta_splits, sources, label_names = {}, {}, {}, None
     for split, limit in sizes.items():
         dataset, hub_split = table[split]
         spec = replace(DATASETS[dataset], splits={split: hub_split})
         source = Path(mirror) / dataset if mirror else None
         if source is None and spec.options.get("local_only"):
-            raise DataError(f"task {task_name} split {split!r} comes from {dataset}, which has no copy on the hub: "
-                            f"set a mirror with {dataset}/{hub_split}.jsonl, or leave {split!r} out of the sizes")
-        part = build_task(spec, encoder, source=source, splits=[split], max_len=max_len,
-                          limit=None if limit is None else int(limit), final_sep=final_sep,
-                          shuffle_seed=seed if split == "train" else None)
+            raise DataError(
+                f"task {task_name} split {split!r} comes from {dataset}, which has no copy on the hub: "
+                f"set a mirror with {dataset}/{hub_split}.jsonl, or leave {split!r} out of the sizes"
+            )
+        part = build_task(
+            spec,
+            encoder,
+            source=source,
+            splits=[split],
+            max_len=max_len,
+            limit=None if limit is None else int(limit),
+            final_sep=final_sep,
+            shuffle_seed=seed if split == "train" else None,
+        )
         splits[split] = part.splits[split]
         meta_splits[split] = [spec.hub_id or f"{dataset} (local)", spec.config, hub_split]
         sources[split] = part.meta["params"]["source"]
         label_names = label_names or part.meta["label_names"]
     special = {name: getattr(encoder, f"{name}_id") for name in ("sep", "bos", "eos", "cls")}
     meta = {
-        "task": task_name, "generator": __name__ + ".build_hub_task", "family": f"hub:{encoder.name}",
-        "vocab_size": encoder.vocab_size, "vocab": {"name": encoder.name, "size": encoder.vocab_size},
-        "special_ids": special, "pad_id": 0, "seed": int(seed),
-        "params": {"tokenizer": encoder.name, "max_len": max_len, "limits": dict(sizes), "final_sep": final_sep,
-                   "hub_splits": meta_splits, "source": sources, "train_sample_seed": int(seed)},
+        "task": task_name,
+        "generator": __name__ + ".build_hub_task",
+        "family": f"hub:{encoder.name}",
+        "vocab_size": encoder.vocab_size,
+        "vocab": {"name": encoder.name, "size": encoder.vocab_size},
+        "special_ids": special,
+        "pad_id": 0,
+        "seed": int(seed),
+        "params": {
+            "tokenizer": encoder.name,
+            "max_len": max_len,
+            "limits": dict(sizes),
+            "final_sep": final_sep,
+            "hub_splits": meta_splits,
+            "source": sources,
+            "train_sample_seed": int(seed),
+        },
         "sizes": {s: int(len(next(iter(a.values())))) for s, a in splits.items()},
         "arrays": {s: sorted(a) for s, a in splits.items()},
         "metric": HUB_METRICS[task_name],
@@ -331,9 +406,14 @@ def _convert(args: argparse.Namespace) -> int:
     except (ConversionError, OSError, ValueError, ImportError) as err:
         return _fail(f"{args.checkpoint}: {err}")
     out_dir = save_converted(result, args.out_dir)
-    record = {"checkpoint": args.checkpoint, "revision": args.revision, "converted_from": result.source,
-              "notes": result.notes, "sha256": sha256_file(out_dir / "model.safetensors"),
-              "new_head": list(NEW_HEAD)}
+    record = {
+        "checkpoint": args.checkpoint,
+        "revision": args.revision,
+        "converted_from": result.source,
+        "notes": result.notes,
+        "sha256": sha256_file(out_dir / "model.safetensors"),
+        "new_head": list(NEW_HEAD),
+    }
     (out_dir / CONVERT_RECORD).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     print(f"{args.checkpoint} ({result.source}) -> {out_dir}", file=sys.stderr)
     for note in result.notes:
@@ -353,9 +433,9 @@ def _setup(args: argparse.Namespace):
     """(spec, task, family, model, evaluator, set sources) of an analysis step."""
     import torch
 
+    from repro.data.synthetic import load_task
     from repro.papers.sixteen_heads import runs
     from repro.papers.sixteen_heads.head_eval import make_evaluator
-    from repro.data.synthetic import load_task
 
     torch.set_num_threads(args.threads)
     spec = json.loads(args.spec)
@@ -369,13 +449,20 @@ def _setup(args: argparse.Namespace):
 
 
 def _evaluator_kwargs(task, family: str, analysis: dict, spec: dict) -> dict:
-    kwargs = dict(batch_size=analysis["eval_batch_size"], bootstrap_resamples=analysis["bootstrap_resamples"],
-                  bootstrap_seed=spec["data_seed"], pad_id=int(task.meta["pad_id"]))
+    kwargs = dict(
+        batch_size=analysis["eval_batch_size"],
+        bootstrap_resamples=analysis["bootstrap_resamples"],
+        bootstrap_seed=spec["data_seed"],
+        pad_id=int(task.meta["pad_id"]),
+    )
     if family == "s2s":
         from repro.papers.sixteen_heads import runs
 
-        kwargs.update(bos_id=runs.special_id(task, "bos"), eos_id=runs.special_id(task, "eos"),
-                      extra_tokens=analysis["decode_extra_tokens"])
+        kwargs.update(
+            bos_id=runs.special_id(task, "bos"),
+            eos_id=runs.special_id(task, "eos"),
+            extra_tokens=analysis["decode_extra_tokens"],
+        )
     else:
         kwargs.update(metric=task.meta["metric"])
     return kwargs
@@ -409,7 +496,9 @@ def evaluation_sets(task, family: str, selection: str, selection_examples: int, 
         sets["selection"], sources["selection"] = tensors("train", rows.sort().values), f"train[{len(rows)} random]"
     else:
         if selection not in task.splits:
-            raise ValueError(f"selection split {selection!r} is not in task {task.name} (splits: {sorted(task.splits)})")
+            raise ValueError(
+                f"selection split {selection!r} is not in task {task.name} (splits: {sorted(task.splits)})"
+            )
         sets["selection"] = tuple(t[:selection_examples] for t in tensors(selection))
         sources["selection"] = f"{selection}[:{min(selection_examples, task.meta['sizes'][selection])}]"
     return sets, sources
@@ -434,21 +523,51 @@ def _ablate(args: argparse.Namespace) -> int:
     base = sweeps.baselines(evaluator, names)
     test_sets = [n for n in ("test", "shifted") if n in names]
     frames = [
-        pd.DataFrame([dict(experiment="baseline", set=n, score=base[n].score, baseline=base[n].score, delta=0.0,
-                           p_value=1.0, n_examples=len(base[n].stats)) for n in names]),
+        pd.DataFrame(
+            [
+                dict(
+                    experiment="baseline",
+                    set=n,
+                    score=base[n].score,
+                    baseline=base[n].score,
+                    delta=0.0,
+                    p_value=1.0,
+                    n_examples=len(base[n].stats),
+                )
+                for n in names
+            ]
+        ),
         sweeps.single_head_ablation(model, evaluator, test_sets, base).assign(experiment="single"),
         sweeps.keep_one_head(model, evaluator, ["test", "selection"], base)
-        .rename(columns={"kept_head": "head"}).assign(experiment="keep_one"),
+        .rename(columns={"kept_head": "head"})
+        .assign(experiment="keep_one"),
     ]
     df = pd.concat(frames, ignore_index=True)
     df["source"] = df["set"].map(sources)
     for column, value in reversed(list(_columns(spec, task, family).items())):
         df.insert(0, column, value)
-    order = ["task", "family", "metric", "seed", "experiment", "type", "layer", "head", "set", "source",
-             "score", "baseline", "delta", "p_value", "n_examples"]
+    order = [
+        "task",
+        "family",
+        "metric",
+        "seed",
+        "experiment",
+        "type",
+        "layer",
+        "head",
+        "set",
+        "source",
+        "score",
+        "baseline",
+        "delta",
+        "p_value",
+        "n_examples",
+    ]
     _write(df[order], args.out)
-    print(f"wrote {args.out}: {len(df)} rows; baselines "
-          + ", ".join(f"{n}={base[n].score:.2f}" for n in names), file=sys.stderr)
+    print(
+        f"wrote {args.out}: {len(df)} rows; baselines " + ", ".join(f"{n}={base[n].score:.2f}" for n in names),
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -457,8 +576,8 @@ def _importance(model, family: str, task, spec: dict):
     data (the paper uses all of it), in eval mode, with the family's training loss."""
     import torch
 
-    from repro.papers.sixteen_heads import runs
     from repro.analysis import head_importance as imp
+    from repro.papers.sixteen_heads import runs
     from repro.training.seeding import generator
 
     analysis = spec["analysis"]
@@ -468,8 +587,11 @@ def _importance(model, family: str, task, spec: dict):
     rows = rows[: analysis["importance_examples"]].sort().values
     train = task.tensors("train")
     batches = runs.ordered_batches(family, {k: v[rows] for k, v in train.items()}, analysis["eval_batch_size"], pad_id)
-    loss_fn = (imp.classification_loss_sum if family == "cls"
-               else imp.translation_loss_sum(float(spec.get("label_smoothing", 0.0)), pad_id))
+    loss_fn = (
+        imp.classification_loss_sum
+        if family == "cls"
+        else imp.translation_loss_sum(float(spec.get("label_smoothing", 0.0)), pad_id)
+    )
     raw, tokens = imp.head_importance(model, batches, loss_fn)
     return raw, imp.normalize_by_layer(raw), tokens
 
@@ -501,8 +623,8 @@ def importance_curves(model, evaluator, normalised, family: str, per_type: bool,
 def _prune(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from repro.papers.sixteen_heads import head_sweeps as sweeps
     from repro.analysis import heads as H
+    from repro.papers.sixteen_heads import head_sweeps as sweeps
     from repro.training.seeding import derive_seed
 
     spec, task, family, model, evaluator, _ = _setup(args)
@@ -511,16 +633,26 @@ def _prune(args: argparse.Namespace) -> int:
     raw, normalised, tokens = _importance(model, family, task, spec)
     columns = _columns(spec, task, family)
     importance_rows = [
-        dict(columns, type=kind, layer=layer, head=head, importance_raw=float(raw[kind][layer, head]),
-             importance=float(normalised[kind][layer, head]), tokens=tokens[kind])
+        dict(
+            columns,
+            type=kind,
+            layer=layer,
+            head=head,
+            importance_raw=float(raw[kind][layer, head]),
+            importance=float(normalised[kind][layer, head]),
+            tokens=tokens[kind],
+        )
         for kind, layer, head in H.all_heads(model)
     ]
     _write(pd.DataFrame(importance_rows), args.importance_out)
 
     heads = H.all_heads(model)
     base = evaluator.evaluate(None, "test")
-    frames = [importance_curves(model, evaluator, normalised, family, per_type=main and family == "s2s", base=base)
-              .assign(order="importance", order_seed=-1)]
+    frames = [
+        importance_curves(model, evaluator, normalised, family, per_type=main and family == "s2s", base=base).assign(
+            order="importance", order_seed=-1
+        )
+    ]
     orders = {}
     if args.ablation:
         ablation = pd.read_csv(args.ablation)
@@ -536,13 +668,28 @@ def _prune(args: argparse.Namespace) -> int:
     counts = sweeps.pruning_counts(len(heads), percents, PRUNE_ROUNDING[family])
     for (name, order_seed), order in orders.items():
         curve = sweeps.pruning_curve(model, evaluator, order, counts, "test", base)
-        frames.append(curve.assign(order=name, order_seed=order_seed, scope="all", percent=percents,
-                                   n_heads=len(heads)))
+        frames.append(
+            curve.assign(order=name, order_seed=order_seed, scope="all", percent=percents, n_heads=len(heads))
+        )
     df = pd.concat(frames, ignore_index=True)
     for column, value in reversed(list(columns.items())):
         df.insert(0, column, value)
-    order = ["task", "family", "metric", "seed", "scope", "order", "order_seed", "percent", "n_pruned", "n_heads",
-             "set", "score", "baseline", "delta"]
+    order = [
+        "task",
+        "family",
+        "metric",
+        "seed",
+        "scope",
+        "order",
+        "order_seed",
+        "percent",
+        "n_pruned",
+        "n_heads",
+        "set",
+        "score",
+        "baseline",
+        "delta",
+    ]
     _write(df[order], args.out)
     print(f"wrote {args.importance_out} and {args.out}: {len(df)} curve points", file=sys.stderr)
     return 0
@@ -563,7 +710,9 @@ def _epochs(args: argparse.Namespace) -> int:
     for epoch, step in sorted(epochs.items()):
         path = snapshot_path(Path(args.run_dir), step)
         if not path.exists():
-            return _fail(f"{path} is missing: train the run with keep_checkpoints_at including step {step} (epoch {epoch})")
+            return _fail(
+                f"{path} is missing: train the run with keep_checkpoints_at including step {step} (epoch {epoch})"
+            )
         load_weights(model, path)
         model.eval()
         sets, _ = evaluation_sets(task, family, spec["selection"], analysis["selection_examples"], spec["data_seed"])
@@ -577,8 +726,22 @@ def _epochs(args: argparse.Namespace) -> int:
     for column, value in reversed(list(_columns(spec, task, family).items())):
         df.insert(0, column, value)
     df["relative"] = df["score"] / df["baseline"]
-    order = ["task", "family", "metric", "seed", "epoch", "step", "percent", "n_pruned", "n_heads", "set",
-             "score", "baseline", "delta", "relative"]
+    order = [
+        "task",
+        "family",
+        "metric",
+        "seed",
+        "epoch",
+        "step",
+        "percent",
+        "n_pruned",
+        "n_heads",
+        "set",
+        "score",
+        "baseline",
+        "delta",
+        "relative",
+    ]
     _write(df[order], args.out)
     print(f"wrote {args.out}: {len(epochs)} epochs", file=sys.stderr)
     return 0
@@ -589,11 +752,11 @@ def _speed(args: argparse.Namespace) -> int:
     import pandas as pd
     import torch
 
-    from repro.papers.sixteen_heads import runs
-    from repro.papers.sixteen_heads import head_sweeps as sweeps
     from repro.analysis import heads as H
-    from repro.papers.sixteen_heads import pruned_speed as speed
     from repro.data.synthetic import load_task
+    from repro.papers.sixteen_heads import head_sweeps as sweeps
+    from repro.papers.sixteen_heads import pruned_speed as speed
+    from repro.papers.sixteen_heads import runs
 
     torch.set_num_threads(args.threads)
     spec = json.loads(args.spec)
@@ -608,7 +771,9 @@ def _speed(args: argparse.Namespace) -> int:
     heads = H.all_heads(model)
     missing = [h for h in heads if h not in scores]
     if missing:
-        return _fail(f"{args.importance} has no importance for {len(missing)} heads of seed {spec['seed']}, e.g. {missing[0]}")
+        return _fail(
+            f"{args.importance} has no importance for {len(missing)} heads of seed {spec['seed']}, e.g. {missing[0]}"
+        )
     order = sweeps.order_by_score({h: scores[h] for h in heads}, ascending=True)
     k = sweeps.pruning_counts(len(heads), [int(spec["prune_percent"])], "floor")[0]  # BERT's rounding
     masks = H.masks_without(model, order[:k])
@@ -627,8 +792,14 @@ def _speed(args: argparse.Namespace) -> int:
     _write(facts, args.facts_out)
 
     ids = test["input_ids"][: int(spec["examples"])]
-    timings = speed.time_inference({"original": model, "pruned": pruned}, ids, spec["batch_sizes"],
-                                   rounds=int(spec["rounds"]), warmup=int(spec["warmup"]), pad_id=pad_id)
+    timings = speed.time_inference(
+        {"original": model, "pruned": pruned},
+        ids,
+        spec["batch_sizes"],
+        rounds=int(spec["rounds"]),
+        warmup=int(spec["warmup"]),
+        pad_id=pad_id,
+    )
     timings.insert(0, "threads", args.threads)
     timings.insert(0, "seq_len", ids.shape[1])
     timings.insert(0, "seed", int(spec["seed"]))
@@ -645,8 +816,12 @@ def _accuracy(model, test: dict, pad_id: int) -> float:
     with torch.no_grad():
         ids = test["input_ids"]
         device = next(model.parameters()).device
-        logits = torch.cat([model(chunk, padding_mask=chunk != pad_id).cpu()
-                            for chunk in (c.to(device) for c in torch.split(ids, 500))])
+        logits = torch.cat(
+            [
+                model(chunk, padding_mask=chunk != pad_id).cpu()
+                for chunk in (c.to(device) for c in torch.split(ids, 500))
+            ]
+        )
     return float((logits.argmax(-1) == test["labels"]).float().mean())
 
 

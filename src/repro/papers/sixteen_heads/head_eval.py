@@ -31,7 +31,7 @@ from repro.analysis import heads as H
 from repro.analysis.bleu import bleu_from_stats, ids_to_text, sentence_stats
 from repro.analysis.decoding import cached_greedy_decode
 from repro.analysis.device import model_device
-from repro.analysis.significance import bootstrap_indices, mcnemar_p, paired_bootstrap_p, paired_bleu_p
+from repro.analysis.significance import bootstrap_indices, mcnemar_p, paired_bleu_p, paired_bootstrap_p
 from repro.models import EncoderDecoder, Transformer
 
 CLASSIFICATION_METRICS = ("accuracy", "f1", "mcc")
@@ -86,9 +86,17 @@ def classification_score(confusion: np.ndarray, metric: str, n_classes: int) -> 
 class ClassifierEvaluator:
     """A `Transformer` classifier on fixed sets {name: (input_ids [N,T], labels [N])} (see module docstring)."""
 
-    def __init__(self, model: Transformer, sets: Mapping[str, tuple[torch.Tensor, torch.Tensor]], *,
-                 metric: str = "accuracy", pad_id: int = 0, batch_size: int = 500,
-                 bootstrap_resamples: int = 1000, bootstrap_seed: int = 0):
+    def __init__(
+        self,
+        model: Transformer,
+        sets: Mapping[str, tuple[torch.Tensor, torch.Tensor]],
+        *,
+        metric: str = "accuracy",
+        pad_id: int = 0,
+        batch_size: int = 500,
+        bootstrap_resamples: int = 1000,
+        bootstrap_seed: int = 0,
+    ):
         if not isinstance(model, Transformer) or model.cfg.output != "classifier":
             raise TypeError("ClassifierEvaluator needs a Transformer with output='classifier'")
         if metric not in CLASSIFICATION_METRICS:
@@ -167,8 +175,9 @@ class ClassifierEvaluator:
             return mcnemar_p(base.stats[:, diagonal].sum(axis=1), other.stats[:, diagonal].sum(axis=1))
         n_resamples, seed = self._resample_seed
         indices = bootstrap_indices(len(base.stats), n_resamples, seed)
-        return paired_bootstrap_p(base.stats, other.stats,
-                                  lambda s: classification_score(s, self.metric, self.n_classes), indices)
+        return paired_bootstrap_p(
+            base.stats, other.stats, lambda s: classification_score(s, self.metric, self.n_classes), indices
+        )
 
 
 class TranslationEvaluator:
@@ -176,9 +185,19 @@ class TranslationEvaluator:
 
     metric = "bleu"
 
-    def __init__(self, model: EncoderDecoder, sets: Mapping[str, tuple[torch.Tensor, torch.Tensor]], *,
-                 bos_id: int, eos_id: int, pad_id: int = 0, extra_tokens: int = 8, batch_size: int = 500,
-                 bootstrap_resamples: int = 1000, bootstrap_seed: int = 0):
+    def __init__(
+        self,
+        model: EncoderDecoder,
+        sets: Mapping[str, tuple[torch.Tensor, torch.Tensor]],
+        *,
+        bos_id: int,
+        eos_id: int,
+        pad_id: int = 0,
+        extra_tokens: int = 8,
+        batch_size: int = 500,
+        bootstrap_resamples: int = 1000,
+        bootstrap_seed: int = 0,
+    ):
         if not isinstance(model, EncoderDecoder):
             raise TypeError("TranslationEvaluator needs an EncoderDecoder")
         self.model = model.eval()
@@ -224,11 +243,18 @@ class TranslationEvaluator:
         for index, rows in enumerate(_batches(len(src), self.batch_size)):
             batch = src[rows].to(self.device)
             out = cached_greedy_decode(
-                self.model, batch, self.bos_id, self.eos_id, self.max_len(name),
-                src_padding_mask=batch != self.pad_id, head_mask=head_mask,
+                self.model,
+                batch,
+                self.bos_id,
+                self.eos_id,
+                self.max_len(name),
+                src_padding_mask=batch != self.pad_id,
+                head_mask=head_mask,
                 memory=self._memory[name][index] if reuse_memory else None,
             )
-            hypotheses += [ids_to_text(row, stop_ids=[self.eos_id], skip_ids=[self.pad_id, self.bos_id]) for row in out.tolist()]
+            hypotheses += [
+                ids_to_text(row, stop_ids=[self.eos_id], skip_ids=[self.pad_id, self.bos_id]) for row in out.tolist()
+            ]
         return hypotheses
 
     def evaluate(self, masks: Mapping[str, torch.Tensor] | None, name: str) -> Evaluation:

@@ -22,7 +22,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
-
 TYPE_LABELS = {"self": "Encoder", "enc_self": "Enc-Enc", "cross": "Enc-Dec", "dec_self": "Dec-Dec"}
 
 
@@ -43,8 +42,9 @@ def baseline_scores(ablation: pd.DataFrame, task: str, set_name: str = "test") -
     return rows(ablation, task, "baseline", set_name).set_index("seed")["score"].sort_index()
 
 
-def best_kept_heads(keep_one: pd.DataFrame, choose_on: str, report_on: str,
-                    by: Sequence[str] = ("type", "layer")) -> pd.DataFrame:
+def best_kept_heads(
+    keep_one: pd.DataFrame, choose_on: str, report_on: str, by: Sequence[str] = ("type", "layer")
+) -> pd.DataFrame:
     """Per group of ``by`` (plus any seed/model columns the caller includes in ``by``): the kept head
     with the highest score on set ``choose_on``, and its score, Δ and p-value on set ``report_on``."""
     by = list(by)
@@ -120,17 +120,25 @@ def auc_by_order(pruning: pd.DataFrame, task: str, max_percent: float) -> pd.Dat
     the random orders (the columns present depend on the orders in the table)."""
     table = pruning[(pruning["task"] == task) & (pruning["scope"] == "all")]
     out = {}
-    for (seed, order, order_seed), group in table.groupby(["seed", "order", "order_seed"], sort=True):
+    for (seed, order, _order_seed), group in table.groupby(["seed", "order", "order_seed"], sort=True):
         g = group.sort_values("percent")
         out.setdefault(int(seed), {}).setdefault(order, []).append(curve_auc(g["percent"], g["score"], max_percent))
     return pd.DataFrame(
-        [dict(seed=seed, **{order: float(np.mean(values)) for order, values in orders.items()})
-         for seed, orders in sorted(out.items())]
+        [
+            dict(seed=seed, **{order: float(np.mean(values)) for order, values in orders.items()})
+            for seed, orders in sorted(out.items())
+        ]
     )
 
 
-def best_head_table(ablation: pd.DataFrame, task: str, choose_on: str, alpha: float,
-                    paper: dict[str, list[str]] | None = None, min_rows: int = 0) -> pd.DataFrame:
+def best_head_table(
+    ablation: pd.DataFrame,
+    task: str,
+    choose_on: str,
+    alpha: float,
+    paper: dict[str, list[str]] | None = None,
+    min_rows: int = 0,
+) -> pd.DataFrame:
     """Tables 2, 3, 5, 6: one row per layer, one column per attention type with the mean over seeds
     of the best kept head's Δ on the test set ("*": p < alpha in more than half of the seeds), the
     kept head chosen per seed on set ``choose_on``; then ``paper_<type>`` columns holding the paper's
@@ -139,8 +147,11 @@ def best_head_table(ablation: pd.DataFrame, task: str, choose_on: str, alpha: fl
     best = best_per_layer(ablation, task, choose_on=choose_on, report_on="test")
     n_seeds = best["seed"].nunique()
     cells = best.groupby(["type", "layer"]).agg(
-        delta=("delta", "mean"), spread=("delta", "std"), significant=("p_value", lambda p: int((p < alpha).sum())),
-        heads=("kept_head", lambda h: "/".join(str(int(x) + 1) for x in h)))
+        delta=("delta", "mean"),
+        spread=("delta", "std"),
+        significant=("p_value", lambda p: int((p < alpha).sum())),
+        heads=("kept_head", lambda h: "/".join(str(int(x) + 1) for x in h)),
+    )
     types = [t for t in ("self", "enc_self", "cross", "dec_self") if t in set(best["type"])]
     n_layers = int(best["layer"].max()) + 1
     paper = paper or {}

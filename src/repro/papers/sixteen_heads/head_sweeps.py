@@ -34,20 +34,30 @@ def baselines(evaluator, sets: Sequence[str]) -> dict:
 
 
 def _row(evaluator, base, result, **fields) -> dict:
-    return dict(fields, score=result.score, baseline=base.score, delta=result.score - base.score,
-                p_value=evaluator.p_value(base, result), n_examples=len(result.stats))
+    return dict(
+        fields,
+        score=result.score,
+        baseline=base.score,
+        delta=result.score - base.score,
+        p_value=evaluator.p_value(base, result),
+        n_examples=len(result.stats),
+    )
 
 
-def single_head_ablation(model, evaluator, sets: Sequence[str], base: Mapping | None = None,
-                         heads: Iterable[H.HeadId] | None = None) -> pd.DataFrame:
+def single_head_ablation(
+    model, evaluator, sets: Sequence[str], base: Mapping | None = None, heads: Iterable[H.HeadId] | None = None
+) -> pd.DataFrame:
     """Score with each head removed alone, on every set in ``sets``."""
     base = dict(base) if base is not None else baselines(evaluator, sets)
     rows = []
-    for kind, layer, head in (H.all_heads(model) if heads is None else heads):
+    for kind, layer, head in H.all_heads(model) if heads is None else heads:
         masks = H.masks_without(model, [(kind, layer, head)])
         for name in sets:
-            rows.append(_row(evaluator, base[name], evaluator.evaluate(masks, name),
-                             type=kind, layer=layer, head=head, set=name))
+            rows.append(
+                _row(
+                    evaluator, base[name], evaluator.evaluate(masks, name), type=kind, layer=layer, head=head, set=name
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -58,8 +68,17 @@ def keep_one_head(model, evaluator, sets: Sequence[str], base: Mapping | None = 
     for kind, layer, head in H.all_heads(model):
         masks = H.masks_keeping_one(model, kind, layer, head)
         for name in sets:
-            rows.append(_row(evaluator, base[name], evaluator.evaluate(masks, name),
-                             type=kind, layer=layer, kept_head=head, set=name))
+            rows.append(
+                _row(
+                    evaluator,
+                    base[name],
+                    evaluator.evaluate(masks, name),
+                    type=kind,
+                    layer=layer,
+                    kept_head=head,
+                    set=name,
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -97,8 +116,9 @@ def random_order(heads: Sequence[H.HeadId], seed: int) -> list[H.HeadId]:
     return [ordered[i] for i in permutation]
 
 
-def pruning_curve(model, evaluator, order: Sequence[H.HeadId], counts: Sequence[int], set_name: str,
-                  base=None) -> pd.DataFrame:
+def pruning_curve(
+    model, evaluator, order: Sequence[H.HeadId], counts: Sequence[int], set_name: str, base=None
+) -> pd.DataFrame:
     """Score after removing the first k heads of ``order`` for each k in ``counts`` (nested sets)."""
     base = base if base is not None else evaluator.evaluate(None, set_name)
     rows = []
@@ -106,6 +126,7 @@ def pruning_curve(model, evaluator, order: Sequence[H.HeadId], counts: Sequence[
         if k > len(order):
             raise ValueError(f"cannot remove {k} heads: the order has {len(order)}")
         result = base if k == 0 else evaluator.evaluate(H.masks_without(model, order[:k]), set_name)
-        rows.append(dict(n_pruned=k, set=set_name, score=result.score, baseline=base.score,
-                         delta=result.score - base.score))
+        rows.append(
+            dict(n_pruned=k, set=set_name, score=result.score, baseline=base.score, delta=result.score - base.score)
+        )
     return pd.DataFrame(rows)

@@ -45,9 +45,15 @@ def pruned_copy(model: Transformer, masks: Mapping[str, torch.Tensor]) -> Transf
 
 
 @torch.no_grad()
-def compare_masked_and_pruned(model: Transformer, pruned: Transformer, masks: Mapping[str, torch.Tensor],
-                              input_ids: torch.Tensor, labels: torch.Tensor, pad_id: int = 0,
-                              batch_size: int = 500) -> dict[str, float]:
+def compare_masked_and_pruned(
+    model: Transformer,
+    pruned: Transformer,
+    masks: Mapping[str, torch.Tensor],
+    input_ids: torch.Tensor,
+    labels: torch.Tensor,
+    pad_id: int = 0,
+    batch_size: int = 500,
+) -> dict[str, float]:
     """Accuracy (fraction) of the masked and of the pruned model on (input_ids [N,T], labels [N]),
     and the largest absolute difference of their logits."""
     model.eval()
@@ -57,31 +63,46 @@ def compare_masked_and_pruned(model: Transformer, pruned: Transformer, masks: Ma
     correct = {"masked": 0, "pruned": 0}
     max_diff = 0.0
     for start in range(0, len(input_ids), batch_size):
-        ids = input_ids[start:start + batch_size].to(device)
+        ids = input_ids[start : start + batch_size].to(device)
         padding = ids != pad_id
         masked_logits = model(ids, padding_mask=padding, head_mask=mask)
         pruned_logits = pruned(ids, padding_mask=padding)
         max_diff = max(max_diff, float((masked_logits - pruned_logits).abs().max()))
-        gold = labels[start:start + batch_size].to(device)
+        gold = labels[start : start + batch_size].to(device)
         correct["masked"] += int((masked_logits.argmax(-1) == gold).sum())
         correct["pruned"] += int((pruned_logits.argmax(-1) == gold).sum())
     n = len(input_ids)
-    return {"accuracy_masked": correct["masked"] / n, "accuracy_pruned": correct["pruned"] / n,
-            "max_logit_difference": max_diff}
+    return {
+        "accuracy_masked": correct["masked"] / n,
+        "accuracy_pruned": correct["pruned"] / n,
+        "max_logit_difference": max_diff,
+    }
 
 
 def model_facts(models: Mapping[str, Transformer]) -> pd.DataFrame:
     """Per model: trainable parameters, Q/K/V/O weight entries and heads per layer."""
-    return pd.DataFrame([
-        dict(variant=name, parameters=count_parameters(m), attention_weights=attention_weights(m),
-             heads=int(sum(block.attn.n_heads for block in m.blocks)),
-             heads_per_layer=" ".join(str(block.attn.n_heads) for block in m.blocks))
-        for name, m in models.items()
-    ])
+    return pd.DataFrame(
+        [
+            dict(
+                variant=name,
+                parameters=count_parameters(m),
+                attention_weights=attention_weights(m),
+                heads=int(sum(block.attn.n_heads for block in m.blocks)),
+                heads_per_layer=" ".join(str(block.attn.n_heads) for block in m.blocks),
+            )
+            for name, m in models.items()
+        ]
+    )
 
 
-def time_inference(models: Mapping[str, Transformer], input_ids: torch.Tensor, batch_sizes: Sequence[int],
-                   rounds: int, warmup: int = 1, pad_id: int = 0) -> pd.DataFrame:
+def time_inference(
+    models: Mapping[str, Transformer],
+    input_ids: torch.Tensor,
+    batch_sizes: Sequence[int],
+    rounds: int,
+    warmup: int = 1,
+    pad_id: int = 0,
+) -> pd.DataFrame:
     """Examples per second of each model over all of ``input_ids`` [N,T] in batches of each size.
 
     One row per (batch size, model, round): seconds for the N examples and examples/s. The models
@@ -116,6 +137,7 @@ def _forward_all(model: Transformer, chunks):
             model(ids, padding_mask=padding)
         if cuda:  # kernels run asynchronously: wait for them before the clock stops
             torch.cuda.synchronize()
+
     return run
 
 

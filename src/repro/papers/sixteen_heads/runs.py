@@ -94,8 +94,9 @@ class TypedSegmentTransformer(Transformer):
         return super().embed(input_ids, token_type_ids)
 
 
-def build_model(family: str, configs: dict[str, TransformerConfig], sep_id: int | None = None
-                ) -> Transformer | EncoderDecoder:
+def build_model(
+    family: str, configs: dict[str, TransformerConfig], sep_id: int | None = None
+) -> Transformer | EncoderDecoder:
     """A fresh model (seed torch's RNG first for a fixed init); cls models with a ``sep_id`` get
     segment embeddings: their own (`SegmentTransformer`), or the config's token-type embeddings
     where it has them (`TypedSegmentTransformer`, a pretrained BERT)."""
@@ -128,8 +129,16 @@ def check_lengths(family: str, configs: dict[str, TransformerConfig], task: Task
                 )
 
 
-def make_task(family: str, task: TaskData, eval_split: str, *, label_smoothing: float = 0.0,
-              pad_id: int = 0, train_rows: torch.Tensor | None = None, eval_batch_size: int = 256):
+def make_task(
+    family: str,
+    task: TaskData,
+    eval_split: str,
+    *,
+    label_smoothing: float = 0.0,
+    pad_id: int = 0,
+    train_rows: torch.Tensor | None = None,
+    eval_batch_size: int = 256,
+):
     """The library task (ClassificationTask or Seq2SeqTask) on the train split, evaluated on ``eval_split``.
 
     ``train_rows`` selects a subset of the training examples (all by default).
@@ -140,12 +149,23 @@ def make_task(family: str, task: TaskData, eval_split: str, *, label_smoothing: 
         train = {k: v[train_rows] for k, v in train.items()}
     if family == "cls":
         return ClassificationTask(
-            train["input_ids"], train["labels"], held["input_ids"], held["labels"],
-            train_padding_mask=train["input_ids"] != pad_id, eval_padding_mask=held["input_ids"] != pad_id,
+            train["input_ids"],
+            train["labels"],
+            held["input_ids"],
+            held["labels"],
+            train_padding_mask=train["input_ids"] != pad_id,
+            eval_padding_mask=held["input_ids"] != pad_id,
             eval_batch_size=eval_batch_size,
         )
-    return Seq2SeqTask(train["src"], train["tgt"], held["src"], held["tgt"], pad_id=pad_id,
-                       label_smoothing=label_smoothing, eval_batch_size=eval_batch_size)
+    return Seq2SeqTask(
+        train["src"],
+        train["tgt"],
+        held["src"],
+        held["tgt"],
+        pad_id=pad_id,
+        label_smoothing=label_smoothing,
+        eval_batch_size=eval_batch_size,
+    )
 
 
 def ordered_batches(family: str, arrays: dict[str, torch.Tensor], batch_size: int, pad_id: int = 0):
@@ -154,16 +174,24 @@ def ordered_batches(family: str, arrays: dict[str, torch.Tensor], batch_size: in
     _check_family(family)
     if family == "cls":
         ids, labels = arrays["input_ids"], arrays["labels"]
-        task = ClassificationTask(ids, labels, ids, labels, train_padding_mask=ids != pad_id,
-                                  eval_padding_mask=ids != pad_id, eval_batch_size=batch_size)
+        task = ClassificationTask(
+            ids,
+            labels,
+            ids,
+            labels,
+            train_padding_mask=ids != pad_id,
+            eval_padding_mask=ids != pad_id,
+            eval_batch_size=batch_size,
+        )
     else:
         src, tgt = arrays["src"], arrays["tgt"]
         task = Seq2SeqTask(src, tgt, src, tgt, pad_id=pad_id, eval_batch_size=batch_size)
     return task.eval_batches()
 
 
-def write_run_model(run_dir: str | Path, family: str, configs: dict[str, TransformerConfig],
-                    sep_id: int | None = None) -> None:
+def write_run_model(
+    run_dir: str | Path, family: str, configs: dict[str, TransformerConfig], sep_id: int | None = None
+) -> None:
     path = Path(run_dir) / MODEL_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"family": family, "sep_id": sep_id, "configs": {name: cfg.to_dict() for name, cfg in configs.items()}}

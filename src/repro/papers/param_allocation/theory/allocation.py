@@ -21,6 +21,11 @@ as possible).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
 import math
 from dataclasses import dataclass, field
 
@@ -199,7 +204,7 @@ class AllocationBound:
         return tuple(budget / self.input_dim * r / total for r in roots)
 
 
-def sweep_table(bound: AllocationBound, budget: int, head_counts) -> "pandas.DataFrame":
+def sweep_table(bound: AllocationBound, budget: int, head_counts) -> pd.DataFrame:
     """`uniform_heads` for each H: columns heads, head_dim, bound, heads_per_group (e.g. "2+2+2+2")."""
     import pandas as pd
 

@@ -14,6 +14,11 @@ which falls like ‖p − p′‖₂ = O(1/√L).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
 import numpy as np
 
 from repro.papers.param_allocation.theory.softmax import l2_error_bound, per_entry_error_bound, softmax
@@ -92,7 +97,7 @@ def score_error_table(
     queries: int,
     seed: int,
     chunk: int = 32,
-) -> "pandas.DataFrame":
+) -> pd.DataFrame:
     """Errors of truncated-SVD students of one random teacher, one row per (length, rank, query).
 
     Queries, keys and values are uniform on the unit sphere of R^dim (values are white noise, as

@@ -28,6 +28,11 @@ eigendecomposition would cost O(L³), and lets the measurement reach L = 4096 an
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
 import numpy as np
 
 LOGIT_KINDS = ("uniform", "signs", "spike")
@@ -122,9 +127,7 @@ def sample_bounded_logits(kind: str, n: int, length: int, logit_bound: float, rn
     return z
 
 
-def jacobian_norm_table(
-    lengths, logit_bounds, samples: int, seed: int, kinds=LOGIT_KINDS
-) -> "pandas.DataFrame":
+def jacobian_norm_table(lengths, logit_bounds, samples: int, seed: int, kinds=LOGIT_KINDS) -> pd.DataFrame:
     """‖J(z)‖₂ for `samples` random bounded logit vectors per (kind, Λ, L), one row per vector.
 
     Columns: kind, logit_bound, length, sample, spectral_norm, max_prob, bound (e^{2Λ}/L),
