@@ -9,10 +9,11 @@ import pandas as pd
 import pytest
 import torch
 
+from repro.analysis.metrics import score as metric_score
 from repro.data.glue_standin import TASKS, TaskSplit
 from repro.models import Transformer, TransformerConfig
 from repro.papers.simplified_blocks import mlm_claims
-from repro.papers.simplified_blocks.glue_finetune import FinetuneSettings, finetune, glue_average, metric_score
+from repro.papers.simplified_blocks.glue_finetune import FinetuneSettings, finetune, glue_average
 from repro.papers.simplified_blocks.mlm_commands import run_spec
 from repro.pipeline.claims import NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED
 from repro.training import MaskedLMTask

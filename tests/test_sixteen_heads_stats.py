@@ -6,9 +6,9 @@ import pytest
 from sacrebleu.metrics import BLEU
 
 from repro.analysis.bleu import bleu_from_stats, corpus_bleu, ids_to_text, sentence_stats
+from repro.analysis.metrics import classification_score, confusion_stats
 from repro.analysis.significance import bootstrap_indices, mcnemar_p, paired_bleu_p
 from repro.papers.sixteen_heads import head_summaries as S
-from repro.papers.sixteen_heads.head_eval import classification_score, confusion_stats
 from repro.papers.sixteen_heads.head_sweeps import best_kept_heads, order_by_score, pruning_counts, random_order
 
 
@@ -164,3 +164,24 @@ def test_curve_summaries_by_hand():
     assert S.largest_safe_percent(percent, score, 81.0) == 0.0
     assert S.curve_auc([0, 10, 20], [80.0, 60.0, 40.0], 20) == pytest.approx(60.0)
     assert S.curve_auc([0, 10, 20, 30], [80.0, 60.0, 40.0, 0.0], 20) == pytest.approx(60.0)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_classification_metrics_equal_scikit_learns(n_classes):
+    sklearn = pytest.importorskip("sklearn.metrics")
+    from repro.analysis.metrics import score
+
+    rng = np.random.default_rng(n_classes)
+    for trial in range(50):
+        n = int(rng.integers(1, 40))
+        labels = rng.integers(0, n_classes, n)
+        predictions = np.where(rng.random(n) < trial / 50, labels, rng.integers(0, n_classes, n))
+        if trial % 10 == 0:
+            predictions[:] = predictions[0]  # a constant predictor: MCC 0
+        assert score("accuracy", predictions, labels) == pytest.approx(
+            100 * sklearn.accuracy_score(labels, predictions)
+        )
+        assert score("mcc", predictions, labels) == pytest.approx(100 * sklearn.matthews_corrcoef(labels, predictions))
+        if n_classes == 2:
+            expected = 100 * sklearn.f1_score(labels, predictions, zero_division=0)
+            assert score("f1", predictions, labels) == pytest.approx(expected)

@@ -7,9 +7,9 @@ job, frequency changes) does not decide which one looks faster:
 - tokens/s of one training step (forward, backward, AdamW update) of our Pre-LN decoder
   and of Hugging Face `GPT2LMHeadModel` with the same width, depth, heads, vocabulary,
   sequence length and batch (GELU MLP of width 4d, tied embeddings, no dropout, SDPA);
-- achieved GFLOP/s = tokens/s × FLOPs per token, with the PaLM convention (Chowdhery et
-  al. 2022, App. B): 6·N + 12·L·T·d per token, N the parameters used in matmuls
-  (the blocks and the unembedding).
+- achieved GFLOP/s = tokens/s × FLOPs per token, counted by repro.analysis.throughput.flops_per_token
+  (the PaLM convention, Chowdhery et al. 2022, App. B: 6·N + 12·L·T·d per token, N the parameters
+  used in matmuls: the blocks and the unembedding).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 import torch
 import torch.nn.functional as F
 
+from repro.analysis.throughput import flops_per_token
 from repro.models import Transformer, TransformerConfig
 from repro.training.optim import build_optimizer
 
@@ -37,11 +38,6 @@ class BenchShape:
     @property
     def tokens_per_step(self) -> int:
         return self.seq_len * self.batch_size
-
-    def flops_per_token(self) -> float:
-        d, L, T, V = self.d_model, self.n_layers, self.seq_len, self.vocab_size
-        matmul_params = L * (4 * d * d + 2 * 4 * d * d) + V * d  # QKVO, MLP, unembedding
-        return 6.0 * matmul_params + 12.0 * L * T * d
 
 
 def matmul_peak_gflops(size: int = 2048, repeats: int = 5) -> float:
@@ -133,7 +129,8 @@ def run_benchmark(
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     tokens = torch.randint(0, shape.vocab_size, (shape.batch_size, shape.seq_len))
-    timers = [StepTimer("ours (pre_ln)", our_model(shape), _our_loss, tokens)]
+    ours = our_model(shape)
+    timers = [StepTimer("ours (pre_ln)", ours, _our_loss, tokens)]
     if include_hf:
         timers.append(StepTimer("hf gpt2", hf_gpt2(shape), _hf_loss, tokens))
     for timer in timers:
@@ -145,7 +142,7 @@ def run_benchmark(
         for timer in timers:
             timer.time_steps(steps)
     peak = max(peaks)
-    flops = shape.flops_per_token()
+    flops = flops_per_token(ours, shape.seq_len)  # the same count for GPT-2 of this shape
     rows = []
     for timer in timers:
         seconds = statistics.median(timer.seconds)

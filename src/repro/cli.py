@@ -19,6 +19,7 @@ COMMAND_MODULES = {
     "data": "repro.commands.data",
     "train": "repro.commands.train",
     "analyse": "repro.commands.analyse",
+    "gather": "repro.commands.gather",
     "notebook": "repro.commands.notebook",
     "claims": "repro.commands.claims",
     "bench": "repro.commands.bench",

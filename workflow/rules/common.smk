@@ -30,8 +30,14 @@ wildcard_constraints:
 NOTEBOOKS = {}
 
 
-def register_notebook(paper, item, inputs, params=None):
-    NOTEBOOKS[(paper, item)] = {"inputs": list(inputs), "params": dict(params or {})}
+def register_notebook(paper, item, inputs, params=None, source=None):
+    """Item `item` of `paper` is made by notebooks/<paper>/<source or item>.py from `inputs`; items
+    that differ only in their settings share one source, which reads the item it makes."""
+    NOTEBOOKS[(paper, item)] = {"inputs": list(inputs), "params": dict(params or {}), "source": source or item}
+
+
+def notebook_source(wildcards):
+    return f"notebooks/{wildcards.paper}/{NOTEBOOKS[(wildcards.paper, wildcards.item)]['source']}.py"
 
 
 def notebook_inputs(wildcards):
@@ -98,6 +104,11 @@ def results_root(wildcards, output):
 
 def parent_dir(wildcards, output):
     return os.path.dirname(output[0])
+
+
+def gather_groups(pairs):
+    """`--group OUT IN ...` arguments of `python -m repro gather`, from (output, inputs) pairs."""
+    return " ".join("--group " + " ".join(shlex.quote(path) for path in [out, *inputs]) for out, inputs in pairs)
 
 
 def paper_claims_file(wildcards):

@@ -1,5 +1,6 @@
 # -- the notebook pattern ----------------------------------------------------------
-# notebooks/<paper>/<item>.py (jupytext percent, a `parameters` cell) is executed by
+# notebooks/<paper>/<item>.py (jupytext percent, a `parameters` cell; items that differ only in
+# their settings share one source, see register_notebook) is executed by
 # papermill into results/<scale>/<paper>/notebooks/<item>.ipynb (+ .html); the notebook
 # writes its figure (png, pdf) or table (csv, md). Notebooks only read, plot and tabulate.
 # One definition makes both rules, figure_notebook and table_notebook: they differ only in
@@ -15,7 +16,7 @@ for kind, (folder, shown, other, pattern) in NOTEBOOK_KINDS.items():
         name:
             f"{kind}_notebook"
         input:
-            notebook="notebooks/{paper}/{item}.py",
+            notebook=notebook_source,
             data=notebook_inputs,
             claims=paper_claims_file,
         output:

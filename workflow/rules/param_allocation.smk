@@ -129,7 +129,7 @@ rule param_allocation_gather_sweep:
         mem_mb=1000,
         runtime=5,
     shell:
-        "python -m repro param_allocation concat --inputs {input} --out {output} > {log} 2>&1"
+        "python -m repro gather --group {output} {input} > {log} 2>&1"
 
 
 rule param_allocation_gather_saturation:
@@ -148,7 +148,7 @@ rule param_allocation_gather_saturation:
         mem_mb=1000,
         runtime=5,
     shell:
-        "python -m repro param_allocation concat --inputs {input} --out {output} > {log} 2>&1"
+        "python -m repro gather --group {output} {input} > {log} 2>&1"
 
 
 # Paper scale (data.source hub): the first rows of WikiText-103 encoded by a hub tokenizer into token
@@ -291,15 +291,19 @@ rule param_allocation_gather_lm:
     params:
         groups=pa_gather_groups,
     shell:
-        "python -m repro param_allocation gather {params.groups} > {log} 2>&1"
+        "python -m repro gather {params.groups} > {log} 2>&1"
 
 
 # -- figures and tables (notebooks/param_allocation/<item>.py) ---------------------------------------
 register_notebook(PA, "fig01", [f"{PA_DIR}/data/jacobian.csv"])
 register_notebook(PA, "fig02", [f"{PA_DIR}/data/heads_sweep.csv", f"{PA_DIR}/data/allocation_bound.csv"])
 register_notebook(PA, "fig03", [f"{PA_DIR}/data/low_rank_scores.csv", f"{PA_DIR}/data/saturation_trained.csv"])
-register_notebook(PA, "fig07", [f"{PA_DIR}/data/heads_sweep.csv", f"{PA_DIR}/data/allocation_bound.csv"])
-register_notebook(PA, "fig08", [f"{PA_DIR}/data/heads_sweep.csv", f"{PA_DIR}/data/allocation_bound.csv"])
+register_notebook(
+    PA, "fig07", [f"{PA_DIR}/data/heads_sweep.csv", f"{PA_DIR}/data/allocation_bound.csv"], source="heads_sweep_task"
+)
+register_notebook(
+    PA, "fig08", [f"{PA_DIR}/data/heads_sweep.csv", f"{PA_DIR}/data/allocation_bound.csv"], source="heads_sweep_task"
+)
 register_notebook(PA, "fig04", [f"{PA_DIR}/data/replacement.csv"])
 register_notebook(PA, "fig05", [f"{PA_DIR}/data/decoders.csv", f"{PA_DIR}/data/decoder_curves.csv"])
 register_notebook(PA, "fig06", [f"{PA_DIR}/data/replacement_positions.csv"])

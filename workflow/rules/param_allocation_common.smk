@@ -45,12 +45,13 @@ def pa_runs_dir(wildcards, output):
     return os.path.join(os.path.dirname(os.path.dirname(data_dir)), "runs", experiment, seed)
 
 
+# Per-seed CSVs, in the (sorted) order they are stacked in by `python -m repro gather`.
 def pa_sweep_files(wildcards):
-    return [f"{PA_DIR}/data/sweep/seed{seed}.csv" for seed in PA_CFG["sweep"]["seeds"]]
+    return sorted(f"{PA_DIR}/data/sweep/seed{seed}.csv" for seed in PA_CFG["sweep"]["seeds"])
 
 
 def pa_saturation_files(wildcards):
-    return [f"{PA_DIR}/data/saturation/seed{seed}.csv" for seed in PA_CFG["saturation"]["seeds"]]
+    return sorted(f"{PA_DIR}/data/saturation/seed{seed}.csv" for seed in PA_CFG["saturation"]["seeds"])
 
 
 # -- trained decoders (Figs 4, 5, 6, 9, 10) ------------------------------------------------------------
@@ -93,25 +94,21 @@ def pa_teacher_dir(wildcards, input):
 
 
 def pa_lm_gather_inputs(wildcards):
-    """Per-seed CSVs of the teacher analyses and the decoder grid, by gathered file."""
+    """Per-seed CSVs of the teacher analyses and the decoder grid, by gathered file (sorted)."""
     teacher_seeds, decoder_seeds = PA_CFG["lm"]["seeds"], PA_CFG["decoders"]["seeds"]
     return {
-        "replacement": [f"{PA_DIR}/data/teacher/replacement_seed{s}.csv" for s in teacher_seeds],
-        "positions": [f"{PA_DIR}/data/teacher/positions_seed{s}.csv" for s in teacher_seeds],
-        "logits": [f"{PA_DIR}/data/teacher/logits_seed{s}.csv" for s in teacher_seeds],
-        "decoders": [f"{PA_DIR}/data/decoders/seed{s}.csv" for s in decoder_seeds],
-        "curves": [f"{PA_DIR}/data/decoders/curves_seed{s}.csv" for s in decoder_seeds],
+        "replacement": sorted(f"{PA_DIR}/data/teacher/replacement_seed{s}.csv" for s in teacher_seeds),
+        "positions": sorted(f"{PA_DIR}/data/teacher/positions_seed{s}.csv" for s in teacher_seeds),
+        "logits": sorted(f"{PA_DIR}/data/teacher/logits_seed{s}.csv" for s in teacher_seeds),
+        "decoders": sorted(f"{PA_DIR}/data/decoders/seed{s}.csv" for s in decoder_seeds),
+        "curves": sorted(f"{PA_DIR}/data/decoders/curves_seed{s}.csv" for s in decoder_seeds),
     }
 
 
 def pa_gather_groups(wildcards, input, output):
-    """`--group OUT IN ...` arguments of `param_allocation gather`, one per gathered file."""
-    groups = []
-    for name in ("replacement", "positions", "logits", "decoders", "curves"):
-        groups.append(
-            "--group " + " ".join(shlex.quote(path) for path in [getattr(output, name), *getattr(input, name)])
-        )
-    return " ".join(groups)
+    """One `--group OUT IN ...` per gathered file."""
+    names = ("replacement", "positions", "logits", "decoders", "curves")
+    return gather_groups((getattr(output, name), getattr(input, name)) for name in names)
 
 
 def pa_token_file(split):

@@ -199,13 +199,17 @@ register_notebook(
         sb_data("structure_checks.csv"),
     ],
 )
-register_notebook(SB, "fig10", [sb_data("structure_inventory.csv"), sb_data("structure_checks.csv")])
-register_notebook(SB, "fig11", [sb_data("structure_inventory.csv"), sb_data("structure_checks.csv")])
+register_notebook(
+    SB, "fig10", [sb_data("structure_inventory.csv"), sb_data("structure_checks.csv")], source="block_figure"
+)
+register_notebook(
+    SB, "fig11", [sb_data("structure_inventory.csv"), sb_data("structure_checks.csv")], source="block_figure"
+)
 register_notebook(SB, "fig15", [sb_data("fig03_curves.csv"), sb_data("fig15_curves.csv"), sb_data("variants.csv")])
-register_notebook(SB, "fig16", [sb_data("fig16_gains.csv")])
+register_notebook(SB, "fig16", [sb_data("fig16_gains.csv")], source="gain_ratios")
 for _item, _symbols in (("fig17", "alpha"), ("fig18", "beta"), ("fig19", "gamma"), ("fig20", "beta_FF")):
-    register_notebook(SB, _item, [sb_data("fig04_gains.csv")], {"symbol": _symbols})
-register_notebook(SB, "fig21", [sb_data("fig21_gains.csv")])
+    register_notebook(SB, _item, [sb_data("fig04_gains.csv")], {"symbol": _symbols}, source="gain_weights")
+register_notebook(SB, "fig21", [sb_data("fig21_gains.csv")], source="gain_ratios")
 register_notebook(SB, "fig22", [sb_data("fig22_gains.csv"), sb_data("fig04_gains.csv")])
 register_notebook(SB, "fig26", [sb_data("fig26_curves.csv")])
 register_notebook(

@@ -247,9 +247,9 @@ rule sixteen_heads_gather:
         mem_mb=1000,
         runtime=5,
     params:
-        out_dir=parent_dir,
+        groups=sh_gather_groups,
     shell:
-        "python -m repro sixteen_heads gather --inputs {input} --out-dir {params.out_dir} > {log} 2>&1"
+        "python -m repro gather {params.groups} > {log} 2>&1"
 
 
 SH_ABLATION = f"{SH_DIR}/data/ablation.csv"
@@ -262,12 +262,12 @@ SH_PARAMS = {"alpha": SH_CFG["analysis"]["alpha"]}
 
 register_notebook(SH, "fig01", [SH_ABLATION], SH_PARAMS)
 register_notebook(SH, "table01", [SH_ABLATION], SH_PARAMS)
-register_notebook(SH, "table02", [SH_ABLATION], SH_PARAMS)
-register_notebook(SH, "table03", [SH_ABLATION], SH_PARAMS)
+register_notebook(SH, "table02", [SH_ABLATION], SH_PARAMS, source="keep_one_head")
+register_notebook(SH, "table03", [SH_ABLATION], SH_PARAMS, source="keep_one_head")
 register_notebook(SH, "fig02", [SH_ABLATION], SH_PARAMS)
 register_notebook(SH, "fig03", [SH_PRUNING, SH_IMPORTANCE], SH_PARAMS)
-register_notebook(SH, "table05", [SH_ABLATION], SH_PARAMS)
-register_notebook(SH, "table06", [SH_ABLATION], SH_PARAMS)
+register_notebook(SH, "table05", [SH_ABLATION], SH_PARAMS, source="keep_one_head")
+register_notebook(SH, "table06", [SH_ABLATION], SH_PARAMS, source="keep_one_head")
 register_notebook(SH, "table04", [SH_SPEED_TIMINGS, SH_SPEED_MODELS], SH_PARAMS)
 register_notebook(SH, "fig04", [SH_PRUNING], SH_PARAMS)
 register_notebook(SH, "fig05", [SH_EPOCHS], SH_PARAMS)

@@ -1,13 +1,12 @@
 # Helpers of workflow/rules/sixteen_heads.smk (Snakemake lint wants functions and rules apart).
+from repro.papers.sixteen_heads import specs as sh_specs
+
 SH = "sixteen_heads"
 SH_DIR = f"{RESULTS}/{SH}"
 SH_CFG = config[SH]
-# The two main models of the paper: BERT on MNLI (here nli) and the WMT Transformer (here mt).
-# Every figure and table of slice 1 reads their runs.
-SH_MAIN_TASKS = [task for task in ("nli", "mt") if task in SH_CFG["tasks"]]
-# Every other task (Fig. 6: sst2, cola, mrpc, iwslt) gets an importance pruning curve only,
-# trained with extra_seeds; the during_training task also keeps snapshots (Fig. 5).
-SH_EXTRA_TASKS = [task for task in SH_CFG["tasks"] if task not in SH_MAIN_TASKS]
+# The main tasks (nli, mt) and the others (Fig. 6); see repro.papers.sixteen_heads.specs.
+SH_MAIN_TASKS = sh_specs.main_tasks(SH_CFG)
+SH_EXTRA_TASKS = sh_specs.extra_tasks(SH_CFG)
 SH_EPOCH_TASK = SH_CFG["during_training"]["task"]
 SH_SPEED = SH_CFG["speed"]
 # data_source hub (paper scale): the task files come from the paper's own datasets, tokenised by each
@@ -29,8 +28,7 @@ def sh_family(task):
 
 
 def sh_pretrained(task):
-    """The pretrained checkpoint the task's runs start from (hub data only), None: from scratch."""
-    return SH_CFG["hub"]["pretrained"].get(sh_family(task)) if SH_HUB else None
+    return sh_specs.pretrained(SH_CFG, task)
 
 
 def sh_init_input(wildcards):
@@ -65,15 +63,7 @@ def sh_pretrained_checkpoint(wildcards):
 
 
 def sh_seeds(task):
-    return seeds(SH) if task in SH_MAIN_TASKS else SH_CFG["extra_seeds"]
-
-
-def sh_epoch_steps(task):
-    """{epoch: update after which its snapshot is kept}; an epoch is round(train size / batch size) updates."""
-    settings = SH_CFG["tasks"][task]
-    batch = SH_CFG["families"][settings["family"]]["train"]["batch_size"]
-    per_epoch = settings["sizes"]["train"] / batch
-    return {int(epoch): max(1, round(epoch * per_epoch)) for epoch in SH_CFG["during_training"]["epochs"]}
+    return sh_specs.task_seeds(SH_CFG, task)
 
 
 def sh_size_args(wildcards):
@@ -87,44 +77,15 @@ def sh_param_args(wildcards):
 
 
 def sh_train_spec(wildcards):
-    """The JSON spec of one training run: the family's settings plus the task's steps and the seed."""
-    task = SH_CFG["tasks"][wildcards.task]
-    family = SH_CFG["families"][task["family"]]
-    spec = {
-        "family": task["family"],
-        "model": family["model"],
-        "train": dict(family["train"], steps=task["steps"], seed=int(wildcards.seed)),
-        "label_smoothing": family.get("label_smoothing", 0.0),
-    }
-    if wildcards.task == SH_EPOCH_TASK:  # Fig. 5 reads the snapshots of these updates
-        spec["train"]["keep_checkpoints_at"] = sorted(set(sh_epoch_steps(wildcards.task).values()))
-    if sh_pretrained(wildcards.task):  # only then: synthetic runs keep their spec (and identity)
-        spec["init_from"] = sh_pretrained(wildcards.task)
-    return json.dumps(spec, sort_keys=True)
+    return json.dumps(sh_specs.train_spec(SH_CFG, wildcards.task, wildcards.seed), sort_keys=True)
 
 
 def sh_analysis_spec(wildcards):
-    """The JSON spec of an analysis of one run."""
-    task = SH_CFG["tasks"][wildcards.task]
-    spec = {
-        "task": wildcards.task,
-        "seed": int(wildcards.seed),
-        "data_seed": SH_CFG["data_seed"],
-        "selection": task["selection"],
-        "analysis": SH_CFG["analysis"],
-        "label_smoothing": SH_CFG["families"][task["family"]].get("label_smoothing", 0.0),
-        "main": wildcards.task in SH_MAIN_TASKS,
-    }
-    if wildcards.task == SH_EPOCH_TASK:
-        spec["epochs"] = {str(epoch): step for epoch, step in sh_epoch_steps(wildcards.task).items()}
-    return json.dumps(spec, sort_keys=True)
+    return json.dumps(sh_specs.analysis_spec(SH_CFG, wildcards.task, wildcards.seed), sort_keys=True)
 
 
 def sh_speed_spec(wildcards):
-    return json.dumps(
-        {key: SH_SPEED[key] for key in ("seed", "prune_percent", "batch_sizes", "examples", "rounds", "warmup")},
-        sort_keys=True,
-    )
+    return json.dumps(sh_specs.speed_spec(SH_CFG), sort_keys=True)
 
 
 def sh_run_files(task, what):
@@ -141,6 +102,12 @@ def sh_gather_inputs(wildcards):
     ]
     extra = [path for task in SH_EXTRA_TASKS for what in ("importance", "pruning") for path in sh_run_files(task, what)]
     return main + extra + sh_run_files(SH_EPOCH_TASK, "epochs")
+
+
+def sh_gather_groups(wildcards, input, output):
+    """One `--group OUT IN ...` per kind of per-run CSV (<task>_seed<k>_<kind>.csv), inputs in rule order."""
+    kinds = ("ablation", "importance", "pruning", "epochs")
+    return gather_groups((output[kind], [p for p in input if p.endswith(f"_{kind}.csv")]) for kind in kinds)
 
 
 def sh_ablation_input(wildcards):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from repro.pipeline.tidy import write_csv
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("analyse", help="analyses over trained runs, written as tidy CSVs")
@@ -20,5 +22,5 @@ def training_curves(args: argparse.Namespace) -> int:
 
     df = collect_curves(args.runs)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(args.out, index=False, float_format="%.6g")
+    write_csv(df, args.out)
     return 0

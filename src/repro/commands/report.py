@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from repro.pipeline.tidy import write_csv
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("report", help="lineage cards, compute accounting, dossiers and the run summary")
@@ -80,7 +82,7 @@ def run_compute(args: argparse.Namespace) -> int:
         for c in load_claims(paper)
     }
     table = compute_accounting(args.workdir, args.results_dir, args.papers, claim_files)
-    table.to_csv(args.out, index=False, float_format="%.6g")
+    write_csv(table, args.out)
     return 0
 
 

@@ -40,6 +40,7 @@ from pathlib import Path, PurePosixPath
 import pandas as pd
 
 from repro.pipeline.tables import SCALES, check_scale
+from repro.pipeline.tidy import write_csv
 
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
@@ -338,7 +339,7 @@ def write_claims_csv(df: pd.DataFrame, path: str | Path) -> Path:
     """Write a claims frame with exactly :data:`COLUMNS`, ``\\n`` line ends."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    df.loc[:, list(COLUMNS)].to_csv(path, index=False, lineterminator="\n")
+    write_csv(df.loc[:, list(COLUMNS)], path, float_format=None)
     return path
 
 

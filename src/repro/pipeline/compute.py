@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from repro.pipeline.provenance import METADATA_DIR, Job, upstream_jobs
+from repro.pipeline.provenance import METADATA_DIR, Job, job_from_record, upstream_jobs
 
 COLUMNS = ["level", "paper", "name", "jobs", "wall_seconds", "cpu_seconds", "max_rss_mb"]
 SHARED = "shared"
@@ -38,16 +38,7 @@ def all_jobs(workdir: Path) -> list[Job]:
             record = json.loads(record_file.read_text())
         except (ValueError, UnicodeDecodeError):
             continue  # not a job record
-        job = Job(
-            rule=record["rule"],
-            shellcmd=record.get("shellcmd") or "",
-            params=list(record.get("params") or []),
-            inputs=list(record.get("input") or []),
-            logs=list(record.get("log") or []),
-            outputs=[path],
-            starttime=record.get("starttime"),
-            endtime=record.get("endtime"),
-        )
+        job = job_from_record(path, record)
         if job.key in jobs:
             jobs[job.key].outputs.append(path)
         else:

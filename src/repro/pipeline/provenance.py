@@ -101,8 +101,11 @@ def read_record(path: str, workdir: Path) -> dict | None:
 
 def job_of(path: str, workdir: Path) -> Job | None:
     record = read_record(path, workdir)
-    if record is None:
-        return None
+    return None if record is None else job_from_record(path, record)
+
+
+def job_from_record(path: str, record: dict) -> Job:
+    """The job of one Snakemake record (of the output `path`)."""
     return Job(
         rule=record["rule"],
         shellcmd=record.get("shellcmd") or "",

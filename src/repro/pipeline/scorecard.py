@@ -14,6 +14,7 @@ import pandas as pd
 
 from repro.pipeline.claims import COLUMNS, NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, VERDICTS, natural_key
 from repro.pipeline.tables import SMALL_SCALES, to_markdown
+from repro.pipeline.tidy import write_csv
 
 SUMMARY_COLUMNS = ("paper", "scale", REPRODUCED, NOT_REPRODUCED, NOT_MEASURABLE, "claims")
 
@@ -88,5 +89,5 @@ def write_scorecard(df: pd.DataFrame, out_csv: str | Path, out_md: str | Path) -
     """Write the combined claims as CSV (columns :data:`COLUMNS`) and as markdown."""
     for path in (Path(out_csv), Path(out_md)):
         path.parent.mkdir(parents=True, exist_ok=True)
-    df.loc[:, list(COLUMNS)].to_csv(out_csv, index=False, lineterminator="\n")
+    write_csv(df.loc[:, list(COLUMNS)], out_csv, float_format=None)
     Path(out_md).write_text(render_markdown(df), encoding="utf-8")

@@ -16,6 +16,8 @@ from pathlib import Path
 import pandas as pd
 from tabulate import tabulate
 
+from repro.pipeline.tidy import write_csv
+
 #: The scales every rule runs at (see DESIGN.md, "Three scales, one DAG").
 SCALES = ("smoke", "laptop", "paper")
 #: Scales whose outputs are small-scale analogues of the paper's, and must say so.
@@ -115,9 +117,8 @@ def save_table(
     Inside a Jupyter kernel the table is also displayed, so the executed notebook shows it.
     """
     paths = table_paths(results_dir, paper, item)
-    paths["csv"].parent.mkdir(parents=True, exist_ok=True)
     flat = _flat(df)
-    flat.to_csv(paths["csv"], index=False, float_format=CSV_FLOAT_FORMAT, lineterminator="\n")
+    write_csv(flat, paths["csv"], float_format=CSV_FLOAT_FORMAT, report=False)
     markdown = to_markdown(flat, footer=scale_footer(scale, "table", note))
     paths["md"].write_text(markdown, encoding="utf-8")
     _display_in_kernel(flat)

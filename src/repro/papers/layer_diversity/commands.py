@@ -28,6 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from repro.pipeline.tidy import write_csv
+
 #: The config key behind the readout's --device (named in its errors).
 DEVICE_KEY = "layer_diversity.analysis_device"
 #: Every readout table, and the per-figure CSV files `collect` writes from them.
@@ -349,7 +351,7 @@ def _readout(args: argparse.Namespace) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, frames in tables.items():
         frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=ID_COLUMNS)
-        frame.to_csv(out_dir / f"{name}.csv", index=False, float_format="%.17g")
+        write_csv(frame, out_dir / f"{name}.csv", float_format="%.17g")
     return 0
 
 
@@ -619,7 +621,7 @@ def _collect(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
 
     def write(frame: pd.DataFrame, name: str) -> None:
-        frame.to_csv(out / name, index=False, float_format="%.10g", lineterminator="\n")
+        write_csv(frame, out / name, float_format="%.10g")
 
     tasks = load_tasks(args.data_dir, args.tasks)
     task_rows = task_table(tasks, json.loads(args.stands_for))
@@ -664,7 +666,7 @@ def _toy(args: argparse.Namespace) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(args.out, index=False, float_format="%.17g", lineterminator="\n")
+    write_csv(frame, args.out, float_format="%.17g")
     return 0
 
 
@@ -735,7 +737,7 @@ def _submodularity(args: argparse.Namespace) -> int:
         print(f"error: --judged-samples {args.judged_samples} is not among --samples {args.samples}", file=sys.stderr)
         return 2
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(args.out, index=False, float_format="%.17g", lineterminator="\n")
+    write_csv(frame, args.out, float_format="%.17g")
     return 0
 
 

@@ -10,8 +10,7 @@ Steps (each writes one tidy CSV; `--spec` is a JSON object, the matching part of
   teacher      single-head replacement by SVD/random students and logit norms in a trained decoder
                (Figs 4, 6, 9, 10; the decoder is trained by `python -m repro train lm`)
   decoders     train decoders for every (sequence length, head dim) of one seed (Fig 5)
-  concat       concatenate tidy CSVs (per-seed files into one)
-  gather       several concatenations in one process: --group OUT IN [IN ...], repeated
+(per-seed CSVs are stacked by the shared `python -m repro gather`)
 """
 
 from __future__ import annotations
@@ -20,6 +19,11 @@ import argparse
 import json
 import sys
 from pathlib import Path
+
+from repro.pipeline.tidy import write_csv
+
+# Significant digits of the CSVs this paper's commands write.
+CSV_FLOATS = "%.8g"
 
 PAPER = "param_allocation"
 
@@ -62,27 +66,6 @@ def register(subparsers) -> None:
     decoders_parser.add_argument("--train-tokens", required=True)
     decoders_parser.add_argument("--valid-tokens", required=True)
     decoders_parser.add_argument("--out-curves", required=True, help="CSV of the loss curves")
-    concat_parser = steps.add_parser("concat", help="concatenate CSV files")
-    concat_parser.add_argument("--inputs", nargs="+", required=True)
-    concat_parser.add_argument("--out", required=True)
-    concat_parser.set_defaults(func=concat)
-    gather_parser = steps.add_parser("gather", help="concatenate several groups of CSV files")
-    gather_parser.add_argument(
-        "--group",
-        nargs="+",
-        action="append",
-        required=True,
-        metavar="OUT IN",
-        help="the output CSV followed by its input CSVs; repeat for each group",
-    )
-    gather_parser.set_defaults(func=gather)
-
-
-def _write(frame, path: str) -> int:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(path, index=False, float_format="%.8g", lineterminator="\n")
-    print(f"wrote {len(frame)} rows to {path}", file=sys.stderr)
-    return 0
 
 
 def jacobian(args: argparse.Namespace) -> int:
@@ -90,7 +73,7 @@ def jacobian(args: argparse.Namespace) -> int:
 
     spec = json.loads(args.spec)
     table = jacobian_norm_table(spec["lengths"], spec["logit_bounds"], spec["samples"], spec["seed"])
-    return _write(table, args.out)
+    return write_csv(table, args.out, float_format=CSV_FLOATS)
 
 
 def low_rank(args: argparse.Namespace) -> int:
@@ -106,7 +89,7 @@ def low_rank(args: argparse.Namespace) -> int:
         queries=spec["queries"],
         seed=spec["seed"],
     )
-    return _write(table, args.out)
+    return write_csv(table, args.out, float_format=CSV_FLOATS)
 
 
 def bound(args: argparse.Namespace) -> int:
@@ -148,7 +131,7 @@ def bound(args: argparse.Namespace) -> int:
         frame["input_dim"] = profile["input_dim"]
         frame["lags"] = "+".join(map(str, profile["lags"]))
         frames.append(frame)
-    return _write(pd.concat(frames, ignore_index=True), args.out)
+    return write_csv(pd.concat(frames, ignore_index=True), args.out, float_format=CSV_FLOATS)
 
 
 def sweep(args: argparse.Namespace) -> int:
@@ -192,7 +175,7 @@ def sweep(args: argparse.Namespace) -> int:
             )
             table.insert(0, "task", task)
             tables.append(table)
-    return _write(pd.concat(tables, ignore_index=True), args.out)
+    return write_csv(pd.concat(tables, ignore_index=True), args.out, float_format=CSV_FLOATS)
 
 
 def saturation(args: argparse.Namespace) -> int:
@@ -212,7 +195,7 @@ def saturation(args: argparse.Namespace) -> int:
         runs_dir=args.runs_dir,
         threads=args.threads,
     )
-    return _write(table, args.out)
+    return write_csv(table, args.out, float_format=CSV_FLOATS)
 
 
 def teacher(args: argparse.Namespace) -> int:
@@ -273,9 +256,9 @@ def teacher(args: argparse.Namespace) -> int:
     summary.loc[is_teacher, "steps"] = run["final"]["step"]
     summary.loc[is_teacher, "train_seconds"] = run["timing"]["train_seconds"]
     summary["model_parameters"] = run["n_parameters"]
-    _write(logits, args.out_logits)
-    _write(positions, args.out_positions)
-    return _write(summary, args.out)
+    write_csv(logits, args.out_logits, float_format=CSV_FLOATS)
+    write_csv(positions, args.out_positions, float_format=CSV_FLOATS)
+    return write_csv(summary, args.out, float_format=CSV_FLOATS)
 
 
 def decoders(args: argparse.Namespace) -> int:
@@ -302,27 +285,8 @@ def decoders(args: argparse.Namespace) -> int:
         runs_dir=args.runs_dir,
         threads=args.threads,
     )
-    _write(curves, args.out_curves)
-    return _write(runs, args.out)
-
-
-def gather(args: argparse.Namespace) -> int:
-    import pandas as pd
-
-    for group in args.group:
-        if len(group) < 2:
-            print(f"error: --group {' '.join(group)} needs an output and at least one input", file=sys.stderr)
-            return 2
-        out, inputs = group[0], group[1:]
-        _write(pd.concat([pd.read_csv(path) for path in sorted(inputs)], ignore_index=True), out)
-    return 0
-
-
-def concat(args: argparse.Namespace) -> int:
-    import pandas as pd
-
-    frames = [pd.read_csv(path) for path in sorted(args.inputs)]
-    return _write(pd.concat(frames, ignore_index=True), args.out)
+    write_csv(curves, args.out_curves, float_format=CSV_FLOATS)
+    return write_csv(runs, args.out, float_format=CSV_FLOATS)
 
 
 # -- semantic config check ---------------------------------------------------------------------------

@@ -22,6 +22,10 @@ import sys
 from pathlib import Path
 
 from repro.papers.simplified_blocks import mlm_commands
+from repro.pipeline.tidy import write_csv
+
+# Significant digits of the CSVs this paper's commands write.
+CSV_FLOATS = "%.6g"
 
 
 def register(subparsers) -> None:
@@ -68,11 +72,6 @@ def register(subparsers) -> None:
     mlm_commands.add_actions(actions)
 
 
-def _write(df, path: str) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(path, index=False, float_format="%.6g", lineterminator="\n")
-
-
 def _configs(text: str) -> dict:
     from repro.models import config_from_dict
 
@@ -91,9 +90,9 @@ def structure_cmd(args: argparse.Namespace) -> int:
     configs = _configs(args.models)
     paper_size = json.loads(args.paper_size)
     inventory, checks, params = structure_checks.run_all(configs, paper_size, seed=args.seed)
-    _write(inventory, args.out_inventory)
-    _write(checks, args.out_checks)
-    _write(params, args.out_params)
+    write_csv(inventory, args.out_inventory, float_format=CSV_FLOATS)
+    write_csv(checks, args.out_checks, float_format=CSV_FLOATS)
+    write_csv(params, args.out_params, float_format=CSV_FLOATS)
     failed = checks[~checks["passed"]]
     print(f"{len(checks)} structural checks, {len(failed)} outside tolerance", file=sys.stderr)
     for row in failed.itertuples():
@@ -107,7 +106,7 @@ def structure_cmd(args: argparse.Namespace) -> int:
 def variants_cmd(args: argparse.Namespace) -> int:
     from repro.papers.simplified_blocks.variant_table import variant_table
 
-    _write(variant_table(json.loads(args.specs)), args.out)
+    write_csv(variant_table(json.loads(args.specs)), args.out, float_format=CSV_FLOATS)
     return 0
 
 
@@ -128,8 +127,8 @@ def throughput_cmd(args: argparse.Namespace) -> int:
     )
     for key, value in settings.__dict__.items():
         facts[key] = value
-    _write(timings, args.out_timings)
-    _write(facts, args.out_models)
+    write_csv(timings, args.out_timings, float_format=CSV_FLOATS)
+    write_csv(facts, args.out_models, float_format=CSV_FLOATS)
     print(summary.to_string(index=False), file=sys.stderr)
     return 0
 
@@ -141,14 +140,14 @@ def curves_cmd(args: argparse.Namespace) -> int:
     from repro.analysis.training_curves import curves_by_figure
 
     for figure, table in curves_by_figure(json.loads(args.figures)).items():
-        _write(table, str(Path(args.out_dir) / f"{figure}_curves.csv"))
+        write_csv(table, str(Path(args.out_dir) / f"{figure}_curves.csv"), float_format=CSV_FLOATS)
     return 0
 
 
 def gains_cmd(args: argparse.Namespace) -> int:
     from repro.papers.simplified_blocks.gain_trajectories import collect_gain_trajectories
 
-    _write(collect_gain_trajectories(args.runs), args.out)
+    write_csv(collect_gain_trajectories(args.runs), args.out, float_format=CSV_FLOATS)
     return 0
 
 

@@ -20,16 +20,15 @@ correlation for regression.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from scipy import stats
 from torch import Tensor, nn
 
+from repro.analysis import metrics
 from repro.analysis.device import model_device
 from repro.data.glue_standin import TaskSpec, TaskSplit
 from repro.models import Transformer, TransformerConfig
@@ -38,40 +37,8 @@ from repro.training.optim import build_optimizer
 from repro.training.schedules import build_schedule
 from repro.training.seeding import derive_seed, generator
 
+# The GLUE metrics (repro.analysis.metrics.score computes each).
 METRICS = ("accuracy", "f1", "mcc", "spearman")
-
-
-# -- metrics -------------------------------------------------------------------------------------
-
-
-def metric_score(metric: str, predictions: np.ndarray, labels: np.ndarray) -> float:
-    """The GLUE metric ×100 of predicted classes (or scores, for spearman) against the labels.
-
-    F1 is of class 1; MCC is 0 when a side of the confusion matrix is empty (sklearn's convention);
-    Spearman is NaN when either side is constant.
-    """
-    predictions, labels = np.asarray(predictions), np.asarray(labels)
-    if predictions.shape != labels.shape or predictions.ndim != 1 or len(labels) == 0:
-        raise ValueError(f"predictions {predictions.shape} and labels {labels.shape} must be equal non-empty vectors")
-    if metric == "accuracy":
-        return 100.0 * float(np.mean(predictions == labels))
-    if metric == "f1":
-        tp = float(np.sum((predictions == 1) & (labels == 1)))
-        fp = float(np.sum((predictions == 1) & (labels != 1)))
-        fn = float(np.sum((predictions != 1) & (labels == 1)))
-        return 100.0 * (2 * tp / (2 * tp + fp + fn) if tp > 0 else 0.0)
-    if metric == "mcc":
-        tp = float(np.sum((predictions == 1) & (labels == 1)))
-        tn = float(np.sum((predictions != 1) & (labels != 1)))
-        fp = float(np.sum((predictions == 1) & (labels != 1)))
-        fn = float(np.sum((predictions != 1) & (labels == 1)))
-        denominator = math.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
-        return 100.0 * ((tp * tn - fp * fn) / denominator if denominator > 0 else 0.0)
-    if metric == "spearman":
-        if np.all(predictions == predictions[0]) or np.all(labels == labels[0]):
-            return float("nan")
-        return 100.0 * float(stats.spearmanr(predictions, labels).statistic)
-    raise ValueError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}")
 
 
 # -- the model -----------------------------------------------------------------------------------
@@ -215,7 +182,7 @@ def finetune(
             diverged = True
             scores[column] = float("nan")
             continue
-        scores[column] = metric_score(spec.metric, predictions, splits[split].labels.numpy())
+        scores[column] = metrics.score(spec.metric, predictions, splits[split].labels.numpy())
     return {"scores": scores, "diverged": diverged, "steps": step, "seconds": seconds, "final_train_loss": last}
 
 

@@ -26,6 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from repro.analysis.device import DEVICES, device_argument
+from repro.pipeline.tidy import write_csv
+
+# Significant digits of the CSVs this paper's commands write.
+CSV_FLOATS = "%.6g"
 
 
 def run_spec(section: dict, variant: str, seed: int) -> dict[str, Any]:
@@ -111,11 +115,6 @@ def add_actions(actions) -> None:
     gather.add_argument("--out-scores", required=True)
     gather.add_argument("--out-average", required=True)
     gather.set_defaults(func=glue_cmd)
-
-
-def _write(df, path: str) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(path, index=False, float_format="%.6g", lineterminator="\n")
 
 
 def _error(message: str) -> int:
@@ -294,7 +293,7 @@ def finetune_cmd(args: argparse.Namespace) -> int:
                     f"({out['steps']} steps, {out['seconds']:.1f} s)",
                     file=sys.stderr,
                 )
-    _write(pd.DataFrame(rows), args.out)
+    write_csv(pd.DataFrame(rows), args.out, float_format=CSV_FLOATS)
     return 0
 
 
@@ -305,7 +304,7 @@ def glue_cmd(args: argparse.Namespace) -> int:
 
     scores = pd.concat([pd.read_csv(path) for path in args.inputs], ignore_index=True)
     scores = scores.sort_values(["variant", "pretrain_seed", "task", "column", "seed"], kind="stable")
-    _write(scores, args.out_scores)
+    write_csv(scores, args.out_scores, float_format=CSV_FLOATS)
     columns = list(dict.fromkeys(scores["column"]))
     rows = []
     for variant, runs in scores.groupby("variant", sort=False):
@@ -323,5 +322,5 @@ def glue_cmd(args: argparse.Namespace) -> int:
                 runs=int(len(runs.drop_duplicates(["task", "seed"]))),
             )
         )
-    _write(pd.DataFrame(rows), args.out_average)
+    write_csv(pd.DataFrame(rows), args.out_average, float_format=CSV_FLOATS)
     return 0

@@ -4,6 +4,7 @@ particular to this paper.
     checks          the config section check
     commands        `python -m repro sixteen_heads <action>`: train, ablate, prune, epochs, speed, ...
     claims          the registered claims of every figure and table, and DEVIATIONS
+    specs           the specs of its jobs (train, analyses, speed), built from the config section
     runs            the classifier and translator runs on the synthetic tasks: model configs, builders,
                     task objectives, the run directory's model.json
     head_eval       one evaluator per task (accuracy, MCC, F1, BLEU) for a head mask

@@ -9,7 +9,7 @@ Steps (each writes one run directory or one tidy CSV; see workflow/rules/sixteen
            each kept snapshot of a run
   speed    inference speed (Table 4): the unpruned classifier and a copy with the least important
            heads removed physically, timed interleaved at several batch sizes
-  gather   concatenate per-run CSVs into one table per kind (ablation, importance, pruning, epochs)
+(the per-run CSVs are stacked into one table per kind by the shared `python -m repro gather`)
 Paper scale (sixteen_heads.data_source: hub):
   hub-data build a task file from the paper's own dataset (GLUE, WMT14 En-Fr + MTNT, IWSLT) with a
            pretrained tokenizer, with the synthetic task's split and array names (HUB_SPLITS)
@@ -24,6 +24,11 @@ import argparse
 import json
 import sys
 from pathlib import Path
+
+from repro.pipeline.tidy import write_csv
+
+# Significant digits of the CSVs this paper's commands write.
+CSV_FLOATS = "%.8g"
 
 #: The config key behind the analysis steps' --device (named in their errors).
 DEVICE_KEY = "sixteen_heads.analysis_device"
@@ -117,11 +122,6 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, help="timings CSV (one row per batch size, model and round)")
     p.add_argument("--facts-out", required=True, help="CSV: parameters, attention weights and accuracies per model")
     p.set_defaults(func=_speed)
-
-    p = steps.add_parser("gather", help="concatenate per-run CSVs into one table per kind")
-    p.add_argument("--inputs", nargs="+", required=True, help="per-run CSVs named <run>_<kind>.csv")
-    p.add_argument("--out-dir", required=True, help="writes <kind>.csv here for every kind among the inputs")
-    p.set_defaults(func=_gather)
 
 
 def _add_device(parser: argparse.ArgumentParser) -> None:
@@ -508,11 +508,6 @@ def _columns(spec: dict, task, family: str) -> dict:
     return {"task": task.name, "family": family, "metric": task.meta["metric"], "seed": int(spec["seed"])}
 
 
-def _write(df, path: str) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(path, index=False, float_format="%.8g", lineterminator="\n")
-
-
 def _ablate(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -563,7 +558,7 @@ def _ablate(args: argparse.Namespace) -> int:
         "p_value",
         "n_examples",
     ]
-    _write(df[order], args.out)
+    write_csv(df[order], args.out, float_format=CSV_FLOATS)
     print(
         f"wrote {args.out}: {len(df)} rows; baselines " + ", ".join(f"{n}={base[n].score:.2f}" for n in names),
         file=sys.stderr,
@@ -644,7 +639,7 @@ def _prune(args: argparse.Namespace) -> int:
         )
         for kind, layer, head in H.all_heads(model)
     ]
-    _write(pd.DataFrame(importance_rows), args.importance_out)
+    write_csv(pd.DataFrame(importance_rows), args.importance_out, float_format=CSV_FLOATS)
 
     heads = H.all_heads(model)
     base = evaluator.evaluate(None, "test")
@@ -690,7 +685,7 @@ def _prune(args: argparse.Namespace) -> int:
         "baseline",
         "delta",
     ]
-    _write(df[order], args.out)
+    write_csv(df[order], args.out, float_format=CSV_FLOATS)
     print(f"wrote {args.importance_out} and {args.out}: {len(df)} curve points", file=sys.stderr)
     return 0
 
@@ -742,7 +737,7 @@ def _epochs(args: argparse.Namespace) -> int:
         "delta",
         "relative",
     ]
-    _write(df[order], args.out)
+    write_csv(df[order], args.out, float_format=CSV_FLOATS)
     print(f"wrote {args.out}: {len(epochs)} epochs", file=sys.stderr)
     return 0
 
@@ -789,7 +784,7 @@ def _speed(args: argparse.Namespace) -> int:
     facts["pruned_heads"] = [0, k]
     facts.insert(0, "seed", int(spec["seed"]))
     facts.insert(0, "task", task.name)
-    _write(facts, args.facts_out)
+    write_csv(facts, args.facts_out, float_format=CSV_FLOATS)
 
     ids = test["input_ids"][: int(spec["examples"])]
     timings = speed.time_inference(
@@ -804,7 +799,7 @@ def _speed(args: argparse.Namespace) -> int:
     timings.insert(0, "seq_len", ids.shape[1])
     timings.insert(0, "seed", int(spec["seed"]))
     timings.insert(0, "task", task.name)
-    _write(timings, args.out)
+    write_csv(timings, args.out, float_format=CSV_FLOATS)
     summary = speed.summarize_speed(timings, "original")
     print(summary.to_string(index=False), file=sys.stderr)
     return 0
@@ -823,18 +818,3 @@ def _accuracy(model, test: dict, pad_id: int) -> float:
             ]
         )
     return float((logits.argmax(-1) == test["labels"]).float().mean())
-
-
-def _gather(args: argparse.Namespace) -> int:
-    import pandas as pd
-
-    groups: dict[str, list[str]] = {}
-    for path in args.inputs:
-        kind = Path(path).stem.rsplit("_", 1)[-1]
-        groups.setdefault(kind, []).append(path)
-    for kind, paths in sorted(groups.items()):
-        df = pd.concat([pd.read_csv(path) for path in paths], ignore_index=True)
-        out = Path(args.out_dir) / f"{kind}.csv"
-        _write(df, str(out))
-        print(f"wrote {out}: {len(df)} rows from {len(paths)} files", file=sys.stderr)
-    return 0

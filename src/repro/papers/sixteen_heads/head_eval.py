@@ -31,10 +31,9 @@ from repro.analysis import heads as H
 from repro.analysis.bleu import bleu_from_stats, ids_to_text, sentence_stats
 from repro.analysis.decoding import cached_greedy_decode
 from repro.analysis.device import model_device
+from repro.analysis.metrics import CLASSIFICATION_METRICS, classification_score, confusion_stats
 from repro.analysis.significance import bootstrap_indices, mcnemar_p, paired_bleu_p, paired_bootstrap_p
 from repro.models import EncoderDecoder, Transformer
-
-CLASSIFICATION_METRICS = ("accuracy", "f1", "mcc")
 
 
 @dataclass(frozen=True)
@@ -43,41 +42,6 @@ class Evaluation:
 
     score: float
     stats: np.ndarray
-
-
-# --------------------------------------------------------------------------- classification metrics
-
-
-def confusion_stats(predictions: np.ndarray, labels: np.ndarray, n_classes: int) -> np.ndarray:
-    """One-hot confusion entries per example, [N, C·C] (entry label·C + prediction)."""
-    out = np.zeros((len(labels), n_classes * n_classes), dtype=np.int64)
-    out[np.arange(len(labels)), np.asarray(labels) * n_classes + np.asarray(predictions)] = 1
-    return out
-
-
-def classification_score(confusion: np.ndarray, metric: str, n_classes: int) -> np.ndarray:
-    """Metric in points from summed confusion entries [..., C·C]: accuracy, F1 (of class 1, binary
-    tasks) or Matthews correlation (multi-class form, Gorodkin 2004)."""
-    c = np.asarray(confusion, dtype=np.float64).reshape(*np.shape(confusion)[:-1], n_classes, n_classes)
-    total = c.sum(axis=(-2, -1))
-    correct = np.trace(c, axis1=-2, axis2=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if metric == "accuracy":
-            return 100.0 * correct / total
-        if metric == "f1":
-            if n_classes != 2:
-                raise ValueError("F1 is defined here for binary tasks (positive class 1)")
-            tp, fp, fn = c[..., 1, 1], c[..., 0, 1], c[..., 1, 0]
-            denom = 2 * tp + fp + fn
-            return np.where(denom > 0, 100.0 * 2 * tp / np.where(denom > 0, denom, 1), 0.0)
-        if metric == "mcc":
-            true_k, pred_k = c.sum(axis=-1), c.sum(axis=-2)  # [..., C]
-            cov_xy = correct * total - (true_k * pred_k).sum(axis=-1)
-            cov_xx = total**2 - (pred_k**2).sum(axis=-1)
-            cov_yy = total**2 - (true_k**2).sum(axis=-1)
-            denom = np.sqrt(cov_xx * cov_yy)
-            return np.where(denom > 0, 100.0 * cov_xy / np.where(denom > 0, denom, 1), 0.0)
-    raise ValueError(f"unknown metric {metric!r}; choose one of: {', '.join(CLASSIFICATION_METRICS)}")
 
 
 # --------------------------------------------------------------------------- evaluators

@@ -7,16 +7,19 @@
 # ---
 
 # %% [markdown]
-# # Simplifying Transformer Blocks — Figure 10: the SAS block
+# # Simplifying Transformer Blocks — Figures 10 and 11: the SAS and SAS-P blocks
 #
 # He & Hofmann (ICLR 2024), Fig. 10 (Eqs. 12-13): the "Simplified Attention Sub-block" block with
 # norm. Shaped attention αI + βA − γC with W^Q = 0 at initialisation, no value or projection
 # matrix (after layer 1), no attention skip; the MLP sub-block keeps its skip, with a trainable
-# branch weight β_FF (0.1 at init).
+# branch weight β_FF (0.1 at init). Fig. 11: SAS-P, the parallel block with the simplified attention
+# sub-block and norm. Attention and MLP read the same normalised input and their outputs are added
+# with trainable weights β_SA (1) and β_FF (0.1); there is no skip connection at all, no value or
+# projection matrix (after layer 1), and one shared norm.
 #
 # The drawing is made from the module inventory of the model object. Below it, the exact checks of
 # the block at initialisation (float64): the attention sub-block maps X to Norm(X), the shaped
-# attention matrix is the identity, and SAS equals SAS-P.
+# attention matrix is the identity (with and without norms), and SAS equals SAS-P.
 
 # %% tags=["parameters"]
 results_dir = "results"
@@ -27,7 +30,6 @@ inputs = [
     "results/simplified_blocks/data/structure_inventory.csv",
     "results/simplified_blocks/data/structure_checks.csv",
 ]
-variant = "sas"
 
 # %%
 import matplotlib.pyplot as plt
@@ -37,6 +39,9 @@ from repro.papers.simplified_blocks.block_diagram import draw_block
 from repro.pipeline.plotting import label, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
+# The block each item draws, and the variants whose exact checks it lists.
+VARIANT = {"fig10": "sas", "fig11": "sas_p"}[item]
+CHECKED = {"fig10": ["sas"], "fig11": ["sas_p", "sas_p_nonorm", "sas"]}[item]
 use_style()
 inventory = pd.read_csv(inputs[0])
 checks = pd.read_csv(inputs[1])
@@ -44,14 +49,14 @@ checks = pd.read_csv(inputs[1])
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(7.5, 5.6))
 for ax, layer in zip(axes, (0, 1)):
-    rows = inventory[(inventory["variant"] == variant) & (inventory["layer"] == layer)].to_dict("records")
-    draw_block(ax, rows, title=f"{label(variant)}, layer {layer + 1}")
-fig.suptitle(f"The {label(variant)} block, drawn from the model object")
+    rows = inventory[(inventory["variant"] == VARIANT) & (inventory["layer"] == layer)].to_dict("records")
+    draw_block(ax, rows, title=f"{label(VARIANT)}, layer {layer + 1}")
+fig.suptitle(f"The {label(VARIANT)} block, drawn from the model object")
 save_figure(
     fig, results_dir, paper, item, scale, note="Drawn from the code's module inventory, not copied from the paper."
 )
 
 # %%
 mine = checks[checks["check"].isin(["identity_at_init", "shaped_matrix_is_identity", "sas_equals_sas_p_at_init"])]
-mine = mine[mine["variant"] == variant]
-print(to_markdown(mine[["check", "setting", "value", "tolerance", "passed"]]))
+mine = mine[mine["variant"].isin(CHECKED)]
+print(to_markdown(mine[["check", "variant", "setting", "value", "tolerance", "passed"]]))

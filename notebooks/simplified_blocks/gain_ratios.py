@@ -7,21 +7,23 @@
 # ---
 
 # %% [markdown]
-# # Simplifying Transformer Blocks — Figure 21: orthogonal initialisation
+# # Simplifying Transformer Blocks — Figures 16 and 21: Fig. 4's ratios for SAS-P and orthogonal W_init
 #
-# He & Hofmann (ICLR 2024), Fig. 21 (ICLR version only): Fig. 4 with orthogonal instead of identity
-# W_init. The ratios still go to 0 from 0.2, with more outliers.
+# He & Hofmann (ICLR 2024), Fig. 16: Fig. 4 for SAS-P (parallel block, no skip at all) with
+# reparameterised, trainable value and projection gains. Same result: the ratios go to 0 and the
+# first layer's value ratio is the only one above 0.05. Fig. 21 (ICLR version only): Fig. 4 with
+# orthogonal instead of identity W_init. The ratios still go to 0 from 0.2, with more outliers.
 #
 # Here: W^V = α_V·W_init + β_V·ΔW and W^P alike in every layer, with α and β trainable (init 1 and
 # 0.2, no weight decay on gains), every gain logged during training. Lines are layers (mean over
-# seeds, band = seed range); the dotted line marks 0.05.
+# seeds, band = seed range); the dotted line marks 0.05. The rule passes the item.
 
 # %% tags=["parameters"]
 results_dir = "results"
 paper = "simplified_blocks"
-item = "fig21"
+item = "fig16"
 scale = "smoke"
-inputs = ["results/simplified_blocks/data/fig21_gains.csv"]
+inputs = ["results/simplified_blocks/data/fig16_gains.csv"]
 
 # %%
 import matplotlib.pyplot as plt
@@ -32,6 +34,8 @@ from repro.papers.simplified_blocks.trajectory_plots import plot_ratio_trajector
 from repro.pipeline.plotting import save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
+# The run each item plots.
+RUN = {"fig16": "SAS-P, identity W_init", "fig21": "SAS, orthogonal W_init"}
 use_style()
 gains = pd.read_csv(inputs[0])
 n_seeds = gains["seed"].nunique()
@@ -40,7 +44,7 @@ n_seeds = gains["seed"].nunique()
 fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
 plot_ratio_trajectories(axes, gains)
 axes[1].legend(fontsize=7, ncol=2, loc="lower right")
-fig.suptitle(f"SAS, orthogonal W_init: β/α per layer (mean over {n_seeds} seed{'s' if n_seeds > 1 else ''})")
+fig.suptitle(f"{RUN[item]}: β/α per layer (mean over {n_seeds} seed{'s' if n_seeds > 1 else ''})")
 save_figure(fig, results_dir, paper, item, scale)
 
 # %%

@@ -1,0 +1,81 @@
+"""The specs of the sixteen_heads jobs, built from the config section alone: one function per kind of
+job, used by the Snakemake rules (which pass the JSON to the commands) and by the tests.
+
+The two main models of the paper are BERT on MNLI (here the task nli) and the WMT Transformer (mt);
+every other task (sst2, cola, mrpc, iwslt: Fig. 6) gets an importance pruning curve only, trained
+with `extra_seeds`, and the `during_training` task also keeps snapshots (Fig. 5). Kept free of heavy
+imports: the Snakefile imports it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAIN_TASKS = ("nli", "mt")
+SPEED_KEYS = ("seed", "prune_percent", "batch_sizes", "examples", "rounds", "warmup")
+
+
+def main_tasks(section: dict) -> list[str]:
+    return [task for task in MAIN_TASKS if task in section["tasks"]]
+
+
+def extra_tasks(section: dict) -> list[str]:
+    return [task for task in section["tasks"] if task not in MAIN_TASKS]
+
+
+def task_seeds(section: dict, task: str) -> list[int]:
+    return list(section["seeds"]) if task in MAIN_TASKS else list(section["extra_seeds"])
+
+
+def pretrained(section: dict, task: str) -> str | None:
+    """The hub checkpoint the task's runs are fine-tuned from (hub data only); None: from scratch."""
+    if section["data_source"] != "hub":
+        return None
+    return section["hub"]["pretrained"].get(section["tasks"][task]["family"])
+
+
+def epoch_steps(section: dict, task: str) -> dict[int, int]:
+    """{epoch: update after which its snapshot is kept}; an epoch is train size / batch size updates."""
+    settings = section["tasks"][task]
+    batch = section["families"][settings["family"]]["train"]["batch_size"]
+    per_epoch = settings["sizes"]["train"] / batch
+    return {int(epoch): max(1, round(epoch * per_epoch)) for epoch in section["during_training"]["epochs"]}
+
+
+def train_spec(section: dict, task: str, seed: int) -> dict[str, Any]:
+    """One training run: the family's settings plus the task's steps and the seed."""
+    settings = section["tasks"][task]
+    family = section["families"][settings["family"]]
+    spec = {
+        "family": settings["family"],
+        "model": family["model"],
+        "train": dict(family["train"], steps=settings["steps"], seed=int(seed)),
+        "label_smoothing": family.get("label_smoothing", 0.0),
+    }
+    if task == section["during_training"]["task"]:  # Fig. 5 reads the snapshots of these updates
+        spec["train"]["keep_checkpoints_at"] = sorted(set(epoch_steps(section, task).values()))
+    if pretrained(section, task):  # only then: synthetic runs keep their spec (and identity)
+        spec["init_from"] = pretrained(section, task)
+    return spec
+
+
+def analysis_spec(section: dict, task: str, seed: int) -> dict[str, Any]:
+    """The ablation, pruning and epoch analyses of one run."""
+    settings = section["tasks"][task]
+    spec = {
+        "task": task,
+        "seed": int(seed),
+        "data_seed": section["data_seed"],
+        "selection": settings["selection"],
+        "analysis": section["analysis"],
+        "label_smoothing": section["families"][settings["family"]].get("label_smoothing", 0.0),
+        "main": task in MAIN_TASKS,
+    }
+    if task == section["during_training"]["task"]:
+        spec["epochs"] = {str(epoch): step for epoch, step in epoch_steps(section, task).items()}
+    return spec
+
+
+def speed_spec(section: dict) -> dict[str, Any]:
+    """The pruned-speed timing (Table 4)."""
+    return {key: section["speed"][key] for key in SPEED_KEYS}

@@ -1,0 +1,39 @@
+"""The sixteen_heads job specs are built from the config section alone (repro.papers.sixteen_heads.specs)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import yaml
+
+from repro.papers.sixteen_heads import specs
+
+ROOT = Path(__file__).resolve().parents[1]
+SECTION = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["sixteen_heads"]
+
+
+def test_main_and_extra_tasks_split_the_tasks_and_take_their_seeds():
+    assert specs.main_tasks(SECTION) == ["nli", "mt"]
+    assert sorted(specs.main_tasks(SECTION) + specs.extra_tasks(SECTION)) == sorted(SECTION["tasks"])
+    assert specs.task_seeds(SECTION, "nli") == SECTION["seeds"]
+    assert specs.task_seeds(SECTION, specs.extra_tasks(SECTION)[0]) == SECTION["extra_seeds"]
+
+
+def test_only_the_during_training_task_keeps_epoch_snapshots():
+    task = SECTION["during_training"]["task"]
+    spec = specs.train_spec(SECTION, task, 3)
+    assert spec["train"]["seed"] == 3 and spec["train"]["steps"] == SECTION["tasks"][task]["steps"]
+    assert spec["train"]["keep_checkpoints_at"] == sorted(set(specs.epoch_steps(SECTION, task).values()))
+    assert "keep_checkpoints_at" not in specs.train_spec(SECTION, "nli", 0)["train"]
+    assert set(specs.analysis_spec(SECTION, task, 0)["epochs"]) == {
+        str(e) for e in SECTION["during_training"]["epochs"]
+    }
+
+
+def test_a_run_starts_from_a_checkpoint_only_with_hub_data():
+    assert "init_from" not in specs.train_spec(SECTION, "nli", 0)
+    hub = copy.deepcopy(SECTION)
+    hub["data_source"] = "hub"
+    hub["hub"]["pretrained"]["cls"] = "bert-base-uncased"
+    assert specs.train_spec(hub, "nli", 0)["init_from"] == "bert-base-uncased"
