@@ -15,7 +15,7 @@ import yaml
 from repro.analysis.device import DEVICES, DeviceError, analysis_device, model_device
 from repro.cli import main
 from repro.data.synthetic import generate_task, write_task
-from repro.papers.layer_diversity.runs import family_run_spec
+from repro.papers.layer_diversity.specs import family_run_spec
 from repro.pipeline.configcheck import PipelineConfigError, check_config
 
 ROOT = Path(__file__).resolve().parents[1]

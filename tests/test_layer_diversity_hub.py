@@ -22,7 +22,7 @@ from repro.data.errors import DataError  # noqa: E402
 from repro.data.synthetic import load_task  # noqa: E402
 from repro.hub.datasets import DATASETS, Encoder, build_task  # noqa: E402
 from repro.papers.layer_diversity.checks import check_section as check_config_section
-from repro.papers.layer_diversity.runs import family_run_spec, hub_data_spec  # noqa: E402
+from repro.papers.layer_diversity.specs import family_run_spec, hub_data_spec  # noqa: E402
 from repro.runs import load_model  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ from repro.cli import main
 from repro.data.errors import DataError
 from repro.papers.layer_diversity import claims
 from repro.papers.layer_diversity.checks import check_section as check_config_section
-from repro.papers.layer_diversity.runs import family_run_spec
+from repro.papers.layer_diversity.specs import family_run_spec
 from repro.pipeline.claims import NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, judge_paper, load_claims
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -42,7 +42,7 @@ def test_the_contract_catches_a_shared_module_importing_a_paper(tmp_path):
 def test_a_paper_importing_another_breaks_the_contract(tmp_path):
     shutil.copytree(ROOT / "src", tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path)
-    runs = tmp_path / "src" / "repro" / "papers" / "layer_diversity" / "runs.py"
+    runs = tmp_path / "src" / "repro" / "papers" / "layer_diversity" / "specs.py"
     runs.write_text(runs.read_text() + "\nfrom repro.papers.sixteen_heads import head_summaries  # noqa\n")
     result = lint(tmp_path)
     assert result.returncode != 0 and "No paper imports another BROKEN" in result.stdout
@@ -55,7 +55,22 @@ def test_every_paper_has_the_same_parts(paper):
     checks = importlib.import_module(part(paper, "checks"))
     commands = importlib.import_module(part(paper, "commands"))
     claims = importlib.import_module(part(paper, "claims"))
+    importlib.import_module(part(paper, "specs"))  # the specs the rules pass to the commands
     assert callable(checks.check_section) and isinstance(claims.DEVIATIONS, list)
     subparsers = argparse.ArgumentParser().add_subparsers()
     commands.register(subparsers)
     assert list(subparsers.choices) == [paper]  # `python -m repro <paper> <action>`
+
+
+def test_analyses_read_activations_through_named_hook_points():
+    """No analysis attaches raw forward hooks or reads a layer number out of a hook's name: the
+    models' hook points (repro.models.hooks) name every activation an analysis reads."""
+    offenders = []
+    for path in sorted((ROOT / "src" / "repro").rglob("*.py")):
+        if "models" in path.relative_to(ROOT / "src" / "repro").parts[:1]:
+            continue
+        text = path.read_text()
+        for pattern in ("register_forward_hook", "register_forward_pre_hook", 'int(name.split(".")'):
+            if pattern in text:
+                offenders.append(f"{path.relative_to(ROOT)}: {pattern}")
+    assert not offenders, offenders

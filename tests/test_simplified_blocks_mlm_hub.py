@@ -19,7 +19,7 @@ from repro.data.glue_standin import TASKS, load_glue_standin  # noqa: E402
 from repro.data.lm_tokens import load_token_chunks, load_token_stream  # noqa: E402
 from repro.data.npz import read_npz  # noqa: E402
 from repro.hub.glue import GLUE_TASKS  # noqa: E402
-from repro.papers.simplified_blocks.mlm_commands import run_spec  # noqa: E402
+from repro.papers.simplified_blocks.specs import mlm_run_spec as run_spec  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]  # ids 0-4

@@ -14,7 +14,7 @@ from repro.data.glue_standin import TASKS, TaskSplit
 from repro.models import Transformer, TransformerConfig
 from repro.papers.simplified_blocks import mlm_claims
 from repro.papers.simplified_blocks.glue_finetune import FinetuneSettings, finetune, glue_average
-from repro.papers.simplified_blocks.mlm_commands import run_spec
+from repro.papers.simplified_blocks.specs import mlm_run_spec as run_spec
 from repro.pipeline.claims import NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED
 from repro.training import MaskedLMTask
 from repro.training.sparse_mlm import SparseMaskedLMTask

@@ -6,7 +6,6 @@ import shlex
 
 from repro.pipeline.captions import item_caption
 from repro.pipeline.claims import claim_inputs
-from repro.pipeline.configcheck import merged_run_config
 
 SCALE = config["scale"]
 # One results tree per scale, so that a smoke run never replaces the outputs of a laptop run.
@@ -68,12 +67,6 @@ def mirror_option(data_section):
 
 
 # -- training runs -----------------------------------------------------------------
-def run_spec(paper, variant, seed):
-    """The JSON spec of one training run: the paper's shared model/train settings
-    merged with the variant's overrides (validated by check_config at start-up)."""
-    return json.dumps(merged_run_config(config, paper, variant, int(seed)), sort_keys=True)
-
-
 def seeds(paper):
     return config[paper]["seeds"]
 

@@ -1,5 +1,5 @@
 # Helpers of workflow/rules/layer_diversity.smk (Snakemake lint wants functions and rules apart).
-from repro.papers.layer_diversity.runs import family_run_spec, hub_data_spec
+from repro.papers.layer_diversity.specs import family_run_spec, hub_data_spec
 
 LD = "layer_diversity"
 LD_DIR = f"{RESULTS}/{LD}"

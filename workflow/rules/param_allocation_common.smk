@@ -1,4 +1,6 @@
 # Helpers of workflow/rules/param_allocation.smk (Snakemake lint wants functions and rules apart).
+from repro.papers.param_allocation import specs as pa_specs
+
 PA = "param_allocation"
 PA_DIR = f"{RESULTS}/{PA}"
 PA_CFG = config[PA]
@@ -9,16 +11,13 @@ PA_HUB = PA_DATA_CFG["source"] == "hub"
 PA_HUB_TOKENS = f"{PA_DIR}/data/hub_tokens"
 
 
-def pa_spec(part):
-    """The JSON settings of one step: the config section's `part` (jacobian, low_rank, sweep, ...)."""
-    return json.dumps(PA_CFG[part], sort_keys=True)
+def pa_spec(step):
+    """The JSON settings of one step (see repro.papers.param_allocation.specs)."""
+    return json.dumps(pa_specs.step_spec(config, step), sort_keys=True)
 
 
 def pa_bound_spec(wildcards):
-    """The bound needs the sweep's budget, head counts and tasks beside its own constants."""
-    sweep = PA_CFG["sweep"]
-    spec = dict(PA_CFG["bound"], budget=sweep["budget"], heads=sweep["heads"], tasks=sweep["tasks"])
-    return json.dumps(spec, sort_keys=True)
+    return json.dumps(pa_specs.bound_spec(config), sort_keys=True)
 
 
 def pa_sweep_spec(wildcards):
@@ -59,22 +58,11 @@ PA_TEACHERS = f"{PA_DIR}/runs/teacher"
 
 
 def pa_teacher_spec(wildcards):
-    """The `python -m repro train lm` spec of one teacher decoder (vocabulary: the tokenizer's)."""
-    lm = PA_CFG["lm"]
-    model = dict(lm["model"], vocab_size=config["tokenizer"]["vocab_size"])
-    train = dict(lm["train"], seed=int(wildcards.seed))
-    return json.dumps(
-        {"paper": PA, "variant": "teacher", "seed": int(wildcards.seed), "model": model, "train": train}, sort_keys=True
-    )
+    return json.dumps(pa_specs.teacher_spec(config, wildcards.seed), sort_keys=True)
 
 
 def pa_teacher_analysis_spec(wildcards):
-    spec = {
-        "eval_chunks": PA_CFG["lm"]["eval_chunks"],
-        "replacement": PA_CFG["replacement"],
-        "logit_norms": PA_CFG["logit_norms"],
-    }
-    return json.dumps(spec, sort_keys=True)
+    return json.dumps(pa_specs.teacher_analysis_spec(config), sort_keys=True)
 
 
 def pa_decoders_spec(wildcards):

@@ -2,7 +2,7 @@
 import json
 import os
 
-from repro.pipeline.configcheck import merged_run_config
+from repro.papers.simplified_blocks import specs as sb_specs
 
 SB = "simplified_blocks"
 SB_CFG = config[SB]
@@ -19,15 +19,11 @@ SB_TRAIN_MEM_MB = 32000 if SB_HUB else 3000
 
 
 def sb_run_spec(wildcards):
-    """The JSON spec of one training run (shared settings merged with the variant's)."""
-    return run_spec(SB, wildcards.variant, wildcards.seed)
+    return json.dumps(sb_specs.decoder_spec(config, wildcards.variant, wildcards.seed), sort_keys=True)
 
 
 def sb_eval_chunks(wildcards):
-    """Held-out chunks of one run: `eval_chunks` at the base sequence length, scaled by
-    base length / run length so that every run is evaluated on the same number of tokens."""
-    seq_len = merged_run_config(config, SB, wildcards.variant, 0)["model"]["max_seq_len"]
-    return max(1, SB_CFG["eval_chunks"] * SB_CFG["model"]["max_seq_len"] // seq_len)
+    return sb_specs.eval_chunks(config, wildcards.variant)
 
 
 def sb_figure_runs(wildcards):
@@ -48,8 +44,7 @@ def sb_curves_json(wildcards):
 
 
 def sb_models_json(variants):
-    """JSON {variant: TransformerConfig fields}, exactly as those variants' runs build them."""
-    return json.dumps({v: merged_run_config(config, SB, v, 0)["model"] for v in variants}, sort_keys=True)
+    return json.dumps(sb_specs.models(config, variants), sort_keys=True)
 
 
 def sb_blocks_json(wildcards):
@@ -57,12 +52,7 @@ def sb_blocks_json(wildcards):
 
 
 def sb_specs_json(wildcards):
-    """JSON {variant: {model, train}} of every defined variant (for the variants table)."""
-    specs = {}
-    for variant in SB_CFG["variants"]:
-        spec = merged_run_config(config, SB, variant, 0)
-        specs[variant] = {"model": spec["model"], "train": spec["train"]}
-    return json.dumps(specs, sort_keys=True)
+    return json.dumps(sb_specs.variant_specs(config), sort_keys=True)
 
 
 def sb_paper_size_json(wildcards):
@@ -70,8 +60,7 @@ def sb_paper_size_json(wildcards):
 
 
 def sb_throughput_json(wildcards):
-    """ThroughputSettings: the config's benchmark settings at the training sequence length."""
-    return json.dumps(dict(SB_CFG["throughput"], seq_len=SB_CFG["model"]["max_seq_len"]), sort_keys=True)
+    return json.dumps(sb_specs.throughput_settings(config), sort_keys=True)
 
 
 def sb_data(name):

@@ -1,7 +1,7 @@
 # Helpers of the masked-LM rules of simplified_blocks (functions only; rules in simplified_blocks_mlm.smk).
 import json
 
-from repro.papers.simplified_blocks.mlm_commands import run_spec as mlm_run_spec
+from repro.papers.simplified_blocks.specs import mlm_run_spec
 
 MLM_CFG = SB_CFG["mlm"]
 MLM_DATA = f"{RESULTS}/{SB}/mlm_data"

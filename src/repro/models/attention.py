@@ -152,11 +152,13 @@ class Attention(nn.Module):
             self.register_buffer("alibi", alibi_slopes(self.n_heads), persistent=False)
 
         self._init_weights(cfg, query_zero=spec.query_init_zero and not cross)
+        self.hook_attn_in = HookPoint()  # [B,T,d], the attention's input (queries' side)
         self.hook_q = HookPoint()  # [B,H,T,dh]
         self.hook_k = HookPoint()  # [B,H,Tk,dh]
         self.hook_v = HookPoint()  # [B,H,Tk,dh]
         self.hook_pattern = HookPoint()  # [B,H,T,Tk], the softmax A (explicit path only)
         self.hook_z = HookPoint()  # [B,H,T,dh], per-head context before the head mask and W^P
+        self.hook_result = HookPoint()  # [B,T,d], the attention's output (after W^P)
 
     def _register_gain(self, name: str, value: torch.Tensor) -> None:
         if isinstance(value, nn.Parameter):
@@ -182,10 +184,11 @@ class Attention(nn.Module):
         padding_mask: torch.Tensor | None = None,  # [B,Tk] bool, True = real token
         memory: torch.Tensor | None = None,  # [B,Tk,d] for cross-attention
     ) -> torch.Tensor:
+        x = self.hook_attn_in(x)
         B, T, _ = x.shape
         if self.n_heads == 0:  # every head pruned: only W^P's bias remains
             out = x.new_zeros(B, T, self.d_model)
-            return out + self.proj.bias if getattr(self.proj, "bias", None) is not None else out
+            return self.hook_result(out + self.proj.bias if getattr(self.proj, "bias", None) is not None else out)
         source = x if memory is None else memory
         Tk = source.shape[1]
         q = self.hook_q(self._split(self.q_proj(x)))
@@ -203,7 +206,7 @@ class Attention(nn.Module):
         if head_mask is not None:
             ctx = ctx * self._mask_for_kept_heads(head_mask)
         merged = ctx.transpose(1, 2).reshape(B, T, self.n_heads * self.head_dim)
-        return self.proj(merged)
+        return self.hook_result(self.proj(merged))
 
     def _rotate(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:  # [B,H,T,dh]
         if self.rope_dim == self.head_dim:

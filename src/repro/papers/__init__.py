@@ -6,7 +6,8 @@ of the same names:
     checks     `check_section(config, paper)`: what the config schema cannot see, run before any job
     commands   `register(subparsers)`: the `python -m repro <id> <action>` actions
     claims     the registered claims of every figure and table, and DEVIATIONS
-    (others)   the paper's run specs, analyses and plot helpers
+    specs      the specs of its jobs, built from the config (the rules pass them to the commands)
+    (others)   the paper's analyses and plot helpers
 
 The shared library (models, training, data, hub, pipeline, analysis) imports no paper package (an
 import-linter contract in pyproject.toml holds it to that); it reaches a paper's parts by name,

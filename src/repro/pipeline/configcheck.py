@@ -9,8 +9,8 @@ Two layers:
    divide the width where it must) and training config, and the references between
    sections (a figure naming an undefined variant).
 
-`merged_run_config` is also what the Snakemake rules use to write each run's spec,
-so what is checked is exactly what runs. Given the config's sources (the Snakefile passes
+`merged_run_config` is also what the papers' specs (repro.papers.<paper>.specs) build each
+variant run from, so what is checked is exactly what runs. Given the config's sources (the Snakefile passes
 them), `check_config` also reads `--config` values as YAML and holds each scale file to its
 scale (repro.pipeline.configsources). Each paper's own checks, including the relations between
 keys that one of its jobs would otherwise trip over, are in repro.papers.<paper>.checks.
@@ -240,15 +240,23 @@ def source_key(where: str, section: dict, variant: str, part: str, field: str) -
     return f"{where}.variants.{variant}.{part}.{field}" if field in own else f"{where}.{part}.{field}"
 
 
-def merged_run_config(config: dict, paper: str, variant: str, seed: int) -> dict[str, Any]:
-    """The full spec of one run: shared model/train settings with the variant's overrides."""
-    section = config[paper]
+def variant_settings(section: dict, variant: str, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(model, train) of one variant of a section with `model`, `train` and `variants`: the shared
+    settings updated by the variant's own (a shallow merge), and the seed."""
+    if variant not in section["variants"]:
+        raise KeyError(f"no variant {variant!r} (defined: {', '.join(section['variants'])})")
     overrides = section["variants"][variant] or {}
     model = copy.deepcopy(section["model"])
     model.update(copy.deepcopy(overrides.get("model", {})))
-    # Language models on the code corpus take their vocabulary from the tokenizer.
-    model.setdefault("vocab_size", config["tokenizer"]["vocab_size"])
     train = copy.deepcopy(section["train"])
     train.update(copy.deepcopy(overrides.get("train", {})))
     train["seed"] = int(seed)
+    return model, train
+
+
+def merged_run_config(config: dict, paper: str, variant: str, seed: int) -> dict[str, Any]:
+    """The full spec of one run: shared model/train settings with the variant's overrides."""
+    model, train = variant_settings(config[paper], variant, seed)
+    # Language models on the code corpus take their vocabulary from the tokenizer.
+    model.setdefault("vocab_size", config["tokenizer"]["vocab_size"])
     return {"paper": paper, "variant": variant, "seed": int(seed), "model": model, "train": train}

@@ -3,7 +3,7 @@
 checks             the config section check
 commands           `python -m repro layer_diversity <action>`: data, train, readout, collect, toy, ...
 claims             the registered claims of every figure and table, and DEVIATIONS
-runs               the run spec of one (model family, seed) job and the hub-data spec
+specs              the run spec of one (model family, seed) job and the hub-data spec
 residual_stream    the residual stream read as an ensemble (logit-lens readouts, module sums)
 bias_diversity     the bias-diversity decompositions of the stream's members
 information        the information-theoretic diversity of discrete members

@@ -10,11 +10,8 @@ the two members differ; only the weights are shared.
 from __future__ import annotations
 
 import dataclasses
-import re
 
 from repro.models import Transformer
-
-_BLOCK_KEY = re.compile(r"^blocks\.(\d+)\.(.+)$")
 
 
 def duplicate_block(model: Transformer, layer: int) -> Transformer:
@@ -29,19 +26,14 @@ def duplicate_block(model: Transformer, layer: int) -> Transformer:
     new_cfg = dataclasses.replace(
         cfg, n_layers=cfg.n_layers + 1, n_heads=insert(tuple(cfg.n_heads)), head_dim=insert(tuple(cfg.head_dim))
     )
-    state = {}
-    for key, value in model.state_dict().items():
-        match = _BLOCK_KEY.match(key)
-        if match is None:
-            state[key] = value.clone()
-            continue
-        index, rest = int(match.group(1)), match.group(2)
-        state[f"blocks.{index + (index > layer)}.{rest}"] = value.clone()
-        if index == layer:
-            state[f"blocks.{layer + 1}.{rest}"] = value.clone()
     dtype = next(model.parameters()).dtype
     duplicated = Transformer(new_cfg).to(dtype)
-    duplicated.load_state_dict(state, strict=True)
+    outside = {key: value for key, value in model.state_dict().items() if not key.startswith("blocks.")}
+    missing, unexpected = duplicated.load_state_dict(outside, strict=False)
+    assert not unexpected and all(key.startswith("blocks.") for key in missing)
+    sources = list(range(layer + 1)) + list(range(layer, cfg.n_layers))  # block `layer` twice
+    for block, source in zip(duplicated.blocks, sources, strict=True):
+        block.load_state_dict(model.blocks[source].state_dict(), strict=True)
     return duplicated.eval()
 
 

@@ -3,7 +3,7 @@ calls `check_section` before any job starts)."""
 
 from __future__ import annotations
 
-from repro.papers.layer_diversity.runs import PROMPT_VOCAB_SIZE, TASKS, family_run_spec
+from repro.papers.layer_diversity.specs import PROMPT_VOCAB_SIZE, TASKS, family_run_spec
 
 
 def check_section(config: dict, paper: str) -> list[str]:

@@ -3,6 +3,7 @@ particular to this paper.
 
     checks             the config section check
     commands           `python -m repro param_allocation <action>`
+    specs              the specs of its jobs, built from the config
     claims             the registered claims of every figure and table, and DEVIATIONS
     theory/            the exact theory: softmax Jacobian, allocation bound, low-rank scores
     shallow            the one-layer attention models of the head-count sweeps

@@ -154,18 +154,17 @@ def head_mask_without(model: Transformer, removed: list[tuple[int, int]]) -> Ten
 @contextlib.contextmanager
 def added_head(model: Transformer, layer: int, student: nn.Module) -> Iterator[None]:
     """While active, `student(attention input)` is added to layer `layer`'s attention output."""
-    attn = model.blocks[layer].attn
+    inputs: list[Tensor] = []
 
-    def add(module, args, output):
-        if len(args) > 2 and args[2] is not None:
-            raise NotImplementedError("head replacement with a padding mask is not supported")
-        return output + student(args[0]).to(output.dtype)
+    def keep_input(x: Tensor, name: str) -> None:
+        inputs[:] = [x]
 
-    handle = attn.register_forward_hook(add)
-    try:
+    def add(output: Tensor, name: str) -> Tensor:
+        return output + student(inputs[0]).to(output.dtype)
+
+    prefix = f"blocks.{layer}.attn"
+    with model.hooks({f"{prefix}.hook_attn_in": keep_input, f"{prefix}.hook_result": add}):
         yield
-    finally:
-        handle.remove()
 
 
 def replaced_logits(
@@ -219,26 +218,22 @@ def attention_io(
     """For each layer: (attention inputs [N, T, d], per-head contexts before W^P [N, H, T, d_h])."""
     inputs: dict[int, list[Tensor]] = {layer: [] for layer in layers}
     contexts: dict[int, list[Tensor]] = {layer: [] for layer in layers}
-    handles = []
-    for layer in layers:
-        handles.append(
-            model.blocks[layer].attn.register_forward_hook(
-                lambda module, args, output, layer=layer: inputs[layer].append(args[0].detach())
-            )
-        )
 
-    def store(x: Tensor, name: str) -> None:
-        contexts[int(name.split(".")[1])].append(x.detach())
+    def keep(target: list[Tensor]):
+        return lambda x, name: target.append(x.detach())
+
+    hooks = {}
+    for layer in layers:
+        hooks[f"blocks.{layer}.attn.hook_attn_in"] = keep(inputs[layer])
+        hooks[f"blocks.{layer}.attn.hook_z"] = keep(contexts[layer])
 
     was_training = model.training
     model.eval()
     try:
-        with model.hooks({f"blocks.{layer}.attn.hook_z": store for layer in layers}):
+        with model.hooks(hooks):
             for start in range(0, len(tokens), batch_size):
                 model(tokens[start : start + batch_size])
     finally:
-        for handle in handles:
-            handle.remove()
         model.train(was_training)
     return {layer: (torch.cat(inputs[layer]), torch.cat(contexts[layer])) for layer in layers}
 

@@ -36,16 +36,13 @@ def query_logits(model: Transformer, tokens: torch.Tensor, batch_size: int = 32)
     queries: dict[int, list[torch.Tensor]] = {layer: [] for layer in range(model.cfg.n_layers)}
     keys: dict[int, list[torch.Tensor]] = {layer: [] for layer in range(model.cfg.n_layers)}
 
-    def store(target):
-        def fn(x: torch.Tensor, name: str) -> None:
-            target[int(name.split(".")[1])].append(x.detach())
-
-        return fn
+    def keep(target: list[torch.Tensor]):
+        return lambda x, name: target.append(x.detach())
 
     hooks = {}
     for layer in range(model.cfg.n_layers):
-        hooks[f"blocks.{layer}.attn.hook_q"] = store(queries)
-        hooks[f"blocks.{layer}.attn.hook_k"] = store(keys)
+        hooks[f"blocks.{layer}.attn.hook_q"] = keep(queries[layer])
+        hooks[f"blocks.{layer}.attn.hook_k"] = keep(keys[layer])
     if model.cfg.position in ("rope", "alibi"):
         raise ValueError(
             f"query_logits reads q·k before positions act; position={model.cfg.position!r} changes the logits"

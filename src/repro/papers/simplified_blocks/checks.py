@@ -67,7 +67,7 @@ def throughput_problems(config: dict, paper: str) -> list[str]:
 
 def mlm_problems(config: dict, paper: str) -> list[str]:
     from repro.models import config_from_dict
-    from repro.papers.simplified_blocks.mlm_commands import run_spec
+    from repro.papers.simplified_blocks.specs import mlm_run_spec as run_spec
     from repro.pipeline.configcheck import TABLE_POSITIONS, source_key, variant_build_problems
 
     mlm = config[paper].get("mlm")

@@ -12,46 +12,21 @@ Transformer Blocks" (crammed-BERT stand-in, Figs 7, 27, Tables 1-2).
     (the pre-training text, the Pile, comes from `python -m repro data hub-tokens --masked-lm`)
 
 repro.papers.simplified_blocks.commands adds these actions (`add_actions`) to the paper's command.
-`run_spec` turns the config section
-`simplified_blocks.mlm` into the JSON spec of one pre-training run (used by the Snakemake rules).
+The spec of one pre-training run comes from repro.papers.simplified_blocks.specs.mlm_run_spec.
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from repro.analysis.device import DEVICES, device_argument
 from repro.pipeline.tidy import write_csv
 
 # Significant digits of the CSVs this paper's commands write.
 CSV_FLOATS = "%.6g"
-
-
-def run_spec(section: dict, variant: str, seed: int) -> dict[str, Any]:
-    """The spec of one pre-training run: the section's model/train settings with the variant's
-    overrides (shallow merge, as repro.pipeline.configcheck.merged_run_config), the seed, the
-    masking probability and the held-out size."""
-    if variant not in section["variants"]:
-        raise KeyError(f"simplified_blocks.mlm.variants has no {variant!r} (defined: {', '.join(section['variants'])})")
-    overrides = section["variants"][variant] or {}
-    model = copy.deepcopy(section["model"])
-    model.update(copy.deepcopy(overrides.get("model", {})))
-    train = copy.deepcopy(section["train"])
-    train.update(copy.deepcopy(overrides.get("train", {})))
-    train["seed"] = int(seed)
-    return {
-        "variant": variant,
-        "seed": int(seed),
-        "model": model,
-        "train": train,
-        "mask_prob": section["mask_prob"],
-        "eval_chunks": section["eval_chunks"],
-    }
 
 
 #: The config key behind `finetune --device`: fine-tuning runs where pre-training ran.
@@ -83,7 +58,7 @@ def add_actions(actions) -> None:
     hub_glue.set_defaults(func=hub_glue_cmd)
 
     pretrain = actions.add_parser("pretrain", help="one masked-LM run under a wall-clock budget")
-    pretrain.add_argument("--spec", required=True, help="JSON from run_spec")
+    pretrain.add_argument("--spec", required=True, help="JSON from specs.mlm_run_spec")
     pretrain.add_argument("--train-tokens", required=True)
     pretrain.add_argument("--valid-tokens", required=True)
     pretrain.add_argument("--run-dir", required=True)

@@ -3,9 +3,9 @@
 `family_run_spec` merges the section's shared model and training settings with a family's model
 overrides (with data.source hub it also carries the family's checkpoints); the Snakemake rule
 passes it to `python -m repro layer_diversity train`. `hub_data_spec` gives the hub-data step a
-family's tokenizer and the dataset settings. `check_config_section` builds every (family, depth)
-model and the training config from the same spec before any job starts, so a bad value is reported
-by key. Kept free of heavy imports: the Snakefile imports it.
+family's tokenizer and the dataset settings. The config check (checks.py) builds every (family,
+depth) model and the training config from the same spec before any job starts, so a bad value is
+reported by key. Kept free of heavy imports: the Snakefile imports it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,44 @@
+"""The specs of the param_allocation jobs, built from the config alone: one function per kind of job,
+used by the Snakemake rules (which pass the JSON to the commands) and by the tests. Kept free of
+heavy imports: the Snakefile imports it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PAPER = "param_allocation"
+# Steps whose settings are their own part of the section, as they are.
+PLAIN_STEPS = ("jacobian", "low_rank", "sweep", "saturation", "decoders")
+
+
+def step_spec(config: dict, step: str) -> dict[str, Any]:
+    """The settings of one step: the section's part of that name (see PLAIN_STEPS)."""
+    if step not in PLAIN_STEPS:
+        raise KeyError(f"{step!r} is not a plain step; plain steps: {', '.join(PLAIN_STEPS)}")
+    return config[PAPER][step]
+
+
+def bound_spec(config: dict) -> dict[str, Any]:
+    """The bound needs the sweep's budget, head counts and tasks beside its own constants."""
+    section = config[PAPER]
+    sweep = section["sweep"]
+    return dict(section["bound"], budget=sweep["budget"], heads=sweep["heads"], tasks=sweep["tasks"])
+
+
+def teacher_spec(config: dict, seed: int) -> dict[str, Any]:
+    """The `python -m repro train lm` spec of one teacher decoder (vocabulary: the tokenizer's)."""
+    lm = config[PAPER]["lm"]
+    model = dict(lm["model"], vocab_size=config["tokenizer"]["vocab_size"])
+    train = dict(lm["train"], seed=int(seed))
+    return {"paper": PAPER, "variant": "teacher", "seed": int(seed), "model": model, "train": train}
+
+
+def teacher_analysis_spec(config: dict) -> dict[str, Any]:
+    """Single-head replacement and logit norms of the trained teachers (Figs 4, 6, 9, 10)."""
+    section = config[PAPER]
+    return {
+        "eval_chunks": section["lm"]["eval_chunks"],
+        "replacement": section["replacement"],
+        "logit_norms": section["logit_norms"],
+    }

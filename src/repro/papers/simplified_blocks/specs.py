@@ -1,0 +1,65 @@
+"""The specs of the simplified_blocks jobs, built from the config alone: one function per kind of
+job, used by the Snakemake rules (which pass the JSON to the commands) and by the tests.
+
+A decoder run is a variant of the section: the shared `model`/`train` settings updated by the
+variant's own (repro.pipeline.configcheck.merged_run_config); a masked-LM run is a variant of the
+`mlm` subsection, plus the masking probability and the held-out size. Kept free of heavy imports:
+the Snakefile imports it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from repro.pipeline.configcheck import merged_run_config, variant_settings
+
+PAPER = "simplified_blocks"
+
+
+def decoder_spec(config: dict, variant: str, seed: int) -> dict[str, Any]:
+    """One decoder LM run (`python -m repro train lm`)."""
+    return merged_run_config(config, PAPER, variant, int(seed))
+
+
+def eval_chunks(config: dict, variant: str) -> int:
+    """Held-out chunks of a run: `eval_chunks` at the base sequence length, scaled by base length /
+    run length so that every run is evaluated on the same number of tokens."""
+    section = config[PAPER]
+    seq_len = decoder_spec(config, variant, 0)["model"]["max_seq_len"]
+    return max(1, section["eval_chunks"] * section["model"]["max_seq_len"] // seq_len)
+
+
+def models(config: dict, variants) -> dict[str, dict[str, Any]]:
+    """{variant: TransformerConfig fields}, exactly as those variants' runs build them."""
+    return {variant: decoder_spec(config, variant, 0)["model"] for variant in variants}
+
+
+def variant_specs(config: dict) -> dict[str, dict[str, Any]]:
+    """{variant: {model, train}} of every defined variant (for the variants table)."""
+    specs = {}
+    for variant in config[PAPER]["variants"]:
+        spec = decoder_spec(config, variant, 0)
+        specs[variant] = {"model": spec["model"], "train": spec["train"]}
+    return specs
+
+
+def throughput_settings(config: dict) -> dict[str, Any]:
+    """ThroughputSettings: the config's benchmark settings at the training sequence length."""
+    section = config[PAPER]
+    return dict(section["throughput"], seq_len=section["model"]["max_seq_len"])
+
+
+def mlm_run_spec(section: dict, variant: str, seed: int) -> dict[str, Any]:
+    """One masked-LM pre-training run of the `mlm` subsection `section`: the variant's model and
+    train settings, the seed, the masking probability and the held-out size."""
+    if variant not in section["variants"]:
+        raise KeyError(f"simplified_blocks.mlm.variants has no {variant!r} (defined: {', '.join(section['variants'])})")
+    model, train = variant_settings(section, variant, seed)
+    return {
+        "variant": variant,
+        "seed": int(seed),
+        "model": model,
+        "train": train,
+        "mask_prob": section["mask_prob"],
+        "eval_chunks": section["eval_chunks"],
+    }
