@@ -47,6 +47,7 @@ rule all:
     default_target: True
     input:
         all_notebook_outputs(),
+        report_entries(),
         f"{RESULTS}/scorecard.csv",
         f"{RESULTS}/scorecard.md",
         lineage_cards(),

@@ -80,6 +80,11 @@ def test_curves_cover_every_variant_and_seed(smoke_run):
 def test_nothing_left_to_do_and_notebooks_rerun_byte_identical(smoke_run):
     dry = snakemake(smoke_run, "-n")
     assert dry.returncode == 0 and "Nothing to be done" in dry.stdout + dry.stderr
+    # New verdicts rerun the report's captioned copies, not the notebooks that drew the figures.
+    rejudged = snakemake(smoke_run, "-n", "--forcerun", "paper_claims")
+    planned = rejudged.stdout + rejudged.stderr
+    assert rejudged.returncode == 0 and "report_entry" in planned, planned[-3000:]
+    assert "figure_notebook" not in planned and "table_notebook" not in planned, planned[-3000:]
     # One figure notebook per paper is re-executed (all of them would double the test's time).
     figures = {}
     for paper_dir in sorted((smoke_run / "results" / "smoke").iterdir()):
@@ -169,8 +174,8 @@ def test_report_opens_in_chromium_with_every_scored_item(smoke_run):
     assert "<span>Scorecard</span>" in rendered
     for paper, item in card[["paper", "item"]].drop_duplicates().itertuples(index=False):
         assert f"<span>{paper}</span>" in rendered, f"category {paper} is not shown"
-        kind, suffix = ("figures", "png") if item.startswith("fig") else ("tables", "csv")
-        path = f"results/smoke/{paper}/{kind}/{item}.{suffix}"
+        suffix = "png" if item.startswith("fig") else "csv"
+        path = f"results/smoke/{paper}/report/{item}.{suffix}"
         assert path in categories[paper][item], f"{path} is not in the report"
         assert results[path]["data_uri"].startswith("data:"), f"{path} is not embedded"
         assert "verdicts" in results[path]["caption"]

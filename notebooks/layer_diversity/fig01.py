@@ -19,10 +19,7 @@
 # ‖δ‖² + Kσ²/M.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "layer_diversity"
-item = "fig01"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "layer_diversity", "fig01", "smoke"  # set by the runner
 inputs = ["results/layer_diversity/data/fig01_toy.csv"]
 
 # %%
@@ -83,15 +80,11 @@ ax_terms.set_xlabel("members M")
 ax_terms.set_ylabel("Bias and Diversity")
 ax_terms.set_title("MSE = Bias − Diversity", fontsize=10)
 ax_terms.legend(fontsize=7)
-save_figure(
-    fig,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="Reconstructed from the paper's description: Fig. 1 is an inferred overview (catalog §3); "
-    "the inset is the catalog's toy.",
+note = (
+    "Reconstructed from the paper's description: Fig. 1 is an inferred overview (catalog §3); "
+    "the inset is the catalog's toy."
 )
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %% [markdown]
 # The toy's numbers at a few ensemble sizes:

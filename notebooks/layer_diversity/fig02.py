@@ -20,10 +20,7 @@
 # Errors of exactly 0 are drawn at 1e-18.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "layer_diversity"
-item = "fig02"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "layer_diversity", "fig02", "smoke"  # set by the runner
 inputs = ["results/layer_diversity/data/fig02_reconstruction.csv"]
 
 # %%
@@ -108,14 +105,8 @@ ax_err.set_xlabel("model depth L")
 ax_err.set_ylabel("max error over tasks, seeds, examples")
 ax_err.set_title("Exact reconstruction (float64)")
 ax_err.legend(fontsize=7, ncol=1, loc="upper right")
-save_figure(
-    fig,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="Reconstructed from the paper's description (the figure's content is inferred, catalog §3).",
-)
+note = "Reconstructed from the paper's description (the figure's content is inferred, catalog §3)."
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %%
 summary = checks.groupby("family")[["stream_error", "logit_error", "module_mse_error"]].max()

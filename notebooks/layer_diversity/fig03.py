@@ -22,10 +22,7 @@
 # model's mean logit margin). The judged claim reads the first panel (prefixes, pooled, one-hot).
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "layer_diversity"
-item = "fig03"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "layer_diversity", "fig03", "smoke"  # set by the runner
 inputs = ["results/layer_diversity/data/fig03_units.csv", "results/layer_diversity/data/fig03_correlations.csv"]
 
 # %%
@@ -83,16 +80,12 @@ for r, target in enumerate(targets):
         ax.set_title(f"{where if form == 'lens' else 'module form, models'} · {target}", fontsize=8.5)
 fig.colorbar(image, ax=axes, shrink=0.6, label="Spearman ρ with accuracy (mean over seeds)")
 fig.suptitle(f"Correlation with accuracy across ensembles ({n_seeds} seed{'s' if n_seeds > 1 else ''})")
-save_figure(
-    fig,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="Reconstructed from the paper's description: Fig. 3's rows, columns and correlation type are unknown "
+note = (
+    "Reconstructed from the paper's description: Fig. 3's rows, columns and correlation type are unknown "
     "(catalog §3); units here are logit-lens prefixes of trained small models. n/a: ρ undefined "
-    "(fewer than 3 units, or accuracy or the quantity constant across them).",
+    "(fewer than 3 units, or accuracy or the quantity constant across them)."
 )
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %% [markdown]
 # Units per correlation, and the accuracy range they span (one-hot target, one seed):

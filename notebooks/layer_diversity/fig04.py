@@ -20,10 +20,7 @@
 # the type's mean (law of total variance), as a fraction of the total, mean over tasks and seeds.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "layer_diversity"
-item = "fig04"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "layer_diversity", "fig04", "smoke"  # set by the runner
 inputs = ["results/layer_diversity/data/fig04_members.csv", "results/layer_diversity/data/fig04_groups.csv"]
 
 # %%
@@ -79,14 +76,8 @@ for c, family in enumerate(families):
     if c == 0:
         ax.set_ylabel("fraction of Diversity (mean over tasks, seeds)")
         ax.legend(fontsize=7)
-save_figure(
-    fig,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="Reconstructed from the paper's description: Fig. 4's exact content is inferred (catalog §3).",
-)
+note = "Reconstructed from the paper's description: Fig. 4's exact content is inferred (catalog §3)."
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %% [markdown]
 # Diversity share by module type (one-hot target), mean over tasks and seeds, deepest models:

@@ -19,10 +19,7 @@
 # seeds' range. One-hot target.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "layer_diversity"
-item = "fig05"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "layer_diversity", "fig05", "smoke"  # set by the runner
 inputs = ["results/layer_diversity/data/fig05_prefixes.csv", "results/layer_diversity/data/fig05_examples.csv"]
 
 # %%
@@ -65,14 +62,8 @@ for r, task in enumerate(tasks):
             ax.set_xlabel("prefix ℓ (members o₀..o_ℓ)")
 axes[0, 0].legend(fontsize=7)
 fig.suptitle(f"Logit-lens prefix ensembles of the L = {deepest} models")
-save_figure(
-    fig,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="Reconstructed from the paper's description: Fig. 5's axes are inferred (catalog §3).",
-)
+note = "Reconstructed from the paper's description: Fig. 5's axes are inferred (catalog §3)."
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %% [markdown]
 # Per-example Spearman ρ between Bias_i and Diversity_i, pooled over prefixes ℓ ≥ 1, mean over

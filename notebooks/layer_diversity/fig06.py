@@ -24,10 +24,7 @@
 #    distribution are shown beside the plug-in estimates at each sample size N.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "layer_diversity"
-item = "fig06"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "layer_diversity", "fig06", "smoke"  # set by the runner
 inputs = [
     "results/layer_diversity/data/fig06_depth.csv",
     "results/layer_diversity/data/fig06_fits.csv",
@@ -138,14 +135,8 @@ ax.set_title(
 )
 ax.legend(fontsize=7)
 fig.tight_layout()
-save_figure(
-    fig,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="Reconstructed from the paper's description: Fig. 6's axes are partly inferred (catalog §3).",
-)
+note = "Reconstructed from the paper's description: Fig. 6's axes are partly inferred (catalog §3)."
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %% [markdown]
 # Fits acc ≈ a + b·ln L (seed-mean accuracy; `all` is the mean over the four tasks) and the gains per

@@ -26,10 +26,7 @@
 # the depth-L model, mean over seeds and tasks.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "layer_diversity"
-item = "fig07"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "layer_diversity", "fig07", "smoke"  # set by the runner
 inputs = [
     "results/layer_diversity/data/fig07_information.csv",
     "results/layer_diversity/data/fig07_gains.csv",
@@ -123,15 +120,11 @@ else:
 ax.set_ylabel("Δ accuracy from the depth-L model")
 ax.set_title("Adding a layer: a copy of the last block vs a trained extra layer (mean over tasks, seeds)", fontsize=9)
 fig.tight_layout()
-save_figure(
-    fig,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="Reconstructed from the paper's description: Fig. 7's content is unknown; the catalog infers "
-    "the information terms (catalog §3).",
+note = (
+    "Reconstructed from the paper's description: Fig. 7's content is unknown; the catalog infers "
+    "the information terms (catalog §3)."
 )
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %% [markdown]
 # Intervention, per family and base depth: accuracy and logit-lens diversity of the three models (mean

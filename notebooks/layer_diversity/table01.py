@@ -16,10 +16,7 @@
 # task file make each task reproducible.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "layer_diversity"
-item = "table01"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "layer_diversity", "table01", "smoke"  # set by the runner
 inputs = ["results/layer_diversity/data/table01_tasks.csv"]
 
 # %%
@@ -50,12 +47,6 @@ table = pd.DataFrame(
         "sha256 (first 16)": tasks["sha256"].str[:16],
     }
 )
-save_table(
-    table,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="No table of the paper is confirmed; this is the catalog's probable dataset table (T1).",
-)
+note = "No table of the paper is confirmed; this is the catalog's probable dataset table (T1)."
+save_table(table, results_dir, paper, item, scale, note=note)
 table

@@ -16,10 +16,7 @@
 # (tied weights once), `closed form` is the formula of `repro.analysis.parameter_count`; they must agree.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "layer_diversity"
-item = "table02"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "layer_diversity", "table02", "smoke"  # set by the runner
 stands_for = {}
 inputs = ["results/layer_diversity/data/table02_models.csv"]
 
@@ -67,12 +64,6 @@ table = pd.DataFrame(
         "seeds": per_model["seeds"],
     }
 )
-save_table(
-    table,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="No table of the paper is confirmed; this is the catalog's probable model table (T2).",
-)
+note = "No table of the paper is confirmed; this is the catalog's probable model table (T2)."
+save_table(table, results_dir, paper, item, scale, note=note)
 table

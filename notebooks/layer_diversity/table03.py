@@ -23,10 +23,7 @@
 # has every depth, with min and max.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "layer_diversity"
-item = "table03"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "layer_diversity", "table03", "smoke"  # set by the runner
 inputs = ["results/layer_diversity/data/table03_summary.csv"]
 
 # %%
@@ -65,13 +62,9 @@ task_order = {t: i for i, t in enumerate(["sent", "entail", "topic", "mc"])}
 table = table.sort_values(["family", "depth", "task"], key=lambda c: c.map(task_order) if c.name == "task" else c)
 table = table.reset_index(drop=True)  # a sorted, shuffled index would become an "index" column
 seeds = int(summary["seeds"].max())
-save_table(
-    table,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note=f"Reconstructed from the paper's description: no table of the paper is confirmed (catalog §3). "
-    f"Mean ± sd over {seeds} seed(s); shallowest and deepest models (every depth in the data CSV).",
+note = (
+    f"Reconstructed from the paper's description: no table of the paper is confirmed (catalog §3). "
+    f"Mean ± sd over {seeds} seed(s); shallowest and deepest models (every depth in the data CSV)."
 )
+save_table(table, results_dir, paper, item, scale, note=note)
 table

@@ -17,10 +17,7 @@
 # "spike" (one +Λ, all others −Λ) that makes max_i p_i largest.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "param_allocation"
-item = "fig01"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "param_allocation", "fig01", "smoke"  # set by the runner
 inputs = ["results/param_allocation/data/jacobian.csv"]
 
 # %%
@@ -83,14 +80,8 @@ fig.legend(
     title_fontsize=8,
 )
 fig.suptitle("Softmax saturation for bounded logits: lines are means over samples, band = min–max (uniform)")
-save_figure(
-    fig,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="Reconstructed from the paper's description (Theorem 2); the paper's Fig 1 content is unknown.",
-)
+note = "Reconstructed from the paper's description (Theorem 2); the paper's Fig 1 content is unknown."
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %% [markdown]
 # Largest measured ratio ‖J‖₂ / (e^{2Λ}/L) per kind and Λ (the theorem says ≤ 1):

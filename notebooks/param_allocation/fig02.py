@@ -22,10 +22,7 @@
 # is the paper's bound (Theorem 1) evaluated on the same sweep, its argmin starred.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "param_allocation"
-item = "fig02"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "param_allocation", "fig02", "smoke"  # set by the runner
 inputs = ["results/param_allocation/data/heads_sweep.csv", "results/param_allocation/data/allocation_bound.csv"]
 
 # %%
@@ -61,14 +58,8 @@ fig.suptitle(
     f"Loss against number of heads at fixed width (mean ± sd over {seeds} seeds; ★ = argmin). "
     "Paper (its own, unknown D): best at 8 heads, its Eq. 3 predicted 32"
 )
-save_figure(
-    fig,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="Reconstructed from the paper's description: axes, budgets and task details inferred (catalog §2, Fig 2).",
-)
+note = "Reconstructed from the paper's description: axes, budgets and task details inferred (catalog §2, Fig 2)."
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %% [markdown]
 # Seed-mean and sd per head count (metric: accuracy for the discrete task, normalised MSE for the

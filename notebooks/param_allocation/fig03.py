@@ -23,10 +23,7 @@
 #   divided by E‖o‖² (right; catalog pitfall P6: the teacher's own output shrinks like 1/L).
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "param_allocation"
-item = "fig03"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "param_allocation", "fig03", "smoke"  # set by the runner
 inputs = ["results/param_allocation/data/low_rank_scores.csv", "results/param_allocation/data/saturation_trained.csv"]
 
 # %%
@@ -123,14 +120,8 @@ fig.suptitle(
     f"Saturation: a rank-r head against a full-rank teacher (d = {scores['rank'].max()}, Λ = {lam:g}; "
     f"trained: mean ± sd over {trained['seed'].nunique()} seeds)"
 )
-save_figure(
-    fig,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="Reconstructed from the paper's description (Theorem 2, Corollary 2): the paper's Fig 3 panels are unknown.",
-)
+note = "Reconstructed from the paper's description (Theorem 2, Corollary 2): the paper's Fig 3 panels are unknown."
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %% [markdown]
 # Reading the two arms together. In the theory arm the values are white noise independent of the

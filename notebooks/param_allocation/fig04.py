@@ -22,10 +22,7 @@
 # Bottom: recovery R = (L_abl − L_student)/(L_abl − L_teacher) from seed-mean losses.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "param_allocation"
-item = "fig04"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "param_allocation", "fig04", "smoke"  # set by the runner
 inputs = ["results/param_allocation/data/replacement.csv"]
 
 # %%
@@ -89,14 +86,8 @@ for column, layer in enumerate(layers):
 axes[0, 0].legend(fontsize=7)
 axes[1, 0].legend(fontsize=7)
 fig.suptitle(f"Single-head replacement in a trained decoder (mean ± sd over {seeds} seeds)")
-save_figure(
-    fig,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="Reconstructed from the paper's description: model, layers, dimensions and fine-tuning inferred (catalog §1.6-1.7, Fig 4).",
-)
+note = "Reconstructed from the paper's description: model, layers, dimensions and fine-tuning inferred (catalog §1.6-1.7, Fig 4)."
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %% [markdown]
 # Seed-mean losses, recovery from seed-mean losses, and the students' held-out distillation error

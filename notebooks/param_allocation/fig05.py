@@ -19,10 +19,7 @@
 # over the smallest head dimension against L (the check: non-increasing). Right: validation curves.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "param_allocation"
-item = "fig05"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "param_allocation", "fig05", "smoke"  # set by the runner
 inputs = ["results/param_allocation/data/decoders.csv", "results/param_allocation/data/decoder_curves.csv"]
 
 # %%
@@ -104,14 +101,8 @@ handles += [
 ]
 ax.legend(handles=handles, fontsize=7, ncol=2)
 fig.suptitle(f"Decoders with reduced head dimensions across sequence lengths ({seeds} seeds)")
-save_figure(
-    fig,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="Reconstructed from the paper's description: plotted quantity inferred; code corpus instead of WikiText-103 (catalog §2, Fig 5).",
-)
+note = "Reconstructed from the paper's description: plotted quantity inferred; code corpus instead of WikiText-103 (catalog §2, Fig 5)."
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %% [markdown]
 # Final losses per run (seed means), with parameter counts:

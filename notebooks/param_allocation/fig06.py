@@ -20,10 +20,7 @@
 # is drawn for reference.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "param_allocation"
-item = "fig06"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "param_allocation", "fig06", "smoke"  # set by the runner
 inputs = ["results/param_allocation/data/replacement_positions.csv"]
 
 # %%
@@ -92,14 +89,8 @@ for column, layer in enumerate(layers):
 axes[0, 0].legend(fontsize=7, ncol=2)
 axes[1, 0].legend(fontsize=7, ncol=2)
 fig.suptitle(f"Per-position loss change of a zero-shot replaced head (seed means over {seeds} seeds)")
-save_figure(
-    fig,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="Reconstructed from the paper's description: the catalog's per-position analysis of the Fig 4 replacements (catalog §2, Fig 6).",
-)
+note = "Reconstructed from the paper's description: the catalog's per-position analysis of the Fig 4 replacements (catalog §2, Fig 6)."
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %% [markdown]
 # Bucket means per seed (the check compares the first and the last bucket for r ≤ 8):

@@ -16,10 +16,7 @@
 # alone (right). The column "mean" is R from seed-mean losses.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "param_allocation"
-item = "fig09"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "param_allocation", "fig09", "smoke"  # set by the runner
 inputs = ["results/param_allocation/data/replacement.csv"]
 
 # %%
@@ -68,14 +65,8 @@ for ax, stage, title in [(axes[0], "zero_shot", "zero-shot"), (axes[1], "finetun
     )
     ax.set_title(f"SVD students of dimension r = {rank} (d_h = {head_dim}), {title}")
 fig.suptitle("Recovery of every head of the replaced layers (R = 1: teacher's loss; 0: head ablated)")
-save_figure(
-    fig,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="Reconstructed from the paper's description: the appendix figure's content is unknown (catalog §2, Figs 7-9).",
-)
+note = "Reconstructed from the paper's description: the appendix figure's content is unknown (catalog §2, Figs 7-9)."
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %% [markdown]
 # The ablation gap L_abl − L_teacher of each head (nats) says how much a head matters; recovery is

@@ -20,10 +20,7 @@
 # seed means.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "param_allocation"
-item = "fig10"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "param_allocation", "fig10", "smoke"  # set by the runner
 inputs = ["results/param_allocation/data/logit_norms.csv"]
 
 # %%
@@ -67,14 +64,8 @@ for ax in axes:
     ax.set_xlabel("prefix length L (keys of the last query)")
     ax.legend(fontsize=8)
 fig.suptitle(f"Attention logits of the trained decoders against L (mean over held-out chunks and {seeds} seeds)")
-save_figure(
-    fig,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="Small decoders trained on the code corpus stand in for the paper's models (catalog §2, Fig 10).",
-)
+note = "Small decoders trained on the code corpus stand in for the paper's models (catalog §2, Fig 10)."
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %% [markdown]
 # Seed means per layer, head and L:

@@ -18,10 +18,7 @@
 # budget, head counts and seeds as Figure 2; ALiBi-type heads (theory) and learned positions.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "param_allocation"
-item = "fig07"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "param_allocation", "fig07", "smoke"  # set by the runner
 inputs = ["results/param_allocation/data/heads_sweep.csv", "results/param_allocation/data/allocation_bound.csv"]
 
 # %%
@@ -43,14 +40,8 @@ rows = sweep[sweep["task"] == task]
 
 # %%
 fig = sweep_figure(rows, bound, task, title)
-save_figure(
-    fig,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="Reconstructed from the paper's description: the appendix figure's content is unknown; this is the catalog's proposal.",
-)
+note = "Reconstructed from the paper's description: the appendix figure's content is unknown; this is the catalog's proposal."
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %%
 print(to_markdown(sweep_summary(rows)))

@@ -16,10 +16,7 @@
 # sweeps, the saturation students, the teacher decoders, their student heads and the Fig 5 decoders.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "param_allocation"
-item = "table01"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "param_allocation", "table01", "smoke"  # set by the runner
 inputs = [
     "results/param_allocation/data/heads_sweep.csv",
     "results/param_allocation/data/saturation_trained.csv",
@@ -134,11 +131,5 @@ for length, part in decoders.groupby("length"):
         }
     )
 table = pd.DataFrame(rows)
-save_table(
-    table,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="A pipeline record (catalog §2, Tables), not a table of the paper: no paper table is known.",
-)
+note = "A pipeline record (catalog §2, Tables), not a table of the paper: no paper table is known."
+save_table(table, results_dir, paper, item, scale, note=note)

@@ -14,10 +14,7 @@
 # check fixed before any run. At smoke scale every verdict reads "not measurable at this scale".
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "param_allocation"
-item = "table02"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "param_allocation", "table02", "smoke"  # set by the runner
 inputs = ["results/param_allocation/claims.csv"]
 
 # %%
@@ -28,6 +25,5 @@ from repro.pipeline.tables import save_table
 claims = pd.read_csv(inputs[0], dtype=str).fillna("")
 table = claims[["item", "claim", "paper_value", "measured", "tolerance", "verdict", "seeds"]].copy()
 table["claim"] = table["claim"].str.split(":").str[0]
-save_table(
-    table, results_dir, paper, item, scale, note="A pipeline record (catalog §2, Tables), not a table of the paper."
-)
+note = "A pipeline record (catalog §2, Tables), not a table of the paper."
+save_table(table, results_dir, paper, item, scale, note=note)

@@ -22,10 +22,7 @@
 # attention matrix is the identity (with and without norms), and SAS equals SAS-P.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "fig10"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "fig10", "smoke"  # set by the runner
 inputs = [
     "results/simplified_blocks/data/structure_inventory.csv",
     "results/simplified_blocks/data/structure_checks.csv",
@@ -52,9 +49,8 @@ for ax, layer in zip(axes, (0, 1)):
     rows = inventory[(inventory["variant"] == VARIANT) & (inventory["layer"] == layer)].to_dict("records")
     draw_block(ax, rows, title=f"{label(VARIANT)}, layer {layer + 1}")
 fig.suptitle(f"The {label(VARIANT)} block, drawn from the model object")
-save_figure(
-    fig, results_dir, paper, item, scale, note="Drawn from the code's module inventory, not copied from the paper."
-)
+note = "Drawn from the code's module inventory, not copied from the paper."
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %%
 mine = checks[checks["check"].isin(["identity_at_init", "shaped_matrix_is_identity", "sas_equals_sas_p_at_init"])]

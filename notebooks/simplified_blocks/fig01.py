@@ -20,10 +20,7 @@
 # without norms, one LayerNorm on the embeddings (as the official code does).
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "fig01"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "fig01", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/structure_inventory.csv"]
 
 # %%
@@ -44,9 +41,8 @@ for ax, (variant, title) in zip(axes, shown):
     rows = inventory[(inventory["variant"] == variant) & (inventory["layer"] == 1)].to_dict("records")
     draw_block(ax, rows, title=title)
 fig.suptitle("Transformer blocks, drawn from the model objects (layer 2)")
-save_figure(
-    fig, results_dir, paper, item, scale, note="Drawn from the code's module inventory, not copied from the paper."
-)
+note = "Drawn from the code's module inventory, not copied from the paper."
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %% [markdown]
 # Which components exist in each layer (✓ present, · removed), for the three blocks.

@@ -19,10 +19,7 @@
 # seeds, bands span the seeds.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "fig02"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "fig02", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig26_curves.csv"]
 
 # %%

@@ -20,10 +20,7 @@
 # give its β grid; we use the β values in the footer's configuration.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "fig03"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "fig03", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig03_curves.csv", "results/simplified_blocks/data/variants.csv"]
 
 # %%
@@ -67,14 +64,8 @@ ax.set_xlabel(r"fixed residual weight $\beta_V = \beta_P$")
 ax.set_ylabel("final eval loss (nats/token)")
 ax.set_title("Skipless attention: loss against the value/projection weight β")
 ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
-save_figure(
-    fig,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="β grid reconstructed from the paper's description (its grid is not given).",
-)
+note = "β grid reconstructed from the paper's description (its grid is not given)."
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %%
 table = (

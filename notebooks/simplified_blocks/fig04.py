@@ -20,10 +20,7 @@
 # seeds, band = seed range); the dotted line marks 0.05.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "fig04"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "fig04", "smoke"  # set by the runner
 inputs = [
     "results/simplified_blocks/data/fig04_gains.csv",
     "results/simplified_blocks/data/fig04_curves.csv",

@@ -20,10 +20,7 @@
 # (median over rounds), since two runs side by side on a shared machine time each other's noise.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "fig05"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "fig05", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig26_curves.csv", "results/simplified_blocks/data/throughput_models.csv"]
 
 # %%
@@ -32,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from repro.papers.simplified_blocks.equal_budget import loss_at, total
-from repro.pipeline.plotting import label, line_style, save_figure, use_style
+from repro.pipeline.plotting import label, line_style, save_figure, use_style, zoom_to_late
 from repro.pipeline.tables import to_markdown
 
 use_style()
@@ -48,8 +45,7 @@ for variant in order:
     by_step = evals[evals["variant"] == variant].groupby("step")[["seconds", "loss"]].mean()
     ax.plot(by_step["seconds"], by_step["loss"], label=label(variant), markevery=3, **line_style(variant))
 ax.axvline(np.mean(list(t_star.values())), color="#333333", ls=":", lw=1)
-late = evals[evals["step"] >= evals["step"].max() * 0.3]
-ax.set_ylim(late["loss"].min() - 0.05, late["loss"].quantile(0.98) + 0.15)
+zoom_to_late(ax, evals)
 ax.set_xlabel("training time (s, this machine)")
 ax.set_ylabel("eval loss (nats/token)")
 ax.set_title("Loss against wall-clock time")

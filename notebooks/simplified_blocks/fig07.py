@@ -20,10 +20,7 @@
 # (evaluation excluded). Lines are the mean over pre-training seeds at each evaluation.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "fig07"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "fig07", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/mlm_curves.csv"]
 
 # %%
@@ -31,7 +28,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from repro.analysis.training_curves import final_losses
-from repro.pipeline.plotting import label, line_style, save_figure, use_style
+from repro.pipeline.plotting import label, line_style, save_figure, use_style, zoom_to_late
 from repro.pipeline.tables import to_markdown
 
 use_style()
@@ -48,21 +45,13 @@ for variant in order:
     # (at about the same time in every seed of one block).
     by_step = runs.groupby("step")[["seconds", "loss"]].mean()
     ax.plot(by_step["seconds"], by_step["loss"], label=label(variant), markevery=3, **line_style(variant))
-late = evals[evals["seconds"] >= evals["seconds"].max() * 0.3]
-if len(late):
-    ax.set_ylim(late["loss"].min() - 0.1, late["loss"].quantile(0.98) + 0.3)
+zoom_to_late(ax, evals, x="seconds", margins=(0.1, 0.3))
 ax.set_xlabel("training time (s, this machine; same budget for every block)")
 ax.set_ylabel("masked-LM eval loss (nats/masked token)")
 ax.set_title(f"Masked-LM loss vs runtime (mean over {n_seeds} seed{'s' if n_seeds > 1 else ''})")
 ax.legend(fontsize=8)
-save_figure(
-    fig,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="Crammed-BERT stand-in: docstring/comment text, equal wall-clock budgets; masking 80/10/10 unverified.",
-)
+note = "Crammed-BERT stand-in: docstring/comment text, equal wall-clock budgets; masking 80/10/10 unverified."
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %% [markdown]
 # Final eval loss (mean of the last three evaluations) and the steps completed in the budget.

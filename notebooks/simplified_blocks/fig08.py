@@ -18,27 +18,21 @@
 # The dotted line is the 3× Pre-LN run's total time t*, where the claims compare the blocks.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "fig08"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "fig08", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig08_curves.csv", "results/simplified_blocks/data/variants.csv"]
 
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 
 from repro.analysis.training_curves import mean_curve
 from repro.papers.simplified_blocks.equal_budget import loss_at, total
-from repro.papers.simplified_blocks.variant_table import style_key
+from repro.papers.simplified_blocks.variant_table import curves_and_variants
 from repro.pipeline.plotting import label, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
 use_style()
-curves = pd.read_csv(inputs[0])
-facts = pd.read_csv(inputs[1]).set_index("variant").loc[sorted(set(curves["variant"]))]
-facts["key"] = [style_key(b, n) for b, n in zip(facts["block"], facts["norm"])]
+curves, facts = curves_and_variants(inputs[0], inputs[1])
 base_steps = facts["steps"].min()
 facts["multiple"] = (facts["steps"] / base_steps).round(1)
 long_pre_ln = facts[(facts["key"] == "pre_ln") & (facts["multiple"] == facts["multiple"].max())].index

@@ -20,10 +20,7 @@
 # on our model (float64), and the control with the other learning-rate scale.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "fig09"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "fig09", "smoke"  # set by the runner
 inputs = [
     "results/simplified_blocks/data/fig09_curves.csv",
     "results/simplified_blocks/data/fig03_curves.csv",
@@ -109,9 +106,8 @@ ax_check.set_yticklabels(duality["case"], fontsize=7)
 ax_check.axvline(1e-10, color="#333333", ls=":", lw=0.8)
 ax_check.set_xlabel("|W_reparam − W_plain| / |update| after one step")
 ax_check.set_title("Exact duality (blue) vs wrong LR scale (grey)")
-save_figure(
-    fig, results_dir, paper, item, scale, note="W^V, W^P are reparameterised as W_init + ΔW with ΔW at r × lr (App. A)."
-)
+note = "W^V, W^P are reparameterised as W_init + ΔW with ΔW at r × lr (App. A)."
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %%
 table = (

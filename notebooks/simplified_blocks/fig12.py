@@ -17,25 +17,19 @@
 # with 5% warmup and the same peak LR; mean over seeds. Right: the last half of training.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "fig12"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "fig12", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig12_curves.csv", "results/simplified_blocks/data/variants.csv"]
 
 # %%
 import matplotlib.pyplot as plt
-import pandas as pd
 
 from repro.analysis.training_curves import final_losses, mean_curve
-from repro.papers.simplified_blocks.variant_table import style_key
+from repro.papers.simplified_blocks.variant_table import curves_and_variants
 from repro.pipeline.plotting import label, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
 use_style()
-curves = pd.read_csv(inputs[0])
-facts = pd.read_csv(inputs[1]).set_index("variant").loc[sorted(set(curves["variant"]))]
-facts["key"] = [style_key(b, n) for b, n in zip(facts["block"], facts["norm"])]
+curves, facts = curves_and_variants(inputs[0], inputs[1])
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))

@@ -17,25 +17,19 @@
 # base run is drawn in grey for reference. Mean over seeds.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "fig13"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "fig13", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig13_curves.csv", "results/simplified_blocks/data/variants.csv"]
 
 # %%
 import matplotlib.pyplot as plt
-import pandas as pd
 
 from repro.analysis.training_curves import final_losses, mean_curve
-from repro.papers.simplified_blocks.variant_table import style_key
-from repro.pipeline.plotting import label, line_style, save_figure, use_style
+from repro.papers.simplified_blocks.variant_table import curves_and_variants
+from repro.pipeline.plotting import label, line_style, save_figure, use_style, zoom_to_late
 from repro.pipeline.tables import to_markdown
 
 use_style()
-curves = pd.read_csv(inputs[0])
-facts = pd.read_csv(inputs[1]).set_index("variant").loc[sorted(set(curves["variant"]))]
-facts["key"] = [style_key(b, n) for b, n in zip(facts["block"], facts["norm"])]
+curves, facts = curves_and_variants(inputs[0], inputs[1])
 names = {"shaped": "shaped attention", "eq4": "Eq-4 attention", "softmax": "softmax"}
 
 # %%
@@ -57,9 +51,7 @@ for variant, row in facts.sort_values(["key", "spec_attention"]).iterrows():
         label=f"{label(row['key'])}, {names[row['spec_attention']]}",
     )
 evals = curves[curves["split"] == "eval"]
-late = evals[evals["step"] >= evals["step"].max() * 0.3]
-if len(late):
-    ax.set_ylim(late["loss"].min() - 0.05, late["loss"].quantile(0.98) + 0.15)
+zoom_to_late(ax, evals)
 ax.set_xlabel("training step")
 ax.set_ylabel("eval loss (nats/token)")
 ax.set_title("Shaped (dashed) vs Eq-4 (solid) attention")

@@ -18,10 +18,7 @@
 # the Pre-LN base run is the horizontal reference.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "fig14"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "fig14", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig14_curves.csv", "results/simplified_blocks/data/variants.csv"]
 
 # %%

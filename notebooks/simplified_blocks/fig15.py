@@ -18,10 +18,7 @@
 # `tie_valproj_init` names "last_block" for LL-tied, which we read as the last layer.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "fig15"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "fig15", "smoke"  # set by the runner
 inputs = [
     "results/simplified_blocks/data/fig03_curves.csv",
     "results/simplified_blocks/data/fig15_curves.csv",
@@ -81,14 +78,8 @@ ax.set_xlabel(r"fixed residual weight $\beta_V = \beta_P$")
 ax.set_ylabel("final eval loss (nats/token)")
 ax.set_title("Orthogonal, tied orthogonal and identity initialisations")
 ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
-save_figure(
-    fig,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="LL-tied read as: tied in the last layer only (reconstructed from the code's option name).",
-)
+note = "LL-tied read as: tied in the last layer only (reconstructed from the code's option name)."
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %%
 at0 = reparam[reparam["spec_reparam_beta"] == 0.0]

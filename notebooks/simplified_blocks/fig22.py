@@ -18,10 +18,7 @@
 # seeds, band = seed range); the dotted line marks 0.05.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "fig22"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "fig22", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig22_gains.csv", "results/simplified_blocks/data/fig04_gains.csv"]
 
 # %%
@@ -42,14 +39,8 @@ fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
 plot_ratio_trajectories(axes, gains)
 axes[1].legend(fontsize=7, ncol=2, loc="lower right")
 fig.suptitle(f"Pre-LN, identity W_init: β/α per layer (mean over {n_seeds} seed{'s' if n_seeds > 1 else ''})")
-save_figure(
-    fig,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="Gain initialisation (α = 1, β = 0.2) reconstructed from the paper's description of Fig 4.",
-)
+note = "Gain initialisation (α = 1, β = 0.2) reconstructed from the paper's description of Fig 4."
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %%
 last = final(ratios(gains))

@@ -17,23 +17,19 @@
 # the β_SA down-weighting is not run. Mean over seeds; the band spans the seeds.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "fig23"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "fig23", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig23_curves.csv", "results/simplified_blocks/data/variants.csv"]
 
 # %%
 import matplotlib.pyplot as plt
-import pandas as pd
 
 from repro.analysis.training_curves import final_losses, mean_curve
-from repro.pipeline.plotting import line_style, save_figure, use_style
+from repro.papers.simplified_blocks.variant_table import curves_and_variants
+from repro.pipeline.plotting import line_style, save_figure, use_style, zoom_to_late
 from repro.pipeline.tables import to_markdown
 
 use_style()
-curves = pd.read_csv(inputs[0])
-facts = pd.read_csv(inputs[1]).set_index("variant").loc[sorted(set(curves["variant"]))]
+curves, facts = curves_and_variants(inputs[0], inputs[1])
 facts["name"] = [
     "Pre-LN, W^V = W^P = I" if v == "identity" else "Pre-LN (trained W^V, W^P)" for v in facts["spec_value"]
 ]
@@ -53,9 +49,7 @@ for variant, row in facts.sort_values("name").iterrows():
     )
     ax.fill_between(curve.index, curve["low"], curve["high"], color="#D55E00" if identity else colour, alpha=0.15, lw=0)
 evals = curves[curves["split"] == "eval"]
-late = evals[evals["step"] >= evals["step"].max() * 0.3]
-if len(late):
-    ax.set_ylim(late["loss"].min() - 0.05, late["loss"].quantile(0.98) + 0.15)
+zoom_to_late(ax, evals)
 ax.set_xlabel("training step")
 ax.set_ylabel("eval loss (nats/token)")
 ax.set_title("Pre-LN with identity value and projection")

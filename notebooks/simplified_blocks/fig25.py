@@ -18,23 +18,19 @@
 # 1 − 1/√L at our depth; the Pre-LN base run in grey for reference. Mean over seeds.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "fig25"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "fig25", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig25_curves.csv", "results/simplified_blocks/data/variants.csv"]
 
 # %%
 import matplotlib.pyplot as plt
-import pandas as pd
 
 from repro.analysis.training_curves import final_losses, mean_curve
+from repro.papers.simplified_blocks.variant_table import curves_and_variants
 from repro.pipeline.plotting import line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
 use_style()
-curves = pd.read_csv(inputs[0])
-facts = pd.read_csv(inputs[1]).set_index("variant").loc[sorted(set(curves["variant"]))]
+curves, facts = curves_and_variants(inputs[0], inputs[1])
 
 
 def name(row) -> str:

@@ -19,10 +19,7 @@
 # the seeds' minimum and maximum.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "fig26"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "fig26", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig26_curves.csv"]
 
 # %%

@@ -19,10 +19,7 @@
 # right: the steps each block completed in the budget, relative to Pre-LN, per seed.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "fig27"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "fig27", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/mlm_curves.csv"]
 
 # %%
@@ -30,7 +27,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.pipeline.plotting import label, line_style, save_figure, use_style
+from repro.pipeline.plotting import label, line_style, save_figure, use_style, zoom_to_late
 from repro.pipeline.tables import to_markdown
 
 use_style()
@@ -46,9 +43,7 @@ fig, (ax, ax_speed) = plt.subplots(1, 2, figsize=(11, 4.3), gridspec_kw={"width_
 for variant in order:
     by_step = evals[evals["variant"] == variant].groupby("step")["loss"].mean()
     ax.plot(by_step.index, by_step.values, label=label(variant), markevery=3, **line_style(variant))
-late = evals[evals["step"] >= evals["step"].max() * 0.3]
-if len(late):
-    ax.set_ylim(late["loss"].min() - 0.1, late["loss"].quantile(0.98) + 0.3)
+zoom_to_late(ax, evals, margins=(0.1, 0.3))
 ax.set_xlabel("micro-batch steps")
 ax.set_ylabel("masked-LM eval loss (nats/masked token)")
 ax.set_title("Masked-LM loss vs steps (same time budget)")
@@ -68,14 +63,8 @@ ax_speed.set_ylabel("steps in budget ÷ Pre-LN's")
 ax_speed.set_title("Speed (dots: seeds)")
 ax_speed.set_ylim(max(0.0, min(speed.min().min(), 0.9) - 0.1), max(speed.max().max(), 1.25) + 0.05)
 ax_speed.legend(fontsize=8)
-save_figure(
-    fig,
-    results_dir,
-    paper,
-    item,
-    scale,
-    note="Crammed-BERT stand-in: docstring/comment text, equal wall-clock budgets on a shared 2-core CPU.",
-)
+note = "Crammed-BERT stand-in: docstring/comment text, equal wall-clock budgets on a shared 2-core CPU."
+save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %%
 summary = pd.DataFrame(

@@ -19,10 +19,7 @@
 # run's measured training seconds, mean over seeds.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "fig28"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "fig28", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig28_curves.csv", "results/simplified_blocks/data/variants.csv"]
 
 # %%
@@ -31,14 +28,12 @@ import numpy as np
 import pandas as pd
 
 from repro.analysis.training_curves import final_losses, mean_curve
-from repro.papers.simplified_blocks.variant_table import style_key
+from repro.papers.simplified_blocks.variant_table import curves_and_variants
 from repro.pipeline.plotting import label, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
 use_style()
-curves = pd.read_csv(inputs[0])
-facts = pd.read_csv(inputs[1]).set_index("variant").loc[sorted(set(curves["variant"]))]
-facts["key"] = [style_key(b, n) for b, n in zip(facts["block"], facts["norm"])]
+curves, facts = curves_and_variants(inputs[0], inputs[1])
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 4.3))

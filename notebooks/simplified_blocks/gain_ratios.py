@@ -19,10 +19,7 @@
 # seeds, band = seed range); the dotted line marks 0.05. The rule passes the item.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "fig16"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "fig16", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig16_gains.csv"]
 
 # %%

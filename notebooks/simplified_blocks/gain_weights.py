@@ -17,10 +17,7 @@
 # of ±1 standard deviation across heads. The rule passes the item and its gain (`symbol`).
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "fig17"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "fig17", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig04_gains.csv"]
 symbol = "alpha"
 

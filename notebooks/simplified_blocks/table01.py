@@ -22,10 +22,7 @@
 # masked-LM fine-tuning runs.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "table01"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "table01", "smoke"  # set by the runner
 inputs = [
     "results/simplified_blocks/data/structure_params.csv",
     "results/simplified_blocks/data/throughput_models.csv",

@@ -22,10 +22,7 @@
 # the stand-in, so only the pattern across blocks is comparable.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "simplified_blocks"
-item = "table02"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "simplified_blocks", "table02", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/glue_scores.csv", "results/simplified_blocks/data/glue_average.csv"]
 
 # %%

@@ -20,10 +20,7 @@
 # baselines share one axis; the dashed line at 0 is the unmasked model of each seed.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "sixteen_heads"
-item = "fig01"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "sixteen_heads", "fig01", "smoke"  # set by the runner
 alpha = 0.01
 inputs = ["results/sixteen_heads/data/ablation.csv"]
 

@@ -19,10 +19,7 @@
 # One colour per seed; Pearson r and p per seed in the legend.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "sixteen_heads"
-item = "fig02"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "sixteen_heads", "fig02", "smoke"  # set by the runner
 alpha = 0.01
 inputs = ["results/sixteen_heads/data/ablation.csv"]
 

@@ -20,10 +20,7 @@
 # seeds); the random line averages several random orders per seed.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "sixteen_heads"
-item = "fig03"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "sixteen_heads", "fig03", "smoke"  # set by the runner
 alpha = 0.01
 inputs = ["results/sixteen_heads/data/pruning.csv", "results/sixteen_heads/data/importance.csv"]
 

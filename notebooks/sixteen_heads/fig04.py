@@ -18,10 +18,7 @@
 # ⌈N·p/100⌉ for p = 0-90%, on the in-domain test set. Lines are means over seeds (bands: min-max).
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "sixteen_heads"
-item = "fig04"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "sixteen_heads", "fig04", "smoke"  # set by the runner
 alpha = 0.01
 inputs = ["results/sixteen_heads/data/pruning.csv"]
 

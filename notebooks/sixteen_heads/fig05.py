@@ -21,10 +21,7 @@
 # Lines are means over seeds.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "sixteen_heads"
-item = "fig05"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "sixteen_heads", "fig05", "smoke"  # set by the runner
 alpha = 0.01
 inputs = ["results/sixteen_heads/data/epochs.csv"]
 

@@ -19,10 +19,7 @@
 # importance-pruning code as Fig. 3. Lines are means over seeds.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "sixteen_heads"
-item = "fig06"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "sixteen_heads", "fig06", "smoke"  # set by the runner
 alpha = 0.01
 inputs = ["results/sixteen_heads/data/pruning.csv"]
 

@@ -28,10 +28,7 @@
 # head per seed (1-based). Paper columns: the paper's cells.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "sixteen_heads"
-item = "table02"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "sixteen_heads", "table02", "smoke"  # set by the runner
 alpha = 0.01
 inputs = ["results/sixteen_heads/data/ablation.csv"]
 

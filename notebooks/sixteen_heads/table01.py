@@ -19,10 +19,7 @@
 # are listed beside ours (our model has fewer layers and heads, so cells do not correspond one to one).
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "sixteen_heads"
-item = "table01"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "sixteen_heads", "table01", "smoke"  # set by the runner
 alpha = 0.01
 inputs = ["results/sixteen_heads/data/ablation.csv"]
 

@@ -20,10 +20,7 @@
 # mean ± sd, and the speedup of the medians.
 
 # %% tags=["parameters"]
-results_dir = "results"
-paper = "sixteen_heads"
-item = "table04"
-scale = "smoke"
+results_dir, paper, item, scale = "results", "sixteen_heads", "table04", "smoke"  # set by the runner
 alpha = 0.01
 inputs = ["results/sixteen_heads/data/speed.csv", "results/sixteen_heads/data/speed_models.csv"]
 

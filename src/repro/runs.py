@@ -27,6 +27,18 @@ def write_model_config(run_dir: str | Path, cfg: TransformerConfig) -> None:
     path.write_text(json.dumps(cfg.to_dict(), indent=1, sort_keys=True) + "\n")
 
 
+def new_run_model(run_dir: str | Path, cfg: TransformerConfig, seed: int) -> Transformer:
+    """A freshly initialised model of a run (its init drawn from `seed`), its config written to the run."""
+    import torch
+
+    from repro.training.seeding import derive_seed
+
+    torch.manual_seed(derive_seed(seed, "init"))
+    model = Transformer(cfg)
+    write_model_config(run_dir, cfg)
+    return model
+
+
 def read_model_config(run_dir: str | Path) -> TransformerConfig:
     path = Path(run_dir) / MODEL_CONFIG_FILE
     if not path.exists():

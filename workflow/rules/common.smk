@@ -3,6 +3,7 @@
 import json
 import os
 import shlex
+import shutil
 
 from repro.pipeline.captions import item_caption
 from repro.pipeline.claims import claim_inputs
@@ -54,6 +55,14 @@ def item_outputs(paper, item):
     kind, suffixes = ("figures", ("png", "pdf")) if item.startswith("fig") else ("tables", ("csv", "md"))
     files = [f"{RESULTS}/{paper}/{kind}/{item}.{suffix}" for suffix in suffixes]
     return files + [f"{RESULTS}/{paper}/notebooks/{item}.ipynb", f"{RESULTS}/{paper}/notebooks/{item}.html"]
+
+
+def report_entries():
+    """The report's copy of every figure (png) and table (csv), see rule report_entry."""
+    entries = []
+    for paper, item in sorted(NOTEBOOKS):
+        entries.append(f"{RESULTS}/{paper}/report/{item}.{'png' if item.startswith('fig') else 'csv'}")
+    return entries
 
 
 def all_notebook_outputs():

@@ -4,7 +4,9 @@
 # papermill into results/<scale>/<paper>/notebooks/<item>.ipynb (+ .html); the notebook
 # writes its figure (png, pdf) or table (csv, md). Notebooks only read, plot and tabulate.
 # One definition makes both rules, figure_notebook and table_notebook: they differ only in
-# the folder, the two files the notebook writes and the item names they take.
+# the folder, the two files the notebook writes and the item names they take. A notebook depends
+# on its data alone; its entry in the HTML report, captioned with the paper's verdicts, is the
+# copy that rule report_entry makes.
 NOTEBOOK_KINDS = {
     "figure": ("figures", "png", "pdf", r"fig\d\d"),
     "table": ("tables", "csv", "md", r"table\d\d"),
@@ -18,14 +20,8 @@ for kind, (folder, shown, other, pattern) in NOTEBOOK_KINDS.items():
         input:
             notebook=notebook_source,
             data=notebook_inputs,
-            claims=paper_claims_file,
         output:
-            shown=report(
-                f"{RESULTS}/{{paper}}/{folder}/{{item}}.{shown}",
-                caption="../report/item.rst",
-                category="{paper}",
-                subcategory="{item}",
-            ),
+            shown=f"{RESULTS}/{{paper}}/{folder}/{{item}}.{shown}",
             other=f"{RESULTS}/{{paper}}/{folder}/{{item}}.{other}",
             ipynb=f"{RESULTS}/{{paper}}/notebooks/{{item}}.ipynb",
             html=f"{RESULTS}/{{paper}}/notebooks/{{item}}.html",
@@ -43,7 +39,6 @@ for kind, (folder, shown, other, pattern) in NOTEBOOK_KINDS.items():
             runtime=10,
         params:
             args=notebook_params,
-            caption=report_caption,
             results=results_root,
             scale=SCALE,
         shell:

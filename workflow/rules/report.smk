@@ -39,6 +39,30 @@ rule paper_claims:
         "--out {output} > {log} 2>&1"
 
 
+# -- report entries ----------------------------------------------------------------
+# The HTML report shows every figure and table with a caption that carries this run's verdicts.
+# A caption is a param, and a changed param reruns its job: the entry is therefore a copy made by
+# this local rule, so that a changed verdict reruns a copy and not the notebook.
+rule report_entry:
+    input:
+        item=item_file,
+        claims=paper_claims_file,
+    output:
+        report(
+            f"{RESULTS}/{{paper}}/report/{{item}}.{{suffix}}",
+            caption="../report/item.rst",
+            category="{paper}",
+            subcategory="{item}",
+        ),
+    wildcard_constraints:
+        suffix="png|csv",
+    localrule: True
+    params:
+        caption=report_caption,
+    run:
+        shutil.copyfile(input.item, output[0])
+
+
 # -- audit trail -------------------------------------------------------------------
 # Lineage card per figure and table, compute accounting over every benchmark file, and
 # a reproducibility dossier per paper. They read Snakemake's job records, so they run

@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from repro.commands import add_command
 from repro.pipeline.tidy import write_csv
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("analyse", help="analyses over trained runs, written as tidy CSVs")
-    analyses = parser.add_subparsers(dest="analysis", required=True, metavar="ANALYSIS")
+    analyses = add_command(
+        subparsers, "analyse", "analyses over trained runs, written as tidy CSVs", metavar="ANALYSIS"
+    )
     curves = analyses.add_parser("training-curves", help="loss against step and time for several runs")
     curves.add_argument("--runs", nargs="+", required=True, help="run directories (…/<variant>/seed<k>)")
     curves.add_argument("--out", required=True, help="CSV to write")

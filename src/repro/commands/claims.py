@@ -6,10 +6,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from repro.commands import add_command
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("claims", help="judge claims, build the scorecard, list registered claims")
-    actions = parser.add_subparsers(dest="claims_command", required=True, metavar="ACTION")
+    actions = add_command(subparsers, "claims", "judge claims, build the scorecard, list registered claims")
 
     judge = actions.add_parser("judge", help="judge every claim of one paper; write its claims.csv")
     judge.add_argument(

@@ -20,6 +20,8 @@ import os
 import sys
 from collections.abc import Callable
 
+from repro.commands import add_command
+
 
 def _reports_data_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     @functools.wraps(func)
@@ -236,13 +238,13 @@ def _hub_tokens(args: argparse.Namespace) -> int:
 
 def register(subparsers) -> None:
     """Add the ``data`` command and its steps."""
-    parser = subparsers.add_parser(
+    steps = add_command(
+        subparsers,
         "data",
-        help="build datasets: code corpus, tokenizer, token files, synthetic tasks",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "build datasets: code corpus, tokenizer, token files, synthetic tasks",
+        __doc__,
+        metavar="STEP",
     )
-    steps = parser.add_subparsers(dest="data_step", required=True, metavar="STEP")
 
     p = steps.add_parser("manifest", help="regenerate the frozen corpus manifest (maintainers only)")
     p.add_argument("--out", required=True, help="manifest path, e.g. src/repro/data/manifests/torch-2.13.0.tsv")

@@ -6,10 +6,11 @@ import argparse
 import logging
 import sys
 
+from repro.commands import add_command
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("notebook", help="run a figure or table notebook with papermill")
-    actions = parser.add_subparsers(dest="notebook_command", required=True, metavar="ACTION")
+    actions = add_command(subparsers, "notebook", "run a figure or table notebook with papermill")
 
     run = actions.add_parser(
         "run",

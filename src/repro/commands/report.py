@@ -6,12 +6,14 @@ import argparse
 import json
 from pathlib import Path
 
+from repro.commands import add_command
 from repro.pipeline.tidy import write_csv
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("report", help="lineage cards, compute accounting, dossiers and the run summary")
-    parts = parser.add_subparsers(dest="part", required=True, metavar="PART")
+    parts = add_command(
+        subparsers, "report", "lineage cards, compute accounting, dossiers and the run summary", metavar="PART"
+    )
 
     lineage = parts.add_parser("lineage", help="the lineage card of one figure or table")
     lineage.add_argument("--target", required=True, help="the figure or table file (relative to the workdir)")
@@ -21,12 +23,16 @@ def register(subparsers) -> None:
     lineage.add_argument("--workdir", default=".", help="Snakemake's working directory (holds .snakemake/)")
     lineage.set_defaults(func=run_lineage)
 
-    compute = parts.add_parser("compute", help="results/compute.csv from the benchmark files")
-    compute.add_argument("--results-dir", required=True)
-    compute.add_argument("--papers", nargs="+", required=True)
-    compute.add_argument("--out", required=True)
-    compute.add_argument("--workdir", default=".")
-    compute.set_defaults(func=run_compute)
+    for name, help_text, func in (
+        ("compute", "results/compute.csv from the benchmark files", run_compute),
+        ("summary", "results/SUMMARY.md: verdicts and compute per paper, date, commit", run_summary),
+    ):
+        every_paper = parts.add_parser(name, help=help_text)
+        every_paper.add_argument("--results-dir", required=True)
+        every_paper.add_argument("--papers", nargs="+", required=True)
+        every_paper.add_argument("--out", required=True)
+        every_paper.add_argument("--workdir", default=".")
+        every_paper.set_defaults(func=func)
 
     dossier = parts.add_parser("dossier", help="results/<paper>/REPRODUCIBILITY.md")
     dossier.add_argument("--paper", required=True)
@@ -36,13 +42,6 @@ def register(subparsers) -> None:
     dossier.add_argument("--out", required=True)
     dossier.add_argument("--workdir", default=".")
     dossier.set_defaults(func=run_dossier)
-
-    summary = parts.add_parser("summary", help="results/SUMMARY.md: verdicts and compute per paper, date, commit")
-    summary.add_argument("--results-dir", required=True)
-    summary.add_argument("--papers", nargs="+", required=True)
-    summary.add_argument("--out", required=True)
-    summary.add_argument("--workdir", default=".")
-    summary.set_defaults(func=run_summary)
 
     readme = parts.add_parser("readme", help="copy results/SUMMARY.md into the README between its markers")
     readme.add_argument("--summary", default="results/laptop/SUMMARY.md")

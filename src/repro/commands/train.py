@@ -8,16 +8,15 @@ import sys
 
 import torch
 
+from repro.commands import add_command
 from repro.data.lm_tokens import load_token_chunks, load_token_stream
-from repro.models import ConfigError, Transformer, config_from_dict, count_parameters
-from repro.runs import write_model_config
+from repro.models import ConfigError, config_from_dict, count_parameters
+from repro.runs import new_run_model
 from repro.training import LanguageModelTask, TrainConfig, train
-from repro.training.seeding import derive_seed
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("train", help="train a model (one run directory)")
-    kinds = parser.add_subparsers(dest="kind", required=True, metavar="KIND")
+    kinds = add_command(subparsers, "train", "train a model (one run directory)", metavar="KIND")
     lm = kinds.add_parser("lm", help="causal language model on tokenised corpus chunks")
     lm.add_argument("--spec", required=True, help="JSON run spec: {model: {...}, train: {...}, seed}")
     lm.add_argument("--train-tokens", required=True, help="train split .npz from `repro data tokenize`")
@@ -52,9 +51,7 @@ def train_lm(args: argparse.Namespace) -> int:
     task = LanguageModelTask(train_chunks, valid_chunks[: args.eval_chunks])
 
     torch.set_num_threads(args.threads)
-    torch.manual_seed(derive_seed(train_cfg.seed, "init"))
-    model = Transformer(cfg)
-    write_model_config(args.run_dir, cfg)
+    model = new_run_model(args.run_dir, cfg, train_cfg.seed)
     print(
         f"{spec.get('variant')} seed {train_cfg.seed}: {count_parameters(model):,} parameters, "
         f"{len(train_chunks):,} train chunks of {seq_len} tokens",

@@ -93,6 +93,25 @@ class HookedModule(nn.Module):
             out = self(*args, **kwargs)
         return out, cache
 
+    @torch.no_grad()
+    def cache_in_batches(self, tokens: torch.Tensor, names: list[str], batch_size: int) -> dict[str, torch.Tensor]:
+        """The activations at hook points `names` for every row of `tokens`, concatenated over batches of
+        `batch_size` rows run in eval mode (the training mode is restored afterwards)."""
+        parts: dict[str, list[torch.Tensor]] = {name: [] for name in names}
+
+        def store(x: torch.Tensor, name: str) -> None:
+            parts[name].append(x.detach())
+
+        was_training = self.training
+        self.eval()
+        try:
+            with self.hooks({name: store for name in names}):
+                for start in range(0, len(tokens), batch_size):
+                    self(tokens[start : start + batch_size])
+        finally:
+            self.train(was_training)
+        return {name: torch.cat(chunks) for name, chunks in parts.items()}
+
 
 def _wanted(name: str, names: Callable[[str], bool] | list[str] | None) -> bool:
     if names is None:

@@ -11,13 +11,13 @@ chain is recovered from Snakemake's job records.
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import platform
 import subprocess
 from dataclasses import asdict
 from pathlib import Path
 
+from repro.data import cards
 from repro.pipeline.provenance import Job, sha256, upstream_jobs
 
 PACKAGES = (
@@ -38,13 +38,7 @@ PACKAGES = (
 
 
 def package_versions() -> dict[str, str]:
-    versions = {"python": platform.python_version()}
-    for name in PACKAGES:
-        try:
-            versions[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            versions[name] = "not installed"
-    return versions
+    return {"python": platform.python_version(), **cards.package_versions(PACKAGES)}
 
 
 def code_version(workdir: Path) -> dict[str, object]:

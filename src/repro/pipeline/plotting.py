@@ -169,6 +169,14 @@ def markers(names: Iterable[str]) -> dict[str, str]:
     return {name: mapping[name] for name in ordered}
 
 
+def zoom_to_late(ax, evals, x: str = "step", fraction: float = 0.3, margins: tuple[float, float] = (0.05, 0.15)):
+    """Limit the y-axis to the losses of `evals` (columns `x`, "loss") past `fraction` of the run, where
+    the curves separate, leaving the early steep fall off the axis. No rows: the axis is left alone."""
+    late = evals[evals[x] >= evals[x].max() * fraction]
+    if len(late):
+        ax.set_ylim(late["loss"].min() - margins[0], late["loss"].quantile(0.98) + margins[1])
+
+
 def figure_paths(results_dir: str | Path, paper: str, item: str) -> dict[str, Path]:
     """The two files :func:`save_figure` writes, keyed by suffix ("png", "pdf")."""
     stem = Path(results_dir) / paper / "figures" / item

@@ -191,6 +191,51 @@ def prompt_arrays(
     }
 
 
+def labelled_split(
+    labels: np.ndarray, make_example: Callable[[int], Any], *, cls_id: int | None = None, pair: bool = False
+) -> dict[str, np.ndarray]:
+    """A classification split: one example per label from ``make_example(label)`` (None asks for another
+    try), which gives a sentence to encode as ``[CLS] sentence`` (``cls_id``), or the token and segment
+    ids of an encoded sentence pair (``pair=True``)."""
+    examples = draw_examples(labels, make_example)
+    if pair:
+        return classification_arrays([e[0] for e in examples], labels, [e[1] for e in examples])
+    return classification_arrays([encode_single(cls_id, e) for e in examples], labels)
+
+
+@dataclass(frozen=True)
+class TaskKind:
+    """What a generator declares once about its task: name, vocabulary, the paper's metric, label names."""
+
+    name: str
+    generator: str  # the generating module's name, recorded in the task's metadata
+    vocab: Any
+    metric: str
+    label_names: tuple[str, ...] | None = None
+
+    def build(
+        self,
+        seed: int,
+        sizes: Mapping[str, int],
+        params: Mapping[str, Any],
+        make_split: Callable[[np.random.Generator, str, int], dict[str, np.ndarray]],
+        extra: Mapping[str, Any] | None = None,
+    ) -> TaskData:
+        """The task: each split's arrays from ``make_split(rng, split, n)``, with the split's own stream."""
+        splits = {split: make_split(split_rng(seed, self.name, split), split, n) for split, n in sizes.items()}
+        return make_task(
+            self.name,
+            generator=self.generator,
+            vocab=self.vocab,
+            seed=seed,
+            params=params,
+            splits=splits,
+            metric=self.metric,
+            label_names=self.label_names,
+            extra=extra,
+        )
+
+
 def make_task(
     name: str,
     *,

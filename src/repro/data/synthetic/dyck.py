@@ -13,21 +13,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from repro.data.synthetic.common import (
+    TaskKind,
     check_range,
-    classification_arrays,
-    draw_examples,
-    encode_single,
-    make_task,
+    labelled_split,
     quota_labels,
     resolve_params,
     resolve_sizes,
     sample_length,
-    split_rng,
 )
 from repro.data.synthetic.vocab import CLS_VOCAB
 
 TASK = "cola"
 LABEL_NAMES = ("unacceptable", "acceptable")
+KIND = TaskKind(TASK, __name__, CLS_VOCAB, metric="mcc", label_names=LABEL_NAMES)
 DEFAULT_SIZES = {"train": 20000, "selection": 2000, "test": 2000}
 DEFAULT_PARAMS = {"pairs": (2, 8), "fillers": (0, 10), "ill_formed_fraction": 0.3}
 
@@ -100,19 +98,11 @@ def generate_cola(seed: int, sizes: dict | None = None, params: dict | None = No
     check_range(TASK, "fillers", params["fillers"], 0)
     ill = float(params["ill_formed_fraction"])
     cls_id = CLS_VOCAB.id("<cls>")
-    splits = {}
-    for split, n in sizes.items():
-        rng = split_rng(seed, TASK, split)
+
+    def make_split(rng, split, n):
         labels = quota_labels(rng, n, [ill, 1.0 - ill])
-        sentences = draw_examples(labels, lambda y: _make_example(rng, y, params["pairs"], params["fillers"]))
-        splits[split] = classification_arrays([encode_single(cls_id, s) for s in sentences], labels)
-    return make_task(
-        TASK,
-        generator=__name__,
-        vocab=CLS_VOCAB,
-        seed=seed,
-        params=params,
-        splits=splits,
-        metric="mcc",
-        label_names=LABEL_NAMES,
-    )
+        return labelled_split(
+            labels, lambda y: _make_example(rng, y, params["pairs"], params["fillers"]), cls_id=cls_id
+        )
+
+    return KIND.build(seed, sizes, params, make_split)

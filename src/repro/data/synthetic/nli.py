@@ -19,23 +19,22 @@ from __future__ import annotations
 import numpy as np
 
 from repro.data.synthetic.common import (
+    TaskKind,
     balanced_labels,
     check_range,
-    classification_arrays,
-    draw_examples,
     encode_pair,
-    make_task,
+    labelled_split,
     resolve_params,
     resolve_sizes,
     rule_rng,
     sample_length,
-    split_rng,
     zipf_probabilities,
 )
 from repro.data.synthetic.vocab import CLS_VOCAB
 
 TASK = "nli"
 LABEL_NAMES = ("entailment", "neutral", "contradiction")
+KIND = TaskKind(TASK, __name__, CLS_VOCAB, metric="accuracy", label_names=LABEL_NAMES)
 DEFAULT_SIZES = {"train": 20000, "selection": 2000, "test": 2000, "test_mismatched": 2000}
 DEFAULT_PARAMS = {
     "premise_len": (8, 16),
@@ -90,26 +89,17 @@ def generate_nli(seed: int, sizes: dict | None = None, params: dict | None = Non
     mismatched_unigram = zipf_probabilities(
         len(CLS_VOCAB.group("content")), params["mismatched_zipf"], rule_rng(params["rule_seed"], TASK + "-mismatched")
     )
-    splits = {}
-    for split, n in sizes.items():
-        rng = split_rng(seed, TASK, split)
+
+    def make_split(rng, split, n):
         if split in SHIFTED_SPLITS:
             premise_len, unigram = params["mismatched_premise_len"], mismatched_unigram
         else:
             premise_len, unigram = params["premise_len"], None
-        labels = balanced_labels(rng, n, len(LABEL_NAMES))
-        pairs = draw_examples(
-            labels, lambda y: _make_example(rng, y, premise_len, params["hypothesis_len"], unigram, antonym)
+        return labelled_split(
+            balanced_labels(rng, n, len(LABEL_NAMES)),
+            lambda y: _make_example(rng, y, premise_len, params["hypothesis_len"], unigram, antonym),
+            pair=True,
         )
-        splits[split] = classification_arrays([p[0] for p in pairs], labels, [p[1] for p in pairs])
-    return make_task(
-        TASK,
-        generator=__name__,
-        vocab=CLS_VOCAB,
-        seed=seed,
-        params=params,
-        splits=splits,
-        metric="accuracy",
-        label_names=LABEL_NAMES,
-        extra={"antonym": antonym.tolist(), "shifted_splits": sorted(SHIFTED_SPLITS & set(splits))},
-    )
+
+    extra = {"antonym": antonym.tolist(), "shifted_splits": sorted(SHIFTED_SPLITS & set(sizes))}
+    return KIND.build(seed, sizes, params, make_split, extra)

@@ -12,21 +12,20 @@ from __future__ import annotations
 import numpy as np
 
 from repro.data.synthetic.common import (
+    TaskKind,
     check_range,
-    classification_arrays,
-    draw_examples,
     encode_pair,
-    make_task,
+    labelled_split,
     quota_labels,
     resolve_params,
     resolve_sizes,
     sample_length,
-    split_rng,
 )
 from repro.data.synthetic.vocab import CLS_VOCAB
 
 TASK = "mrpc"
 LABEL_NAMES = ("not_paraphrase", "paraphrase")
+KIND = TaskKind(TASK, __name__, CLS_VOCAB, metric="f1", label_names=LABEL_NAMES)
 DEFAULT_SIZES = {"train": 20000, "selection": 2000, "test": 2000}
 DEFAULT_PARAMS = {"length": (8, 14), "window": 3, "positive_fraction": 0.5}
 
@@ -59,19 +58,11 @@ def generate_mrpc(seed: int, sizes: dict | None = None, params: dict | None = No
     params = resolve_params(TASK, DEFAULT_PARAMS, params)
     check_range(TASK, "length", params["length"], 2)
     positive = float(params["positive_fraction"])
-    splits = {}
-    for split, n in sizes.items():
-        rng = split_rng(seed, TASK, split)
+
+    def make_split(rng, split, n):
         labels = quota_labels(rng, n, [1.0 - positive, positive])
-        pairs = draw_examples(labels, lambda y: _make_example(rng, y, params["length"], int(params["window"])))
-        splits[split] = classification_arrays([p[0] for p in pairs], labels, [p[1] for p in pairs])
-    return make_task(
-        TASK,
-        generator=__name__,
-        vocab=CLS_VOCAB,
-        seed=seed,
-        params=params,
-        splits=splits,
-        metric="f1",
-        label_names=LABEL_NAMES,
-    )
+        return labelled_split(
+            labels, lambda y: _make_example(rng, y, params["length"], int(params["window"])), pair=True
+        )
+
+    return KIND.build(seed, sizes, params, make_split)

@@ -21,15 +21,14 @@ from __future__ import annotations
 import numpy as np
 
 from repro.data.synthetic.common import (
+    TaskKind,
     balanced_labels,
     check_range,
     draw_examples,
-    make_task,
     prompt_arrays,
     resolve_params,
     resolve_sizes,
     sample_length,
-    split_rng,
     zipf_probabilities,
 )
 from repro.data.synthetic.sentiment import PolarityLexicon, sample_polar_sentence
@@ -108,23 +107,13 @@ def generate_prompt_task(task: str, seed: int, sizes: dict | None = None, params
         if name.endswith("len") or name == "length":
             check_range(task, name, value, 1)
     label_token_ids = V.group(label_group)
-    splits = {}
-    for split, n in sizes.items():
-        rng = split_rng(seed, task, split)
+
+    def make_split(rng, split, n):
         labels = balanced_labels(rng, n, len(label_names))
-        bodies = draw_examples(labels, lambda y: sample(rng, y, params))
-        splits[split] = prompt_arrays(bodies, labels, label_token_ids, BOS, ANS)
-    return make_task(
-        task,
-        generator=__name__,
-        vocab=V,
-        seed=seed,
-        params=params,
-        splits=splits,
-        metric="accuracy",
-        label_names=label_names,
-        extra={"label_token_ids": label_token_ids.tolist()},
-    )
+        return prompt_arrays(draw_examples(labels, lambda y: sample(rng, y, params)), labels, label_token_ids, BOS, ANS)
+
+    kind = TaskKind(task, __name__, V, metric="accuracy", label_names=label_names)
+    return kind.build(seed, sizes, params, make_split, extra={"label_token_ids": label_token_ids.tolist()})
 
 
 def generate_sent(seed: int, sizes: dict | None = None, params: dict | None = None):

@@ -16,16 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from repro.data.synthetic.common import (
+    TaskKind,
     balanced_labels,
     check_range,
-    classification_arrays,
-    draw_examples,
-    encode_single,
-    make_task,
+    labelled_split,
     resolve_params,
     resolve_sizes,
     sample_length,
-    split_rng,
 )
 from repro.data.synthetic.vocab import CLS_VOCAB
 
@@ -86,6 +83,7 @@ TASK = "sst2"
 DEFAULT_SIZES = {"train": 20000, "selection": 2000, "test": 2000}
 DEFAULT_PARAMS = {"length": (8, 24), "not_prob": 0.15}
 CLS_LEXICON = PolarityLexicon(CLS_VOCAB.group("content"), 15, 15, CLS_VOCAB.id("not"), CLS_VOCAB.size)
+KIND = TaskKind(TASK, __name__, CLS_VOCAB, metric="accuracy", label_names=LABEL_NAMES)
 
 
 def generate_sst2(seed: int, sizes: dict | None = None, params: dict | None = None):
@@ -95,22 +93,12 @@ def generate_sst2(seed: int, sizes: dict | None = None, params: dict | None = No
     check_range(TASK, "length", params["length"], 1)
     polarity = CLS_LEXICON.polarity_table()
     cls_id = CLS_VOCAB.id("<cls>")
-    splits = {}
-    for split, n in sizes.items():
-        rng = split_rng(seed, TASK, split)
-        labels = balanced_labels(rng, n, 2)
-        sentences = draw_examples(
-            labels, lambda y: sample_polar_sentence(rng, CLS_LEXICON, polarity, y, params["length"], params["not_prob"])
+
+    def make_split(rng, split, n):
+        return labelled_split(
+            balanced_labels(rng, n, 2),
+            lambda y: sample_polar_sentence(rng, CLS_LEXICON, polarity, y, params["length"], params["not_prob"]),
+            cls_id=cls_id,
         )
-        splits[split] = classification_arrays([encode_single(cls_id, s) for s in sentences], labels)
-    return make_task(
-        TASK,
-        generator=__name__,
-        vocab=CLS_VOCAB,
-        seed=seed,
-        params=params,
-        splits=splits,
-        metric="accuracy",
-        label_names=LABEL_NAMES,
-        extra={"lexicon": CLS_LEXICON.describe()},
-    )
+
+    return KIND.build(seed, sizes, params, make_split, extra={"lexicon": CLS_LEXICON.describe()})

@@ -23,15 +23,14 @@ import numpy as np
 
 from repro.data.errors import DataError
 from repro.data.synthetic.common import (
+    TaskKind,
     check_range,
     lengths,
-    make_task,
     pad,
     resolve_params,
     resolve_sizes,
     rule_rng,
     sample_length,
-    split_rng,
     zipf_probabilities,
 )
 from repro.data.synthetic.vocab import S2S_VOCAB
@@ -112,25 +111,17 @@ def _generate(task: str, default_sizes: dict, seed: int, sizes: dict | None, par
     rule = make_rule(params["rule_seed"], params["class_size"], params["fertile_words"], params["ood_zipf"])
     bos, eos = S2S_VOCAB.id("<bos>"), S2S_VOCAB.id("<eos>")
     content = S2S_VOCAB.group("content")
-    splits = {}
-    for split, n in sizes.items():
-        rng = split_rng(seed, task, split)
+
+    def make_split(rng, split, n):
         shifted = split in SHIFTED_SPLITS
         length, unigram = (params["ood_length"], rule.ood_unigram) if shifted else (params["length"], None)
         sources = [rng.choice(content, size=sample_length(rng, length), p=unigram).tolist() for _ in range(n)]
         src = [s + [eos] for s in sources]
         tgt = [[bos, *rule.translate(s), eos] for s in sources]
-        splits[split] = {"src": pad(src), "tgt": pad(tgt), "src_lengths": lengths(src), "tgt_lengths": lengths(tgt)}
-    return make_task(
-        task,
-        generator=__name__,
-        vocab=S2S_VOCAB,
-        seed=seed,
-        params=params,
-        splits=splits,
-        metric="bleu",
-        extra={"rule": rule.describe(), "shifted_splits": sorted(SHIFTED_SPLITS & set(splits))},
-    )
+        return {"src": pad(src), "tgt": pad(tgt), "src_lengths": lengths(src), "tgt_lengths": lengths(tgt)}
+
+    extra = {"rule": rule.describe(), "shifted_splits": sorted(SHIFTED_SPLITS & set(sizes))}
+    return TaskKind(task, __name__, S2S_VOCAB, metric="bleu").build(seed, sizes, params, make_split, extra)
 
 
 MT_SIZES = {"train": 20000, "selection": 500, "test": 500, "test_ood": 500}

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from repro.commands import add_command
 from repro.pipeline.tidy import write_csv
 
 #: The config key behind the readout's --device (named in its errors).
@@ -323,26 +324,13 @@ def _readout(args: argparse.Namespace) -> int:
         for name, task in tasks.items():
             test = task.tensors("test")
             labels = test["labels"].numpy()
-            readout = read_residual_stream(
-                model,
-                test["input_ids"],
-                test["answer_pos"],
-                task.meta["label_token_ids"],
-                batch_size=args.batch_size,
-                device=args.device,
-            )
+            inputs = (test["input_ids"], test["answer_pos"], task.meta["label_token_ids"])
+            readout = read_residual_stream(model, *inputs, batch_size=args.batch_size, device=args.device)
             seed = derive_seed(args.seed, "independent-member", args.family, cfg.n_layers, name) % 2**32
             for table, frame in analyse_readout(readout, labels, seed=seed).items():
                 tables[table].append(_with_ids(frame, ids, name))
             if duplicated is not None:
-                copy_readout = read_residual_stream(
-                    duplicated,
-                    test["input_ids"],
-                    test["answer_pos"],
-                    task.meta["label_token_ids"],
-                    batch_size=args.batch_size,
-                    device=args.device,
-                )
+                copy_readout = read_residual_stream(duplicated, *inputs, batch_size=args.batch_size, device=args.device)
                 units = unit_table(copy_readout, labels, logit_margin(copy_readout.logits, labels))
                 units = units[units["target"] == "onehot"].assign(duplicated_layer=cfg.n_layers - 1)
                 tables["duplicates"].append(_with_ids(units.reset_index(drop=True), ids, name))
@@ -747,13 +735,9 @@ def _submodularity(args: argparse.Namespace) -> int:
 def register(subparsers) -> None:
     from repro.analysis.device import DEVICES, device_argument
 
-    parser = subparsers.add_parser(
-        "layer_diversity",
-        help="the 'Diversity of Transformer Layers' analogue",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    steps = add_command(
+        subparsers, "layer_diversity", "the 'Diversity of Transformer Layers' analogue", __doc__, metavar="STEP"
     )
-    steps = parser.add_subparsers(dest="step", required=True, metavar="STEP")
 
     p = steps.add_parser("data", help="generate the four prompt tasks")
     p.add_argument("--tasks", nargs="+", required=True, help="prompt task names (sent entail topic mc)")

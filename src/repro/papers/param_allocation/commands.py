@@ -20,6 +20,7 @@ import json
 import sys
 from pathlib import Path
 
+from repro.commands import add_command
 from repro.pipeline.tidy import write_csv
 
 # Significant digits of the CSVs this paper's commands write.
@@ -29,10 +30,13 @@ PAPER = "param_allocation"
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "param_allocation", help="computations of 'Allocation of Parameters in Transformers'"
+    steps = add_command(
+        subparsers,
+        "param_allocation",
+        "computations of 'Allocation of Parameters in Transformers'",
+        __doc__,
+        metavar="STEP",
     )
-    steps = parser.add_subparsers(dest="step", required=True, metavar="STEP")
 
     def add(name: str, help_text: str, func, seeded: bool = False, runs: bool = False):
         sub = steps.add_parser(name, help=help_text)
@@ -81,13 +85,7 @@ def low_rank(args: argparse.Namespace) -> int:
 
     spec = json.loads(args.spec)
     table = score_error_table(
-        dim=spec["dim"],
-        logit_bound=spec["logit_bound"],
-        spectrum_decay=spec["spectrum_decay"],
-        ranks=spec["ranks"],
-        lengths=spec["lengths"],
-        queries=spec["queries"],
-        seed=spec["seed"],
+        **_pick(spec, "dim", "logit_bound", "spectrum_decay", "ranks", "lengths", "queries", "seed")
     )
     return write_csv(table, args.out, float_format=CSV_FLOATS)
 
@@ -107,9 +105,7 @@ def bound(args: argparse.Namespace) -> int:
             input_dim=profile["input_dim"],
             weights=profile["weights"],
             lags=profile["lags"],
-            epsilon=spec["epsilon"],
-            constant=spec["constant"],
-            growth=spec["growth"],
+            **_pick(spec, "epsilon", "constant", "growth"),
         )
         sweep_rows = sweep_table(problem, spec["budget"], spec["heads"]).assign(kind="sweep")
         best = problem.minimise(spec["budget"])
@@ -163,19 +159,23 @@ def sweep(args: argparse.Namespace) -> int:
                 stream,
                 position=position,
                 head_counts=spec["heads"],
-                budget=spec["budget"],
-                d_model=spec["d_model"],
-                d_ff=spec["d_ff"],
-                seq_len=spec["seq_len"],
                 train_config=spec["train"],
-                seed=args.seed,
-                eval_sequences=spec["eval_sequences"],
-                runs_dir=Path(args.runs_dir) / task / position,
-                threads=args.threads,
+                **_pick(spec, "budget", "d_model", "d_ff", "seq_len", "eval_sequences"),
+                **_run_options(args, Path(args.runs_dir) / task / position),
             )
             table.insert(0, "task", task)
             tables.append(table)
     return write_csv(pd.concat(tables, ignore_index=True), args.out, float_format=CSV_FLOATS)
+
+
+def _pick(spec: dict, *names: str) -> dict:
+    """The settings `names` of `spec`, to pass on as keyword arguments of the same names."""
+    return {name: spec[name] for name in names}
+
+
+def _run_options(args: argparse.Namespace, runs_dir: Path | None = None) -> dict:
+    """What every training step passes on: the seed, where its runs go, the threads."""
+    return {"seed": args.seed, "runs_dir": runs_dir or args.runs_dir, "threads": args.threads}
 
 
 def saturation(args: argparse.Namespace) -> int:
@@ -186,14 +186,9 @@ def saturation(args: argparse.Namespace) -> int:
     teacher = TeacherAttention(args.seed, spec["dim"], spec["logit_bound"], spec["spectrum_decay"])
     table = fit_low_rank_students(
         teacher,
-        lengths=spec["lengths"],
-        ranks=spec["ranks"],
-        queries_per_set=spec["queries_per_set"],
-        eval_sets=spec["eval_sets"],
         train_config=spec["train"],
-        seed=args.seed,
-        runs_dir=args.runs_dir,
-        threads=args.threads,
+        **_pick(spec, "lengths", "ranks", "queries_per_set", "eval_sets"),
+        **_run_options(args),
     )
     return write_csv(table, args.out, float_format=CSV_FLOATS)
 
@@ -236,14 +231,9 @@ def teacher(args: argparse.Namespace) -> int:
         model,
         finetune_tokens,
         eval_tokens,
-        layers=settings["layers"],
-        head=settings["head"],
-        ranks=settings["ranks"],
-        heatmap_rank=settings["heatmap_rank"],
         train_config=settings["train"],
-        seed=args.seed,
-        runs_dir=args.runs_dir,
-        threads=args.threads,
+        **_pick(settings, "layers", "head", "ranks", "heatmap_rank"),
+        **_run_options(args),
         init_std=model.cfg.init_std,
     )
     edges = settings["position_buckets"]
@@ -274,16 +264,10 @@ def decoders(args: argparse.Namespace) -> int:
     runs, curves = train_head_dim_grid(
         args.train_tokens,
         args.valid_tokens,
-        model=spec["model"],
         train_config=spec["train"],
-        head_dims=spec["head_dims"],
-        lengths=spec["lengths"],
-        tokens_per_step=spec["tokens_per_step"],
-        eval_tokens=spec["eval_tokens"],
+        **_pick(spec, "model", "head_dims", "lengths", "tokens_per_step", "eval_tokens"),
         vocab_size=int(meta["vocab_size"]),
-        seed=args.seed,
-        runs_dir=args.runs_dir,
-        threads=args.threads,
+        **_run_options(args),
     )
     write_csv(curves, args.out_curves, float_format=CSV_FLOATS)
     return write_csv(runs, args.out, float_format=CSV_FLOATS)

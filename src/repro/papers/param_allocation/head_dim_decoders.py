@@ -15,13 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-import torch
 
 from repro.data.lm_tokens import load_token_chunks
-from repro.models import Transformer, config_from_dict, count_parameters
-from repro.runs import read_metrics, write_model_config
+from repro.models import config_from_dict, count_parameters
+from repro.runs import new_run_model, read_metrics
 from repro.training import LanguageModelTask, TrainConfig, train
-from repro.training.seeding import derive_seed
 
 
 def run_name(length: int, head_dim: int) -> str:
@@ -87,10 +85,8 @@ def train_head_dim_grid(
                 model, train_config, length, int(head_dim), tokens_per_step, vocab_size, seed, threads
             )
             cfg = config_from_dict(fields, where=f"head-dim decoder L={length}, d_h={head_dim}")
-            torch.manual_seed(derive_seed(seed, "init"))
-            net = Transformer(cfg)
             run_dir = Path(runs_dir) / run_name(length, head_dim)
-            write_model_config(run_dir, cfg)
+            net = new_run_model(run_dir, cfg, seed)
             result = train(net, task, config, run_dir, move_stale=True, progress=False)
             attention = sum(p.numel() for block in net.blocks for p in block.attn.parameters())
             keys = {"seed": int(seed), "length": length, "head_dim": int(head_dim)}

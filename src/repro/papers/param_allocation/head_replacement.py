@@ -216,26 +216,9 @@ def attention_io(
     model: Transformer, tokens: Tensor, layers: list[int], batch_size: int = 32
 ) -> dict[int, tuple[Tensor, Tensor]]:
     """For each layer: (attention inputs [N, T, d], per-head contexts before W^P [N, H, T, d_h])."""
-    inputs: dict[int, list[Tensor]] = {layer: [] for layer in layers}
-    contexts: dict[int, list[Tensor]] = {layer: [] for layer in layers}
-
-    def keep(target: list[Tensor]):
-        return lambda x, name: target.append(x.detach())
-
-    hooks = {}
-    for layer in layers:
-        hooks[f"blocks.{layer}.attn.hook_attn_in"] = keep(inputs[layer])
-        hooks[f"blocks.{layer}.attn.hook_z"] = keep(contexts[layer])
-
-    was_training = model.training
-    model.eval()
-    try:
-        with model.hooks(hooks):
-            for start in range(0, len(tokens), batch_size):
-                model(tokens[start : start + batch_size])
-    finally:
-        model.train(was_training)
-    return {layer: (torch.cat(inputs[layer]), torch.cat(contexts[layer])) for layer in layers}
+    names = {layer: (f"blocks.{layer}.attn.hook_attn_in", f"blocks.{layer}.attn.hook_z") for layer in layers}
+    cache = model.cache_in_batches(tokens, [name for pair in names.values() for name in pair], batch_size)
+    return {layer: (cache[inputs], cache[contexts]) for layer, (inputs, contexts) in names.items()}
 
 
 def head_output(attn: Attention, head: int, contexts: Tensor) -> Tensor:

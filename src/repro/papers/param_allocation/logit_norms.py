@@ -33,31 +33,15 @@ STATISTICS = ("max_abs_logit", "half_range", "logit_std", "max_prob", "jacobian_
 @torch.no_grad()
 def query_logits(model: Transformer, tokens: torch.Tensor, batch_size: int = 32) -> dict[int, torch.Tensor]:
     """Pre-softmax logits of every query over its causal keys: {layer: [N, H, T, T]} (future keys −inf)."""
-    queries: dict[int, list[torch.Tensor]] = {layer: [] for layer in range(model.cfg.n_layers)}
-    keys: dict[int, list[torch.Tensor]] = {layer: [] for layer in range(model.cfg.n_layers)}
-
-    def keep(target: list[torch.Tensor]):
-        return lambda x, name: target.append(x.detach())
-
-    hooks = {}
-    for layer in range(model.cfg.n_layers):
-        hooks[f"blocks.{layer}.attn.hook_q"] = keep(queries[layer])
-        hooks[f"blocks.{layer}.attn.hook_k"] = keep(keys[layer])
     if model.cfg.position in ("rope", "alibi"):
         raise ValueError(
             f"query_logits reads q·k before positions act; position={model.cfg.position!r} changes the logits"
         )
-    was_training = model.training
-    model.eval()
-    try:
-        with model.hooks(hooks):
-            for start in range(0, len(tokens), batch_size):
-                model(tokens[start : start + batch_size])
-    finally:
-        model.train(was_training)
+    names = [f"blocks.{layer}.attn.hook_{part}" for layer in range(model.cfg.n_layers) for part in "qk"]
+    cache = model.cache_in_batches(tokens, names, batch_size)
     out = {}
     for layer in range(model.cfg.n_layers):
-        q, k = torch.cat(queries[layer]), torch.cat(keys[layer])  # [N, H, T, dh]
+        q, k = cache[f"blocks.{layer}.attn.hook_q"], cache[f"blocks.{layer}.attn.hook_k"]  # [N, H, T, dh]
         z = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
         T = z.shape[-1]
         future = torch.ones(T, T, dtype=torch.bool).triu(1)

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 from matplotlib.patches import FancyBboxPatch
 
+from repro.papers.simplified_blocks.block_structure import COMPONENTS
+
 BOX_W, BOX_H, GAP = 2.2, 0.62, 0.38
 COLOURS = {"norm": "#F0E442", "attention": "#56B4E9", "matrix": "#CC79A7", "mlp": "#E69F00", "gain": "#DDDDDD"}
 REMOVED_NAMES = {
@@ -39,20 +41,18 @@ class _Node:
         return BOX_H * (0.55 + 0.45 * (self.label.count("\n") + 1))
 
 
+def _join_skip(ax, y_from: float, top: float, label: str) -> float:
+    """Add the skip from `y_from` to the branch that ends at `top` (a ⊕ above it); the new top."""
+    y_add = top + GAP + 0.14
+    _plus(ax, 0, y_add)
+    _arrow(ax, (0, top), (0, y_add - 0.14))
+    _skip(ax, 0, y_from + 0.02, 0, y_add, label, offset=1.45)
+    return y_add + 0.14
+
+
 def _by_component(rows: list[dict]) -> dict[str, dict]:
     table = {row["component"]: row for row in rows}
-    missing = {
-        "norm1",
-        "value",
-        "attention",
-        "proj",
-        "attn_gain",
-        "attn_skip",
-        "norm2",
-        "mlp",
-        "mlp_gain",
-        "mlp_skip",
-    } - set(table)
+    missing = set(COMPONENTS) - {"query_key"} - set(table)
     if missing:
         raise ValueError(f"inventory rows lack components {sorted(missing)}")
     return table
@@ -209,22 +209,14 @@ def draw_block(ax, rows: list[dict], title: str = "") -> list[str]:
         first = ([norm] if norm else []) + attn_nodes
         top = _column(ax, 0, y, first)
         if table["attn_skip"]["present"]:
-            y_mid = top + GAP + 0.14
-            _plus(ax, 0, y_mid)
-            _arrow(ax, (0, top), (0, y_mid - 0.14))
-            _skip(ax, 0, y + 0.02, 0, y_mid, _skip_label(table["attn_skip"], "$α_{SA}$"), offset=1.45)
-            top = y_mid + 0.14
+            top = _join_skip(ax, y, top, _skip_label(table["attn_skip"], "$α_{SA}$"))
         y_branch = top
         second = (
             [_Node(_norm_label(table["norm2"]["kind"]), COLOURS["norm"])] if table["norm2"]["present"] else []
         ) + mlp_nodes
         top = _column(ax, 0, y_branch, second)
         if table["mlp_skip"]["present"]:
-            y_add = top + GAP + 0.14
-            _plus(ax, 0, y_add)
-            _arrow(ax, (0, top), (0, y_add - 0.14))
-            _skip(ax, 0, y_branch + 0.02, 0, y_add, _skip_label(table["mlp_skip"], "$α_{FF}$"), offset=1.45)
-            top = y_add + 0.14
+            top = _join_skip(ax, y_branch, top, _skip_label(table["mlp_skip"], "$α_{FF}$"))
         y_out = top
     _arrow(ax, (0, y_out), (0, y_out + GAP))
     ax.text(0, y_out + GAP + 0.05, "$X_{out}$", ha="center", va="bottom", fontsize=8)

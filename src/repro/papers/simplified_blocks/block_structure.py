@@ -138,20 +138,14 @@ def block_inventory(model: Transformer, variant: str = "") -> list[dict]:
         }
         for component in COMPONENTS:
             present, kind, trainable, params = entries[component]
-            rows.append(
-                dict(
-                    variant=variant,
-                    block=cfg.block,
-                    norm=cfg.norm,
-                    layer=layer,
-                    component=component,
-                    present=bool(present),
-                    kind=kind,
-                    trainable=bool(trainable),
-                    parameters=int(params),
-                )
-            )
+            entry = dict(present=bool(present), kind=kind, trainable=bool(trainable), parameters=int(params))
+            rows.append(variant_keys(variant, cfg) | {"layer": layer, "component": component} | entry)
     return rows
+
+
+def variant_keys(variant: str, cfg: TransformerConfig) -> dict:
+    """The columns that name a variant's rows: the variant, its block kind and its norm."""
+    return {"variant": variant, "block": cfg.block, "norm": cfg.norm}
 
 
 def _query_is_zero(attn) -> bool:

@@ -21,6 +21,7 @@ import json
 import sys
 from pathlib import Path
 
+from repro.commands import add_command
 from repro.papers.simplified_blocks import mlm_commands
 from repro.pipeline.tidy import write_csv
 
@@ -29,8 +30,7 @@ CSV_FLOATS = "%.6g"
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("simplified_blocks", help="analyses of 'Simplifying Transformer Blocks'")
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions = add_command(subparsers, "simplified_blocks", "analyses of 'Simplifying Transformer Blocks'", __doc__)
 
     structure = actions.add_parser("structure", help="inventories, exact identities at init, parameter counts")
     structure.add_argument("--models", required=True, help="JSON {variant: model fields} at this scale")

@@ -143,10 +143,9 @@ def pretrain_cmd(args: argparse.Namespace) -> int:
 
     from repro.data.lm_tokens import load_token_chunks, load_token_stream
     from repro.data.tokenizer import EOS_ID, MASK_ID
-    from repro.models import ConfigError, Transformer, config_from_dict, count_parameters
-    from repro.runs import write_model_config
+    from repro.models import ConfigError, config_from_dict, count_parameters
+    from repro.runs import new_run_model
     from repro.training import TrainConfig, train
-    from repro.training.seeding import derive_seed
     from repro.training.sparse_mlm import SparseMaskedLMTask
 
     spec = json.loads(args.spec)
@@ -181,9 +180,7 @@ def pretrain_cmd(args: argparse.Namespace) -> int:
         special_ids=special_ids,
     )
     torch.set_num_threads(args.threads)
-    torch.manual_seed(derive_seed(train_cfg.seed, "init"))
-    model = Transformer(cfg)
-    write_model_config(args.run_dir, cfg)
+    model = new_run_model(args.run_dir, cfg, train_cfg.seed)
     print(
         f"mlm {spec['variant']} seed {train_cfg.seed}: {count_parameters(model):,} parameters, "
         f"{len(train_chunks):,} train chunks of {seq_len} tokens, budget {train_cfg.time_budget_s} s",

@@ -156,20 +156,9 @@ def params_table(configs: dict[str, TransformerConfig], paper_size: dict) -> pd.
         for size, sized in (("this scale", cfg), ("paper size", _replace(cfg, **paper_size))):
             with torch.device("meta"):
                 model = Transformer(sized)
-            rows.append(
-                dict(
-                    variant=name,
-                    block=sized.block,
-                    norm=sized.norm,
-                    size=size,
-                    n_layers=sized.n_layers,
-                    d_model=sized.d_model,
-                    d_ff=sized.d_ff,
-                    vocab_size=sized.vocab_size,
-                    parameters=count_parameters(model),
-                    gain_scalars=bs.gain_scalars(model),
-                )
-            )
+            shape = {key: getattr(sized, key) for key in ("n_layers", "d_model", "d_ff", "vocab_size")}
+            counts = {"parameters": count_parameters(model), "gain_scalars": bs.gain_scalars(model)}
+            rows.append(bs.variant_keys(name, sized) | {"size": size} | shape | counts)
     return pd.DataFrame(rows)
 
 

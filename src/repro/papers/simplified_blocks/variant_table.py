@@ -52,6 +52,15 @@ def variant_table(specs: dict[str, dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def curves_and_variants(curves_csv, variants_csv) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A figure's training curves, and the variants table's rows of the variants they show (indexed by
+    variant, sorted) with the plotting style `key` of each."""
+    curves = pd.read_csv(curves_csv)
+    facts = pd.read_csv(variants_csv).set_index("variant").loc[sorted(set(curves["variant"]))]
+    facts["key"] = [style_key(b, n) for b, n in zip(facts["block"], facts["norm"])]
+    return curves, facts
+
+
 def style_key(block: str, norm: str) -> str:
     """The plotting style a run of `block` with `norm` is drawn in: both Value-SkipInit blocks share
     V-SkipInit's, SAS-P without norms has its own, every other block its own name."""

@@ -25,6 +25,7 @@ import json
 import sys
 from pathlib import Path
 
+from repro.commands import add_command
 from repro.pipeline.tidy import write_csv
 
 # Significant digits of the CSVs this paper's commands write.
@@ -35,13 +36,9 @@ DEVICE_KEY = "sixteen_heads.analysis_device"
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "sixteen_heads",
-        help="runs and analyses of Michel et al. (2019)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    steps = add_command(
+        subparsers, "sixteen_heads", "runs and analyses of Michel et al. (2019)", __doc__, metavar="STEP"
     )
-    steps = parser.add_subparsers(dest="step", required=True, metavar="STEP")
 
     p = steps.add_parser("train", help="train one model on a synthetic task")
     p.add_argument("--task-file", required=True, help=".npz from `repro data synthetic`")
@@ -508,6 +505,15 @@ def _columns(spec: dict, task, family: str) -> dict:
     return {"task": task.name, "family": family, "metric": task.meta["metric"], "seed": int(spec["seed"])}
 
 
+# The measured columns of a pruning curve, after the table's own keys.
+CURVE_COLUMNS = ["percent", "n_pruned", "n_heads", "set", "score", "baseline", "delta"]
+
+
+def _keyed(df, keys: dict, columns: list[str]):
+    """`df` with the run's key columns (task, family, metric, seed) first, then `columns` in that order."""
+    return df.assign(**keys)[[*keys, *columns]]
+
+
 def _ablate(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -539,13 +545,7 @@ def _ablate(args: argparse.Namespace) -> int:
     ]
     df = pd.concat(frames, ignore_index=True)
     df["source"] = df["set"].map(sources)
-    for column, value in reversed(list(_columns(spec, task, family).items())):
-        df.insert(0, column, value)
-    order = [
-        "task",
-        "family",
-        "metric",
-        "seed",
+    columns = [
         "experiment",
         "type",
         "layer",
@@ -558,7 +558,7 @@ def _ablate(args: argparse.Namespace) -> int:
         "p_value",
         "n_examples",
     ]
-    write_csv(df[order], args.out, float_format=CSV_FLOATS)
+    write_csv(_keyed(df, _columns(spec, task, family), columns), args.out, float_format=CSV_FLOATS)
     print(
         f"wrote {args.out}: {len(df)} rows; baselines " + ", ".join(f"{n}={base[n].score:.2f}" for n in names),
         file=sys.stderr,
@@ -667,25 +667,7 @@ def _prune(args: argparse.Namespace) -> int:
             curve.assign(order=name, order_seed=order_seed, scope="all", percent=percents, n_heads=len(heads))
         )
     df = pd.concat(frames, ignore_index=True)
-    for column, value in reversed(list(columns.items())):
-        df.insert(0, column, value)
-    order = [
-        "task",
-        "family",
-        "metric",
-        "seed",
-        "scope",
-        "order",
-        "order_seed",
-        "percent",
-        "n_pruned",
-        "n_heads",
-        "set",
-        "score",
-        "baseline",
-        "delta",
-    ]
-    write_csv(df[order], args.out, float_format=CSV_FLOATS)
+    write_csv(_keyed(df, columns, ["scope", "order", "order_seed", *CURVE_COLUMNS]), args.out, float_format=CSV_FLOATS)
     print(f"wrote {args.importance_out} and {args.out}: {len(df)} curve points", file=sys.stderr)
     return 0
 
@@ -718,26 +700,9 @@ def _epochs(args: argparse.Namespace) -> int:
         frames.append(curve.assign(epoch=epoch, step=step))
         print(f"epoch {epoch} (step {step}): unpruned {curve['baseline'].iloc[0]:.2f}", file=sys.stderr)
     df = pd.concat(frames, ignore_index=True)
-    for column, value in reversed(list(_columns(spec, task, family).items())):
-        df.insert(0, column, value)
     df["relative"] = df["score"] / df["baseline"]
-    order = [
-        "task",
-        "family",
-        "metric",
-        "seed",
-        "epoch",
-        "step",
-        "percent",
-        "n_pruned",
-        "n_heads",
-        "set",
-        "score",
-        "baseline",
-        "delta",
-        "relative",
-    ]
-    write_csv(df[order], args.out, float_format=CSV_FLOATS)
+    columns = ["epoch", "step", *CURVE_COLUMNS, "relative"]
+    write_csv(_keyed(df, _columns(spec, task, family), columns), args.out, float_format=CSV_FLOATS)
     print(f"wrote {args.out}: {len(epochs)} epochs", file=sys.stderr)
     return 0
 
