@@ -9,8 +9,10 @@ import os
 
 from snakemake.utils import min_version, validate
 
+from repro.papers import PAPERS as PAPER_IDS
 from repro.pipeline.configcheck import check_config, check_config_files
 from repro.pipeline.recovery import release_stale_locks
+from repro.pipeline.seeds import shift_model_seeds
 
 min_version("9.0")
 
@@ -31,6 +33,8 @@ configfile: "config/config.yaml"
 # read --config values as YAML and hold each scale file to its scale.
 check_config(config, configfiles=workflow.configfiles, command_line=workflow.config_settings.config)
 validate(config, schema="workflow/schemas/config.schema.yaml")
+# seed_offset: every model seed shifted, results in results/<scale>-seeds+<k>/ (repro.pipeline.seeds).
+config.update(shift_model_seeds(config, PAPER_IDS))
 
 
 include: "workflow/rules/common.smk"
@@ -48,6 +52,7 @@ rule all:
     input:
         all_notebook_outputs(),
         report_entries(),
+        CODE_LEVELS,
         f"{RESULTS}/scorecard.csv",
         f"{RESULTS}/scorecard.md",
         lineage_cards(),

@@ -22,7 +22,10 @@ def make_results(root, rows, data):
 
 
 def row(claim, measured, verdict):
-    return ["p", "fig01", claim, "x", measured, "tol", verdict, "laptop", "2", ""]
+    values = {"paper": "p", "item": "fig01", "claim": claim, "class": "empirical", "paper_value": "x"}
+    values.update(measured=measured, tolerance="tol", verdict=verdict, gate="none declared", null="none declared")
+    values.update(scale="laptop", seeds="2", detail="")
+    return [values[column] for column in COLUMNS]
 
 
 def test_compare_reports_changed_rows_and_data(tmp_path, capsys):
@@ -43,6 +46,10 @@ def test_compare_reports_changed_rows_and_data(tmp_path, capsys):
     assert main(["compare", str(a), str(b)]) == 0
     out = capsys.readouterr().out
     assert "2 scorecard row(s) changed" in out and "reproduced  ->  not reproduced" in out
+    # Two runs with other seeds: every measurement may move; what matters is which verdicts do.
+    assert main(["compare", str(a), str(b), "--verdicts"]) == 0
+    out = capsys.readouterr().out
+    assert "1 of 2 claims have the same verdict" in out and "reproduced (2.0)  ->  not reproduced (2.5)" in out
     shutil.copy(b / "scorecard.csv", a / "scorecard.csv")
     (a / "p" / "data" / "fig02.csv").write_text("y\n3\n")
     assert changed_claims(a, b).empty and changed_data(a, b) == []
@@ -106,9 +113,11 @@ def test_run_summary_counts_verdicts_and_cost_and_fills_the_readme(tmp_path):
     text = render_summary(results, ["p"], tmp_path)
     table_row = next(line for line in text.splitlines() if line.startswith("| p "))
     cells = [c.strip() for c in table_row.strip("|").split("|")]
-    assert cells[:6] == ["p", "laptop", "2", "1", "0", "3"]  # paper, scale, verdict counts, claims
-    assert cells[6:] == ["3", "2.5", "500"]  # job wall and CPU minutes, peak MB
+    assert cells[:7] == ["p", "laptop", "2", "1", "0", "0", "3"]  # paper, scale, verdict counts, claims
+    assert cells[7:] == ["3", "2.5", "500"]  # job wall and CPU minutes, peak MB
     assert "3 jobs, 3 min 00 s of job wall time" in text
+    by_class = next(line for line in text.splitlines() if line.startswith("| empirical "))
+    assert [c.strip() for c in by_class.strip("|").split("|")] == ["empirical", "2", "1", "0", "0", "3"]
     readme = tmp_path / "README.md"
     readme.write_text(f"# t\n\nbefore\n{BEGIN}\nold numbers\n{END}\nafter\n")
     (results / "SUMMARY.md").write_text("# Run summary\n\n" + text)

@@ -188,27 +188,16 @@ def test_judge_cli_and_scorecard(tmp_path, capsys):
     assert main(["claims", "judge", "--paper", PAPER, "--results-dir", str(results), "--scale", "laptop"]) == 0
     with out.open(newline="") as fh:
         header = next(csv.reader(fh))
-    assert header == [
-        "paper",
-        "item",
-        "claim",
-        "paper_value",
-        "measured",
-        "tolerance",
-        "verdict",
-        "scale",
-        "seeds",
-        "detail",
-    ]
+    assert header == list(claims.COLUMNS)
 
-    # A second paper's file, written without the optional detail column and out of order.
+    # A second paper's file in the format of earlier versions (no class, gate, null or detail), out of order.
     other = tmp_path / "other_claims.csv"
     pd.DataFrame(
         [
             ["another_paper", "table1", "z: last", "1", "0.9", "|d|<=0.2", "reproduced", "laptop", "3"],
             ["another_paper", "fig1", "y: first", "2", "5", "x>=2", "not reproduced", "laptop", ""],
         ],
-        columns=list(claims.COLUMNS[:-1]),
+        columns=list(scorecard.LEGACY_COLUMNS[:-1]),
     ).to_csv(other, index=False)
 
     card_csv, card_md = tmp_path / "scorecard.csv", tmp_path / "scorecard.md"

@@ -22,13 +22,14 @@
 # %% tags=["parameters"]
 results_dir, paper, item, scale = "results", "simplified_blocks", "fig03", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig03_curves.csv", "results/simplified_blocks/data/variants.csv"]
+levels = "results/data/code_corpus/tokens/reference_levels.json"  # reference levels of the held-out split
 
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
 
 from repro.analysis.training_curves import final_losses
-from repro.pipeline.plotting import OKABE_ITO, label, line_style, save_figure, use_style
+from repro.pipeline.plotting import OKABE_ITO, draw_reference_levels, label, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
 use_style()
@@ -64,6 +65,7 @@ ax.set_xlabel(r"fixed residual weight $\beta_V = \beta_P$")
 ax.set_ylabel("final eval loss (nats/token)")
 ax.set_title("Skipless attention: loss against the value/projection weight β")
 ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
+draw_reference_levels(ax, levels)
 note = "β grid reconstructed from the paper's description (its grid is not given)."
 save_figure(fig, results_dir, paper, item, scale, note=note)
 

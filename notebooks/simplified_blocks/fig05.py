@@ -22,6 +22,7 @@
 # %% tags=["parameters"]
 results_dir, paper, item, scale = "results", "simplified_blocks", "fig05", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig26_curves.csv", "results/simplified_blocks/data/throughput_models.csv"]
+levels = "results/data/code_corpus/tokens/reference_levels.json"  # reference levels of the held-out split
 
 # %%
 import matplotlib.pyplot as plt
@@ -29,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from repro.papers.simplified_blocks.equal_budget import loss_at, total
-from repro.pipeline.plotting import label, line_style, save_figure, use_style, zoom_to_late
+from repro.pipeline.plotting import draw_reference_levels, label, line_style, save_figure, use_style, zoom_to_late
 from repro.pipeline.tables import to_markdown
 
 use_style()
@@ -77,6 +78,7 @@ ax_speed.set_title("Throughput (interleaved timing)")
 ax_speed.legend(fontsize=8)
 low = min(speeds.loc[shown, ["speed_train", "speed_inference"]].min().min(), 1.0)
 ax_speed.set_ylim(max(0.0, low - 0.15), None)
+draw_reference_levels(ax, levels)
 save_figure(fig, results_dir, paper, item, scale)
 
 # %%

@@ -20,6 +20,7 @@
 # %% tags=["parameters"]
 results_dir, paper, item, scale = "results", "simplified_blocks", "fig08", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig08_curves.csv", "results/simplified_blocks/data/variants.csv"]
+levels = "results/data/code_corpus/tokens/reference_levels.json"  # reference levels of the held-out split
 
 # %%
 import matplotlib.pyplot as plt
@@ -28,7 +29,7 @@ import numpy as np
 from repro.analysis.training_curves import mean_curve
 from repro.papers.simplified_blocks.equal_budget import loss_at, total
 from repro.papers.simplified_blocks.variant_table import curves_and_variants
-from repro.pipeline.plotting import label, line_style, save_figure, use_style
+from repro.pipeline.plotting import draw_reference_levels, label, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
 use_style()
@@ -62,6 +63,7 @@ ax.set_xlabel("training time (s, this machine)")
 ax.set_ylabel("eval loss (nats/token)")
 ax.set_title(f"Loss against training time, 1× and {facts['multiple'].max():g}× steps")
 ax.legend(fontsize=8)
+draw_reference_levels(ax, levels)
 save_figure(fig, results_dir, paper, item, scale)
 
 # %% [markdown]

@@ -19,13 +19,14 @@
 # %% tags=["parameters"]
 results_dir, paper, item, scale = "results", "simplified_blocks", "fig12", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig12_curves.csv", "results/simplified_blocks/data/variants.csv"]
+levels = "results/data/code_corpus/tokens/reference_levels.json"  # reference levels of the held-out split
 
 # %%
 import matplotlib.pyplot as plt
 
 from repro.analysis.training_curves import final_losses, mean_curve
 from repro.papers.simplified_blocks.variant_table import curves_and_variants
-from repro.pipeline.plotting import label, line_style, save_figure, use_style
+from repro.pipeline.plotting import draw_reference_levels, label, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
 use_style()
@@ -55,6 +56,8 @@ axes[0].set_title("Whole run")
 axes[1].set_title("Second half")
 axes[1].legend(fontsize=8)
 fig.tight_layout()
+for ax in axes:
+    draw_reference_levels(ax, levels)
 save_figure(fig, results_dir, paper, item, scale)
 
 # %% [markdown]

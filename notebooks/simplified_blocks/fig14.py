@@ -20,13 +20,14 @@
 # %% tags=["parameters"]
 results_dir, paper, item, scale = "results", "simplified_blocks", "fig14", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig14_curves.csv", "results/simplified_blocks/data/variants.csv"]
+levels = "results/data/code_corpus/tokens/reference_levels.json"  # reference levels of the held-out split
 
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
 
 from repro.analysis.training_curves import final_losses
-from repro.pipeline.plotting import line_style, save_figure, use_style
+from repro.pipeline.plotting import draw_reference_levels, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
 use_style()
@@ -51,6 +52,7 @@ ax.set_xlabel("β_FF at initialisation (trainable)")
 ax.set_ylabel("final eval loss (nats/token)")
 ax.set_title("SAS: final loss vs β_FF init")
 ax.legend(fontsize=8)
+draw_reference_levels(ax, levels)
 save_figure(fig, results_dir, paper, item, scale, note="Grid reconstructed from the paper's description.")
 
 # %%

@@ -24,13 +24,14 @@ inputs = [
     "results/simplified_blocks/data/fig15_curves.csv",
     "results/simplified_blocks/data/variants.csv",
 ]
+levels = "results/data/code_corpus/tokens/reference_levels.json"  # reference levels of the held-out split
 
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
 
 from repro.analysis.training_curves import final_losses
-from repro.pipeline.plotting import OKABE_ITO, label, line_style, save_figure, use_style
+from repro.pipeline.plotting import OKABE_ITO, draw_reference_levels, label, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
 use_style()
@@ -78,6 +79,7 @@ ax.set_xlabel(r"fixed residual weight $\beta_V = \beta_P$")
 ax.set_ylabel("final eval loss (nats/token)")
 ax.set_title("Orthogonal, tied orthogonal and identity initialisations")
 ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+draw_reference_levels(ax, levels)
 note = "LL-tied read as: tied in the last layer only (reconstructed from the code's option name)."
 save_figure(fig, results_dir, paper, item, scale, note=note)
 

@@ -19,13 +19,14 @@
 # %% tags=["parameters"]
 results_dir, paper, item, scale = "results", "simplified_blocks", "fig23", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig23_curves.csv", "results/simplified_blocks/data/variants.csv"]
+levels = "results/data/code_corpus/tokens/reference_levels.json"  # reference levels of the held-out split
 
 # %%
 import matplotlib.pyplot as plt
 
 from repro.analysis.training_curves import final_losses, mean_curve
 from repro.papers.simplified_blocks.variant_table import curves_and_variants
-from repro.pipeline.plotting import line_style, save_figure, use_style, zoom_to_late
+from repro.pipeline.plotting import draw_reference_levels, line_style, save_figure, use_style, zoom_to_late
 from repro.pipeline.tables import to_markdown
 
 use_style()
@@ -54,6 +55,7 @@ ax.set_xlabel("training step")
 ax.set_ylabel("eval loss (nats/token)")
 ax.set_title("Pre-LN with identity value and projection")
 ax.legend(fontsize=8)
+draw_reference_levels(ax, levels)
 save_figure(fig, results_dir, paper, item, scale)
 
 # %%

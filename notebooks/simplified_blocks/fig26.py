@@ -21,13 +21,14 @@
 # %% tags=["parameters"]
 results_dir, paper, item, scale = "results", "simplified_blocks", "fig26", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig26_curves.csv"]
+levels = "results/data/code_corpus/tokens/reference_levels.json"  # reference levels of the held-out split
 
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
 
 from repro.analysis.training_curves import final_losses
-from repro.pipeline.plotting import label, line_style, save_figure, use_style
+from repro.pipeline.plotting import draw_reference_levels, label, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
 use_style()
@@ -57,6 +58,7 @@ if len(late):
 axes[1].legend(frameon=False, fontsize=8, loc="upper right")  # the empty corner of the train panel
 fig.suptitle(f"Loss vs step on the code corpus (mean over {n_seeds} seed{'s' if n_seeds > 1 else ''})")
 fig.tight_layout()
+draw_reference_levels(axes[0], levels)  # the levels of the held-out split
 save_figure(fig, results_dir, paper, item, scale)
 
 # %% [markdown]

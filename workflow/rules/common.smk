@@ -3,18 +3,22 @@
 import json
 import os
 import shlex
-import shutil
 
 from repro.pipeline.captions import item_caption
 from repro.pipeline.claims import claim_inputs
+from repro.pipeline.seeds import results_name
 
 SCALE = config["scale"]
-# One results tree per scale, so that a smoke run never replaces the outputs of a laptop run.
-RESULTS = f"results/{SCALE}"
+# One results tree per scale (and seed offset), so that a smoke run never replaces the outputs of a
+# laptop run, nor a run with shifted seeds those of the unshifted one.
+RESULTS = f"results/{results_name(SCALE, config['seed_offset'])}"
 ALL_PAPERS = ["simplified_blocks", "sixteen_heads", "param_allocation", "layer_diversity"]
 # Each paper's .smk appends its id once it has rules (report.smk, included last, reads it).
 PAPERS = []
 ENV = "../../environment.yml"
+# A timing job holds every core, so that no other job runs beside it and its measurement is of the
+# code, not of the neighbours; at smoke scale nothing is judged, and the DAG runs faster without.
+TIMING_THREADS = 1 if SCALE == "smoke" else workflow.cores
 
 
 wildcard_constraints:
@@ -81,7 +85,7 @@ def seeds(paper):
 
 
 def claims_inputs(wildcards):
-    return [f"{RESULTS}/{wildcards.paper}/{name}" for name in claim_inputs(wildcards.paper)]
+    return [os.path.normpath(f"{RESULTS}/{wildcards.paper}/{name}") for name in claim_inputs(wildcards.paper)]
 
 
 def figure_runs(paper, item):

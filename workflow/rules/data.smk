@@ -2,6 +2,8 @@
 # the tokenised splits. Every dataset is written with a data card (sizes, seed, sha256).
 
 CORPUS = f"{RESULTS}/data/code_corpus"
+# The unigram and bigram levels of the corpus' valid split (rule code_reference_levels).
+CODE_LEVELS = f"{CORPUS}/tokens/reference_levels.json"
 
 
 rule code_corpus:
@@ -77,3 +79,23 @@ rule code_tokens:
     shell:
         "python -m repro data tokenize --corpus-dir {params.corpus_dir} --tokenizer {input.tokenizer} "
         "--out-dir {params.out_dir} --threads {threads} > {log} 2>&1"
+
+
+# The levels a language model of this corpus must beat: the valid split's unigram and bigram
+# cross-entropy under counts of the train split (repro.analysis.reference_levels).
+rule code_reference_levels:
+    input:
+        train=rules.code_tokens.output.train,
+        valid=rules.code_tokens.output.valid,
+    output:
+        CODE_LEVELS,
+    log:
+        f"{RESULTS}/logs/data/code_reference_levels.log",
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=5,
+    shell:
+        "python -m repro data reference-levels --train {input.train} --valid {input.valid} --out {output} > {log} 2>&1"

@@ -158,16 +158,19 @@ rule simplified_blocks_mlm_pretrain:
         variant=mlm_variant_pattern(),
     conda:
         ENV
-    threads: MLM_CFG["threads"]
+    # The blocks are compared at equal wall-clock budgets: a pre-training job holds every core, so
+    # that no other job runs beside it, and trains with mlm.threads.
+    threads: TIMING_THREADS
     resources:
         mem_mb=MLM_PRETRAIN_MEM_MB,
         runtime=30,
     params:
+        threads=MLM_CFG["threads"],
         spec=mlm_spec_json,
         run_dir=parent_dir,
     shell:
         "python -m repro simplified_blocks pretrain --spec {params.spec:q} --train-tokens {input.train} --valid-tokens {input.valid} "
-        "--run-dir {params.run_dir} --threads {threads} > {log} 2>&1"
+        "--run-dir {params.run_dir} --threads {params.threads} > {log} 2>&1"
 
 
 rule simplified_blocks_mlm_curves:

@@ -213,18 +213,20 @@ rule sixteen_heads_speed:
         f"{RESULTS}/benchmarks/{SH}/speed.tsv"
     conda:
         ENV
-    # Timed with the 2 threads of the catalog's analogue (torch.set_num_threads(2)); the job holds both cores.
-    threads: 2
+    # Timed with the 2 threads of the catalog's analogue (torch.set_num_threads(2)); as a timing job it
+    # holds every core, so that no other job runs beside it.
+    threads: TIMING_THREADS
     resources:
         mem_mb=2000,
         runtime=15,
     params:
+        threads=2,
         spec=sh_speed_spec,
         run_dir=sh_run_dir,
         device=SH_ANALYSIS_DEVICE,
     shell:
         "python -m repro sixteen_heads speed --run-dir {params.run_dir} --task-file {input.data} "
-        "--importance {input.importance} --spec {params.spec:q} --threads {threads} --device {params.device} "
+        "--importance {input.importance} --spec {params.spec:q} --threads {params.threads} --device {params.device} "
         "--out {output.timings} --facts-out {output.facts} > {log} 2>&1"
 
 

@@ -12,11 +12,18 @@ def register(subparsers) -> None:
     )
     parser.add_argument("run_a", type=Path, help="results directory A, e.g. results")
     parser.add_argument("run_b", type=Path, help="results directory B")
+    parser.add_argument(
+        "--verdicts",
+        action="store_true",
+        help="only the claims whose verdict differs, and how many agree (two runs with other seeds: seed_offset)",
+    )
     parser.set_defaults(func=compare)
 
 
 def compare(args: argparse.Namespace) -> int:
-    from repro.pipeline.compare import format_comparison
+    from repro.pipeline.compare import format_comparison, format_verdict_changes
 
-    print(format_comparison(args.run_a, args.run_b))
+    print(
+        format_verdict_changes(args.run_a, args.run_b) if args.verdicts else format_comparison(args.run_a, args.run_b)
+    )
     return 0

@@ -123,6 +123,27 @@ def _tokenize(args: argparse.Namespace) -> int:
 
 
 @_reports_data_errors
+def _reference_levels(args: argparse.Namespace) -> int:
+    from repro.analysis import reference_levels
+    from repro.data.cards import write_card
+    from repro.data.lm_tokens import load_token_stream
+
+    train_tokens, train_offsets, meta = load_token_stream(args.train)
+    valid_tokens, valid_offsets, _ = load_token_stream(args.valid)
+    levels = reference_levels.ngram_levels(
+        (train_tokens, train_offsets), (valid_tokens, valid_offsets), int(meta["vocab_size"])
+    )
+    levels["vocab_size"] = int(meta["vocab_size"])
+    levels["definition"] = (
+        "cross-entropy (nats/token) of the valid split under models counted on the train split: add-one "
+        "unigram; Witten-Bell bigram interpolated with it; pairs within files (repro.analysis.reference_levels)"
+    )
+    write_card(args.out, levels)  # the canonical JSON of the data cards it sits beside
+    print(f"wrote {args.out}: unigram {levels['unigram_nats']:.3f}, bigram {levels['bigram_nats']:.3f} nats/token")
+    return 0
+
+
+@_reports_data_errors
 def _synthetic(args: argparse.Namespace) -> int:
     from repro.data.errors import DataError
     from repro.data.synthetic import generate_task, write_task
@@ -280,6 +301,14 @@ def register(subparsers) -> None:
     p.add_argument("--out-dir", required=True)
     p.add_argument("--threads", type=int, default=None, help="threads for HF tokenizers (default: all cores)")
     p.set_defaults(func=_tokenize)
+
+    p = steps.add_parser(
+        "reference-levels", help="unigram and bigram cross-entropy of the valid split (the levels a model must beat)"
+    )
+    p.add_argument("--train", required=True, help="train split .npz of `repro data tokenize`")
+    p.add_argument("--valid", required=True, help="valid split .npz")
+    p.add_argument("--out", required=True, help="JSON file to write (beside the token files' card)")
+    p.set_defaults(func=_reference_levels)
 
     p = steps.add_parser("synthetic", help="generate one synthetic task")
     p.add_argument("--task", required=True, help="nli, sst2, cola, mrpc, mt, iwslt, sent, entail, topic or mc")

@@ -20,10 +20,18 @@ it is judged. The function reads its inputs and returns a :class:`Measurement`::
         gap = ...  # one value per seed
         return Measurement(format_mean_spread(gap), verdict(within(gap.mean(), 0, 0.05)), seeds=len(gap))
 
-At a scale the claim is not judged at (say smoke) the measurement is still computed and shown, but
-the verdict is "not measurable at this scale". Nothing is ever turned into a verdict silently: a
+A verdict is "reproduced", "not reproduced", "inconclusive" (an interval over seeds straddles the
+claim's boundary: see repro.pipeline.decisions) or "not measurable at this scale". A claim also
+declares its class (``kind``: identity, empirical or timing), a health :class:`Gate` its runs must pass
+(a model that did not learn, or sits at its ceiling, proves nothing) and a :class:`Null`, inputs on
+which it must not be reproduced. The measurement is always computed and shown, but the verdict is
+"not measurable at this scale" at a scale the claim is not judged at (say smoke), when its gate
+fails, and when it is reproduced on its null as well (a check that cannot fail). Nothing is ever turned into a verdict silently: a
 missing input raises :class:`MissingInputError` naming the file, and a claim function that raises or
 returns something malformed raises :class:`ClaimError` naming the claim.
+
+Claims that differ only in the variant, task, threshold or column they measure are written once, as
+rows of a table (:class:`ClaimRow`, :func:`register_table`), each row carrying its texts and class.
 
 Claims of paper ``P`` live in ``repro.papers.P.claims``; importing the module registers them.
 """
@@ -44,11 +52,31 @@ from repro.pipeline.tidy import write_csv
 
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
+INCONCLUSIVE = "inconclusive"
 NOT_MEASURABLE = "not measurable at this scale"
-VERDICTS = (REPRODUCED, NOT_REPRODUCED, NOT_MEASURABLE)
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_MEASURABLE)
+
+#: What a claim checks: an exact identity (verified to float precision), an empirical effect of trained
+#: models, or a timing. Claims not yet sorted read "unclassified".
+CLASSES = ("identity", "empirical", "timing")
+UNCLASSIFIED = "unclassified"
 
 #: Columns of ``RESULTS/<paper>/claims.csv`` and of the scorecard, in this order.
-COLUMNS = ("paper", "item", "claim", "paper_value", "measured", "tolerance", "verdict", "scale", "seeds", "detail")
+COLUMNS = (
+    "paper",
+    "item",
+    "claim",
+    "class",
+    "paper_value",
+    "measured",
+    "tolerance",
+    "verdict",
+    "gate",
+    "null",
+    "scale",
+    "seeds",
+    "detail",
+)
 #: Scales at which claims are judged unless a claim says otherwise: smoke runs are too small to mean anything.
 DEFAULT_JUDGED_AT = ("laptop", "paper")
 
@@ -88,6 +116,27 @@ class Measurement:
 
 
 @dataclass(frozen=True)
+class Gate:
+    """What the runs a claim rests on must reach before the claim is judged (a model that did not learn,
+    or sits at its ceiling, proves nothing). Declared with the claim, before any result is seen.
+
+    ``check(data)`` reads the claim's inputs and returns (passed, the measured level in words)."""
+
+    description: str
+    check: Callable[[ClaimInputs], tuple[bool, str]] = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Null:
+    """A version of a claim's inputs on which the claim must not be reproduced: the effect removed,
+    a constant predictor, untrained runs. ``make(data)`` returns replacement frames for some of the
+    claim's CSV inputs; the others stay as they are."""
+
+    description: str
+    make: Callable[[ClaimInputs], Mapping[str, pd.DataFrame]] = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True)
 class Claim:
     """A registered claim; see :func:`claim` for the meaning of each field."""
 
@@ -100,6 +149,9 @@ class Claim:
     inputs: tuple[str, ...]
     judged_at: tuple[str, ...]
     func: Callable[[ClaimInputs], Measurement] = field(compare=False, repr=False)
+    kind: str = UNCLASSIFIED
+    gate: Gate | None = None
+    null: Null | None = None
 
     @property
     def label(self) -> str:
@@ -119,6 +171,9 @@ def claim(
     tolerance: str,
     inputs: Iterable[str],
     judged_at: Iterable[str] = DEFAULT_JUDGED_AT,
+    kind: str = UNCLASSIFIED,
+    gate: Gate | None = None,
+    null: Null | None = None,
 ) -> Callable[[Callable[[ClaimInputs], Measurement]], Callable[[ClaimInputs], Measurement]]:
     """Decorator registering a claim function ``func(data) -> Measurement``.
 
@@ -127,9 +182,14 @@ def claim(
     statement:   the claim in one line, in words.
     paper_value: the paper's number or finding, as text.
     tolerance:   the acceptance rule, fixed in advance, as text (the function applies it).
-    inputs:      files the function reads, relative to ``RESULTS/<paper>/``; the Snakefile makes them
+    inputs:      files the function reads, relative to ``RESULTS/<paper>/`` (``../data/...`` for the data the
+                 papers share, such as the corpus' reference levels); the Snakefile makes them
                  inputs of the judging rule, and ``data[name]`` refuses any name not listed here.
     judged_at:   scales at which a verdict is given; elsewhere it is "not measurable at this scale".
+    kind:        one of :data:`CLASSES`: "identity", "empirical" or "timing".
+    gate:        a :class:`Gate` the claim's runs must pass to be judged (else "not measurable").
+    null:        a :class:`Null` on which the claim must not be reproduced; a claim that is still
+                 reproduced on its null cannot fail, so its verdict is "not measurable".
     """
     inputs = tuple(inputs)
     judged_at = tuple(judged_at)
@@ -148,13 +208,19 @@ def claim(
         raise ValueError(f"claim {paper}/{claim_id}: declare the files it reads in inputs=")
     for name in inputs:
         path = PurePosixPath(name)
-        if path.is_absolute() or ".." in path.parts:
-            raise ValueError(f"claim {paper}/{claim_id}: input {name!r} must be relative to RESULTS/{paper}/")
+        shared = path.parts[:2] == ("..", "data") and ".." not in path.parts[2:]  # RESULTS/data/, the shared data
+        if path.is_absolute() or (".." in path.parts and not shared):
+            raise ValueError(
+                f"claim {paper}/{claim_id}: input {name!r} must be relative to RESULTS/{paper}/ "
+                "(or, for the shared data, start with ../data/)"
+            )
     for scale in judged_at:
         check_scale(scale)
+    if kind not in (*CLASSES, UNCLASSIFIED):
+        raise ValueError(f"claim {paper}/{claim_id}: kind {kind!r}; choose one of {', '.join(CLASSES)}")
 
     def register(func: Callable[[ClaimInputs], Measurement]) -> Callable[[ClaimInputs], Measurement]:
-        new = Claim(paper, item, claim_id, statement, paper_value, tolerance, inputs, judged_at, func)
+        new = Claim(paper, item, claim_id, statement, paper_value, tolerance, inputs, judged_at, func, kind, gate, null)
         old = _REGISTRY.get((paper, claim_id))
         # Re-importing the same module (importlib.reload, pytest) re-registers the same function.
         if old is not None and _origin(old.func) != _origin(func):
@@ -163,6 +229,55 @@ def claim(
         return func
 
     return register
+
+
+@dataclass(frozen=True)
+class ClaimRow:
+    """One claim of a table (claims that differ only in the variant, task, threshold or column they
+    measure): the texts it registers. A table's row type extends it with what its measure reads."""
+
+    item: str
+    claim_id: str
+    statement: str
+    paper_value: str
+    tolerance: str
+
+
+def register_table(
+    paper: str,
+    rows: Iterable[ClaimRow],
+    measure: Callable[[ClaimInputs, ClaimRow], Measurement],
+    *,
+    inputs: Iterable[str] | Callable[[ClaimRow], Iterable[str]],
+    kind: str | Callable[[ClaimRow], str],
+    gate: Gate | Callable[[ClaimRow], Gate] | None = None,
+    null: Null | Callable[[ClaimRow], Null] | None = None,
+) -> dict[str, Callable[[ClaimInputs], Measurement]]:
+    """Register a claim of `paper` per row, measured by ``measure(data, row)``; `inputs`, `kind`, `gate`
+    and `null` are the same for every row, or functions of the row. Returns each claim's function by claim id: named
+    after its claim and belonging to the module of `measure`, as a decorated function would."""
+    registered = {}
+    for row in rows:
+
+        def measure_row(data: ClaimInputs, row: ClaimRow = row) -> Measurement:
+            return measure(data, row)
+
+        measure_row.__name__ = measure_row.__qualname__ = row.claim_id
+        measure_row.__module__ = measure.__module__
+        claim(
+            paper=paper,
+            item=row.item,
+            claim_id=row.claim_id,
+            statement=row.statement,
+            paper_value=row.paper_value,
+            tolerance=row.tolerance,
+            inputs=inputs(row) if callable(inputs) else inputs,
+            kind=kind(row) if callable(kind) else kind,
+            gate=gate(row) if callable(gate) else gate,
+            null=null(row) if callable(null) else null,
+        )(measure_row)
+        registered[row.claim_id] = measure_row
+    return registered
 
 
 def _origin(func: Callable) -> str:
@@ -223,10 +338,17 @@ class ClaimInputs(Mapping[str, pd.DataFrame]):
     Snakefile's list of inputs stays complete.
     """
 
-    def __init__(self, claim: Claim, paper_dir: Path):
+    def __init__(self, claim: Claim, paper_dir: Path, frames: Mapping[str, pd.DataFrame] | None = None):
         self._claim = claim
         self._paper_dir = paper_dir
-        self._frames: dict[str, pd.DataFrame] = {}
+        self._frames: dict[str, pd.DataFrame] = dict(frames or {})
+
+    def replaced(self, frames: Mapping[str, pd.DataFrame]) -> ClaimInputs:
+        """These inputs with some CSV frames replaced (a claim's null); the rest are read as usual."""
+        unknown = sorted(set(frames) - set(self._claim.inputs))
+        if unknown:
+            raise KeyError(f"claim {self._claim.label}: its null replaces {unknown}, which it does not read")
+        return ClaimInputs(self._claim, self._paper_dir, {**self._frames, **frames})
 
     def path(self, name: str) -> Path:
         if name not in self._claim.inputs:
@@ -242,7 +364,7 @@ class ClaimInputs(Mapping[str, pd.DataFrame]):
             if path.suffix not in (".csv", ".tsv"):
                 raise KeyError(f"{name} is not a CSV/TSV file; read it via data.path({name!r})")
             self._frames[name] = pd.read_csv(path, sep="\t" if path.suffix == ".tsv" else ",")
-        return self._frames[name]
+        return self._frames[name].copy()
 
     def __contains__(self, name: object) -> bool:
         return name in self._claim.inputs
@@ -293,30 +415,58 @@ def judge_claim(c: Claim, results_dir: str | Path, scale: str) -> dict[str, str]
     missing = [(paper_dir / name).as_posix() for name in c.inputs if not (paper_dir / name).is_file()]
     if missing:
         raise MissingInputError(f"claim {c.label} needs {', '.join(missing)}, which does not exist")
-    try:
-        result = c.func(data)
-    except (MissingInputError, ClaimError):
-        raise
-    except Exception as err:
-        raise ClaimError(f"claim {c.label} raised {type(err).__name__}: {err}") from err
-    m = _check_measurement(c, result)
+    m = _run(c, c.func, data, "")
+    gate_passed, gate_text = True, "none declared"
+    if c.gate is not None:
+        gate_passed, level = _run(c, c.gate.check, data, "gate ")
+        gate_text = f"{'passed' if gate_passed else 'failed'}: {c.gate.description}; measured {level}"
+    null_verdict, null_text = None, "none declared"
+    if c.null is not None:
+        null_m = _run(c, c.func, data.replaced(_run(c, c.null.make, data, "null ")), "on its null ")
+        null_verdict = null_m.verdict
+        null_text = f"{null_verdict} on {c.null.description}"
 
     verdict, detail = m.verdict, m.detail
+    would = f"here it would read '{m.verdict}'"
     if scale not in c.judged_at:
+        verdict, detail = NOT_MEASURABLE, f"Judged at {', '.join(c.judged_at)} scale only; {would}. {m.detail}"
+    elif not gate_passed:
+        verdict, detail = NOT_MEASURABLE, f"Health gate failed ({gate_text}); {would}. {m.detail}"
+    elif null_verdict == REPRODUCED and m.verdict == REPRODUCED:
         verdict = NOT_MEASURABLE
-        detail = f"Judged at {', '.join(c.judged_at)} scale only; here it would read '{m.verdict}'. {m.detail}".strip()
+        detail = f"The check also passes on its null ({c.null.description}), so it cannot fail; {would}. {m.detail}"
     return {
         "paper": c.paper,
         "item": c.item,
         "claim": f"{c.claim_id}: {c.statement}",
+        "class": c.kind,
         "paper_value": c.paper_value,
         "measured": format_measured(m.measured),
         "tolerance": c.tolerance,
         "verdict": verdict,
+        "gate": gate_text,
+        "null": null_text,
         "scale": scale,
         "seeds": "" if m.seeds is None else str(m.seeds),
-        "detail": detail,
+        "detail": detail.strip(),
     }
+
+
+def _run(c: Claim, func: Callable, data: ClaimInputs, what: str):
+    """Call the claim's function (or its gate, or its null) on `data`, naming the claim in any error."""
+    try:
+        result = func(data)
+    except (MissingInputError, ClaimError):
+        raise
+    except Exception as err:
+        raise ClaimError(f"claim {c.label} {what}raised {type(err).__name__}: {err}") from err
+    if func is c.func:
+        return _check_measurement(c, result)
+    if c.gate is not None and func is c.gate.check:
+        if not (isinstance(result, tuple) and len(result) == 2):
+            raise ClaimError(f"claim {c.label}: its gate returned {result!r}, not (passed, level)")
+        return bool(result[0]), str(result[1])
+    return result
 
 
 def judge_paper(paper: str, results_dir: str | Path, scale: str) -> pd.DataFrame:
@@ -406,13 +556,18 @@ __all__ = [
     "Claim",
     "ClaimError",
     "ClaimInputs",
+    "CLASSES",
     "ClaimsFailed",
     "DEFAULT_JUDGED_AT",
+    "Gate",
+    "INCONCLUSIVE",
     "Measurement",
     "MissingInputError",
     "NOT_MEASURABLE",
     "NOT_REPRODUCED",
+    "Null",
     "REPRODUCED",
+    "UNCLASSIFIED",
     "SCALES",
     "VERDICTS",
     "at_least",
@@ -427,6 +582,7 @@ __all__ = [
     "mean_spread",
     "natural_key",
     "papers",
+    "register_table",
     "too_few",
     "unregister",
     "verdict",

@@ -36,6 +36,32 @@ def changed_claims(a: Path, b: Path) -> pd.DataFrame:
     return merged.loc[differs, columns].fillna("(absent)").sort_values(KEY).reset_index(drop=True)
 
 
+def verdict_changes(a: Path, b: Path) -> tuple[int, pd.DataFrame]:
+    """(claims judged in both runs, the rows whose verdict differs): for two runs of the same experiments
+    with other seeds (seed_offset), where every measured value differs but a stable verdict should not."""
+    left, right = read_scorecard(a), read_scorecard(b)
+    both = left.merge(right, on=KEY, how="inner", suffixes=("_a", "_b"))
+    differs = both[both["verdict_a"] != both["verdict_b"]]
+    columns = KEY + ["verdict_a", "verdict_b", "measured_a", "measured_b"]
+    return len(both), differs.loc[:, columns].sort_values(KEY).reset_index(drop=True)
+
+
+def format_verdict_changes(a: Path, b: Path) -> str:
+    total, differs = verdict_changes(a, b)
+    lines = [
+        f"A = {a}",
+        f"B = {b}",
+        "",
+        f"{total - len(differs)} of {total} claims have the same verdict in both runs.",
+    ]
+    if len(differs):
+        lines.append(f"{len(differs)} differ:")
+        for row in differs.itertuples():
+            lines.append(f"- {row.paper} {row.item} {row.claim}")
+            lines.append(f"    {row.verdict_a} ({row.measured_a})  ->  {row.verdict_b} ({row.measured_b})")
+    return "\n".join(lines) + "\n"
+
+
 def data_files(results_dir: Path) -> dict[str, str | None]:
     """{relative path: sha256} of every tidy CSV and table of every paper."""
     files = {}

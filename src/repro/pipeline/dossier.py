@@ -21,7 +21,7 @@ import pandas as pd
 import yaml
 
 from repro.papers import PAPERS, part
-from repro.pipeline.claims import NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED
+from repro.pipeline.claims import NOT_REPRODUCED, VERDICTS
 from repro.pipeline.lineage import code_version, package_versions
 from repro.pipeline.tables import to_markdown
 
@@ -101,7 +101,7 @@ def render_dossier(
     compute_path = results_dir / "compute.csv"
     compute = pd.read_csv(compute_path) if compute_path.is_file() else pd.DataFrame()
     scale = config.get("scale", "?")
-    counts = {v: int((claims["verdict"] == v).sum()) for v in (REPRODUCED, NOT_REPRODUCED, NOT_MEASURABLE)}
+    counts = {v: int((claims["verdict"] == v).sum()) for v in VERDICTS}
     code = code_version(Path(workdir))
     lines = [
         f"# Reproducibility dossier: {paper}",
@@ -114,12 +114,12 @@ def render_dossier(
         "",
         "## Results (claims and verdicts)",
         "",
-        f"{len(claims)} claims: {counts[REPRODUCED]} reproduced, {counts[NOT_REPRODUCED]} not reproduced, "
-        f"{counts[NOT_MEASURABLE]} not measurable at this scale. Tolerances were fixed with each claim before "
-        "its result was seen.",
+        f"{len(claims)} claims: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + ". Tolerances, health "
+        "gates and nulls were fixed with each claim before its result was seen.",
         "",
         to_markdown(
-            claims[["item", "claim", "paper_value", "measured", "tolerance", "verdict", "seeds"]], numparse=False
+            claims[["item", "claim", "class", "paper_value", "measured", "tolerance", "verdict", "seeds"]],
+            numparse=False,
         ),
         "",
         "## What differs from the paper, and why",

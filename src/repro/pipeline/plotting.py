@@ -177,6 +177,41 @@ def zoom_to_late(ax, evals, x: str = "step", fraction: float = 0.3, margins: tup
         ax.set_ylim(late["loss"].min() - margins[0], late["loss"].quantile(0.98) + margins[1])
 
 
+LM_REFERENCE_LEVELS = (("unigram_nats", "unigram"), ("bigram_nats", "bigram"))
+
+
+def draw_reference_levels(ax, path: str | Path, levels=LM_REFERENCE_LEVELS) -> None:
+    """Mark the reference levels of `path` (the JSON of `python -m repro data reference-levels`) on a loss
+    axis, so a reader sees how far the models got: a dashed line where a level is inside the y-range, its
+    name at the axis edge where it is off the axis (call after the limits are set)."""
+    import json
+
+    values = json.loads(Path(path).read_text())
+    low, high = ax.get_ylim()
+    stacked = {"top": 0, "bottom": 0}  # labels already at each edge, so that they do not overlap
+    for key, name in levels:
+        y = float(values[key])
+        text, shift = f"{name} {y:.2f}", 0
+        if low <= y <= high:
+            ax.axhline(y, color="#777777", ls="--", lw=0.8, zorder=0)
+            where, va = y, "bottom"
+        else:
+            where, va, text = (high, "top", f"{text} ↑") if y > high else (low, "bottom", f"{text} ↓")
+            shift = 9 * stacked[va] * (-1 if va == "top" else 1)
+            stacked[va] += 1
+        ax.annotate(
+            text,
+            xy=(0.99, where),
+            xycoords=("axes fraction", "data"),
+            xytext=(0, shift),
+            textcoords="offset points",
+            ha="right",
+            va=va,
+            fontsize=7,
+            color="#555555",
+        )
+
+
 def figure_paths(results_dir: str | Path, paper: str, item: str) -> dict[str, Path]:
     """The two files :func:`save_figure` writes, keyed by suffix ("png", "pdf")."""
     stem = Path(results_dir) / paper / "figures" / item

@@ -65,6 +65,15 @@ def summary_table(scorecard: pd.DataFrame, compute: pd.DataFrame) -> pd.DataFram
     return pd.DataFrame(rows)
 
 
+def by_class(scorecard: pd.DataFrame) -> pd.DataFrame:
+    """Verdict counts per class of claim, over every paper."""
+    if "class" not in scorecard:  # a scorecard written before claims had classes
+        scorecard = scorecard.assign(**{"class": "unclassified"})
+    counts = scorecard.groupby("class")["verdict"].value_counts().unstack(fill_value=0)
+    table = counts.reindex(columns=list(VERDICTS), fill_value=0)
+    return table.assign(claims=table.sum(axis=1)).reset_index()
+
+
 def render_summary(results_dir: Path | str, papers: list[str], workdir: Path | str = ".") -> str:
     """The markdown of results/SUMMARY.md (see the module docstring)."""
     results_dir, workdir = Path(results_dir), Path(workdir)
@@ -90,6 +99,10 @@ def render_summary(results_dir: Path | str, papers: list[str], workdir: Path | s
         f"(from the rules' benchmark files; {(results_dir / 'compute.csv').as_posix()} has every rule and claim).",
         "",
         to_markdown(table).rstrip(),
+        "",
+        "By class of claim (identity: exact identities; empirical: effects of trained models; timing):",
+        "",
+        to_markdown(by_class(scorecard)).rstrip(),
         "",
         'Claims at smoke scale are never judged ("not measurable at this scale"); at laptop scale they',
         "judge small-scale analogues of the papers' experiments, not the original settings.",

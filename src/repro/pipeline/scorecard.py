@@ -12,11 +12,29 @@ from pathlib import Path
 
 import pandas as pd
 
-from repro.pipeline.claims import COLUMNS, NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, VERDICTS, natural_key
+from repro.pipeline.claims import (
+    COLUMNS,
+    INCONCLUSIVE,
+    NOT_MEASURABLE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    UNCLASSIFIED,
+    VERDICTS,
+    natural_key,
+)
 from repro.pipeline.tables import SMALL_SCALES, to_markdown
 from repro.pipeline.tidy import write_csv
 
-SUMMARY_COLUMNS = ("paper", "scale", REPRODUCED, NOT_REPRODUCED, NOT_MEASURABLE, "claims")
+SUMMARY_COLUMNS = ("paper", "scale", REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_MEASURABLE, "claims")
+#: The claims.csv of earlier versions: no class, gate or null (and, earlier still, no detail).
+LEGACY_COLUMNS = tuple(c for c in COLUMNS if c not in ("class", "gate", "null"))
+#: Why a claim was not judged, from the first words of its detail (see repro.pipeline.claims.judge_claim).
+REASONS = {
+    "Judged at": "not judged at this scale",
+    "Health gate failed": "its runs failed their health gate",
+    "The check also passes on its null": "it also passes on its null",
+    "Replicates:": "too few seeds (or rounds)",
+}
 
 
 def read_claims(path: str | Path) -> pd.DataFrame:
@@ -26,8 +44,11 @@ def read_claims(path: str | Path) -> pd.DataFrame:
         raise FileNotFoundError(f"claims file {path.as_posix()} does not exist")
     df = pd.read_csv(path, dtype=str, keep_default_na=False)
     columns = tuple(df.columns)
-    if columns == COLUMNS[:-1]:
-        df["detail"] = ""
+    if columns in (LEGACY_COLUMNS, LEGACY_COLUMNS[:-1]):
+        df = df.assign(**{"class": UNCLASSIFIED, "gate": "none declared", "null": "none declared"})
+        if "detail" not in df:
+            df["detail"] = ""
+        df = df.loc[:, list(COLUMNS)]
     elif columns != COLUMNS:
         raise ValueError(f"{path.as_posix()}: columns {list(columns)}; expected {list(COLUMNS)}")
     unknown = sorted(set(df["verdict"]) - set(VERDICTS))
@@ -44,16 +65,34 @@ def combine(paths: Iterable[str | Path]) -> pd.DataFrame:
     return df.iloc[order].reset_index(drop=True).loc[:, list(COLUMNS)]
 
 
-def summarise(df: pd.DataFrame) -> pd.DataFrame:
-    """Count each verdict per paper and scale (one row per pair, sorted)."""
+def summarise(df: pd.DataFrame, by_class: bool = False) -> pd.DataFrame:
+    """Count each verdict per paper and scale (and class: identity, empirical, timing), sorted."""
+    keys = ["paper", "scale", "class"] if by_class else ["paper", "scale"]
     rows = []
-    for (paper, scale), group in df.groupby(["paper", "scale"], sort=True):
+    for values, group in df.groupby(keys, sort=True):
         counts = group["verdict"].value_counts()
-        row = {"paper": paper, "scale": scale}
+        row = dict(zip(keys, values))
         row.update({v: int(counts.get(v, 0)) for v in VERDICTS})
         row["claims"] = len(group)
         rows.append(row)
-    return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+    columns = [*keys, *SUMMARY_COLUMNS[2:]]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def reason(detail: str) -> str:
+    """Why a claim was not judged (one of :data:`REASONS`), from its detail."""
+    return next((why for start, why in REASONS.items() if detail.startswith(start)), "see its detail")
+
+
+def unjudged(df: pd.DataFrame) -> pd.DataFrame:
+    """Inconclusive and not-measurable claims counted per paper, verdict and reason."""
+    rows = df[df["verdict"].isin([INCONCLUSIVE, NOT_MEASURABLE])]
+    why = [
+        "the interval over seeds straddles the claim's boundary" if v == INCONCLUSIVE else reason(d)
+        for v, d in zip(rows["verdict"], rows["detail"])
+    ]
+    counted = rows.assign(reason=why).groupby(["paper", "verdict", "reason"], sort=True).size()
+    return counted.rename("claims").reset_index()
 
 
 def item_link(paper: str, item: str) -> str:
@@ -77,7 +116,10 @@ def render_markdown(df: pd.DataFrame) -> str:
             f"Rows at {' and '.join(small)} scale judge small-scale analogues of the papers' experiments,",
             "not the original settings.",
         ]
-    lines += ["", "## Summary", "", to_markdown(summarise(df)).rstrip()]
+    lines += ["", "## Summary", "", to_markdown(summarise(df, by_class=True)).rstrip()]
+    why = unjudged(df)
+    if len(why):
+        lines += ["", "Why claims were not judged:", "", to_markdown(why, numparse=False).rstrip()]
     for paper, group in df.groupby("paper", sort=True):
         table = group.drop(columns=["paper"]).rename(columns={"paper_value": "paper value"})
         table["item"] = [item_link(paper, item) for item in table["item"]]

@@ -3,7 +3,8 @@
 File layout (repro.data.npz, no pickle): one int64 array per (split, name) under the key
 ``"<split>/<name>"`` (e.g. ``train/input_ids``), and ``meta.json`` with the task's metadata
 (vocabulary, params, sizes, array names per split, label names, the rule). The card is written
-beside the file as ``<name>.card.json``.
+beside the file as ``<name>.card.json``; for a classification task it also records each split's
+reference levels (chance, constant predictor, ceiling).
 """
 
 from __future__ import annotations
@@ -44,10 +45,27 @@ def write_task(path: str | Path, task: TaskData) -> dict:
             "family": task.meta.get("family"),
             "vocab_size": task.meta["vocab_size"],
             "metric": task.meta.get("metric"),
+            "reference_levels": reference_levels(task),
         },
     )
     write_card(card_path_for(path), card)
     return card
+
+
+def reference_levels(task: TaskData) -> dict:
+    """Per split of a classification task: the chance, constant-predictor and ceiling scores of its metric
+    (repro.analysis.reference_levels), the levels a trained classifier is read against; empty otherwise."""
+    from repro.analysis.metrics import CLASSIFICATION_METRICS
+    from repro.analysis.reference_levels import classification_levels
+
+    metric, names = task.meta.get("metric"), task.meta.get("label_names")
+    if metric not in CLASSIFICATION_METRICS or not names:
+        return {}
+    return {
+        split: classification_levels(arrays["labels"], len(names), metric)
+        for split, arrays in sorted(task.splits.items())
+        if "labels" in arrays
+    }
 
 
 def load_task(path: str | Path, task: str | None = None) -> TaskData:

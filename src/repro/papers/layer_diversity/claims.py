@@ -12,16 +12,21 @@ asserts are judged; the other correlations are reported in `detail`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
 from repro.papers.layer_diversity.depth_scaling import diminishing_doublings, doubling_chain, doubling_gains
 from repro.pipeline.claims import (
     NOT_MEASURABLE,
+    ClaimRow,
     Measurement,
+    Null,
     claim,
     format_mean_spread,
     format_number,
+    register_table,
     verdict,
 )
 
@@ -87,11 +92,14 @@ def _worst(values: pd.Series) -> float:
     return float(np.nanmax(values.to_numpy(dtype=float))) if len(values) else float("nan")
 
 
-def _bound(values: pd.Series, tolerance: float, what: str, seeds: int) -> Measurement:
+def _bound(values: pd.Series, tolerance: float, what: str, seeds: int, strict: bool = False) -> Measurement:
     worst = _worst(values)
+    # A "< tolerance" claim is a bare comparison (a NaN maximum fails it); a "≤ tolerance" claim also
+    # refuses any non-finite maximum. Both rules are kept exactly as the claims were first written.
+    ok = worst < tolerance if strict else bool(np.isfinite(worst) and worst <= tolerance)
     return Measurement(
         measured=f"max {what} = {worst:.3g}",
-        verdict=verdict(bool(np.isfinite(worst) and worst <= tolerance)),
+        verdict=verdict(ok),
         seeds=seeds,
         detail=f"over {len(values)} rows",
     )
@@ -108,6 +116,7 @@ def _bound(values: pd.Series, tolerance: float, what: str, seeds: int) -> Measur
     paper_value="T2 lists #params per model (table existence U)",
     tolerance="exact equality for every (family, depth, seed)",
     inputs=[MODELS],
+    kind="identity",
 )
 def parameter_counts_exact(data) -> Measurement:
     models = data[MODELS]
@@ -119,56 +128,125 @@ def parameter_counts_exact(data) -> Measurement:
     )
 
 
-# --------------------------------------------------------------------------- Fig. 2
+# --------------------------------------------------------------------------- Figs. 2-5, 7: residual bounds
 
 
-@claim(
-    paper=PAPER,
-    item="fig02",
-    claim_id="stream_is_sum_of_members",
-    statement="The last residual state is the plain sum of embedding, attention and MLP outputs (Eq. 1).",
-    paper_value="x_L = u_0 + Σ_l (a_l + m_l) (Eq. 1, C)",
-    tolerance="max |Σ_i u_i − x_L| < 1e-10 (float64), every model and task",
-    inputs=[RECONSTRUCTION],
+@dataclass(frozen=True)
+class _ResidualBound(ClaimRow):
+    """An exact identity judged by the largest value of one residual column of one input.
+
+    These claims share their measurement (:func:`_bound`) and class, so a row holds only what differs.
+    """
+
+    source: str  # the input file the residual column is in
+    column: str
+    limit: float  # the bound the tolerance text states
+    what: str  # how the measured maximum is named
+    strict: bool = False  # the tolerance reads "< limit" rather than "≤ limit"
+
+
+_RESIDUAL_BOUNDS = (
+    _ResidualBound(
+        item="fig02",
+        claim_id="stream_is_sum_of_members",
+        statement="The last residual state is the plain sum of embedding, attention and MLP outputs (Eq. 1).",
+        paper_value="x_L = u_0 + Σ_l (a_l + m_l) (Eq. 1, C)",
+        tolerance="max |Σ_i u_i − x_L| < 1e-10 (float64), every model and task",
+        source=RECONSTRUCTION,
+        column="stream_error",
+        limit=1e-10,
+        what="|Σu − x_L|",
+        strict=True,
+    ),
+    _ResidualBound(
+        item="fig02",
+        claim_id="frozen_norm_reconstructs_logits",
+        statement="With the final norm's scale frozen, the module contributions sum to the model's logits.",
+        paper_value="z ≈ Σ_i W_U·ũ_i (softmax omitted, norm treated as linear; I)",
+        tolerance="max |Σ_i W_K ũ_i + const − z| < 1e-8 (float64), every model and task",
+        source=RECONSTRUCTION,
+        column="logit_error",
+        limit=1e-8,
+        what="|Σc − z|",
+        strict=True,
+    ),
+    _ResidualBound(
+        item="fig03",
+        claim_id="mse_equals_bias_minus_diversity",
+        statement="MSE = Bias − Diversity holds for every unit, in both forms and every target convention.",
+        paper_value="Theorem 1 (Eq. 8): MSE = Bias − Diversity (C)",
+        tolerance="|MSE − (Bias − Div)| ≤ 1e-9·max(1, Bias) for every example of every unit",
+        source=UNITS,
+        column="identity_residual",
+        limit=1e-9,
+        what="|MSE − (Bias − Div)| / max(1, Bias)",
+    ),
+    _ResidualBound(
+        item="fig04",
+        claim_id="group_split_sums_to_diversity",
+        statement="Diversity splits exactly into within- and between-group parts of embedding, MHA and MLP members.",
+        paper_value=f"module graphs by type (Fig. 4 exists, C; the split is {RECONSTRUCTED})",
+        tolerance="|Σ_g (within_g + between_g) − Diversity| ≤ 1e-9 for every example, model, task and target",
+        source=GROUPS,
+        column="split_residual",
+        limit=1e-9,
+        what="|Σ_g share_g − Div|",
+    ),
+    _ResidualBound(
+        item="fig04",
+        claim_id="module_form_reproduces_model_mse",
+        statement="In the module form (o_i = M·c_i, frozen norm) the ensemble mean is the model, so MSE(ō) = MSE(z).",
+        paper_value="residual stream = sum of module outputs (Eq. 1, C); sum→mean rescaling (I)",
+        tolerance="max over examples |MSE_module − MSE(z, y)| ≤ 1e-8, every model and task",
+        source=RECONSTRUCTION,
+        column="module_mse_error",
+        limit=1e-8,
+        what="|MSE_module − MSE(z)|",
+    ),
+    _ResidualBound(
+        item="fig05",
+        claim_id="omega_identities_hold",
+        statement="Bias = Ω − 2⟨ō, y⟩ + ‖y‖² and Diversity = Ω − ‖ō‖² (the shared component behind the trade-off).",
+        paper_value="Theorem 3 (shared component Ω; I, from the sister paper)",
+        tolerance="max absolute residual ≤ 1e-9 for every example, prefix and target",
+        source=PREFIXES,
+        column="omega_residual",
+        limit=1e-9,
+        what="Ω-identity residual",
+    ),
+    _ResidualBound(
+        item="fig07",
+        claim_id="information_decomposition_exact",
+        statement="I(U;Y) = Relevancy − Redundancy + Conditional redundancy (Eq. 13) for every prefix.",
+        paper_value="Eq. 13 information-theoretic diversity decomposition (role C, formula I)",
+        tolerance="|I − (Rel − Red + CondRed)| ≤ 1e-9 bits for every model, task and prefix",
+        source=INFORMATION,
+        column="identity_residual",
+        limit=1e-9,
+        what="|Eq. 13 residual| (bits)",
+    ),
 )
-def stream_is_sum_of_members(data) -> Measurement:
-    checks = data[RECONSTRUCTION]
-    worst = _worst(checks["stream_error"])
-    return Measurement(
-        f"max |Σu − x_L| = {worst:.3g}", verdict(worst < 1e-10), _seeds(checks), f"over {len(checks)} rows"
-    )
 
 
-@claim(
-    paper=PAPER,
-    item="fig02",
-    claim_id="frozen_norm_reconstructs_logits",
-    statement="With the final norm's scale frozen, the module contributions sum to the model's logits.",
-    paper_value="z ≈ Σ_i W_U·ũ_i (softmax omitted, norm treated as linear; I)",
-    tolerance="max |Σ_i W_K ũ_i + const − z| < 1e-8 (float64), every model and task",
-    inputs=[RECONSTRUCTION],
-)
-def frozen_norm_reconstructs_logits(data) -> Measurement:
-    checks = data[RECONSTRUCTION]
-    worst = _worst(checks["logit_error"])
-    return Measurement(f"max |Σc − z| = {worst:.3g}", verdict(worst < 1e-8), _seeds(checks), f"over {len(checks)} rows")
+def _measure_bound(data, row: _ResidualBound) -> Measurement:
+    frame = data[row.source]
+    return _bound(frame[row.column], row.limit, row.what, _seeds(frame), strict=row.strict)
+
+
+def _broken(row: _ResidualBound) -> Null:
+    """The null of an exact identity: its residual off by 1, which its bound must not let through."""
+
+    def make(data) -> dict:
+        frame = data[row.source]
+        return {row.source: frame.assign(**{row.column: frame[row.column].abs() + 1.0})}
+
+    return Null(f"the residual {row.column} off by 1", make)
+
+
+register_table(PAPER, _RESIDUAL_BOUNDS, _measure_bound, inputs=lambda row: [row.source], kind="identity", null=_broken)
 
 
 # --------------------------------------------------------------------------- Fig. 3
-
-
-@claim(
-    paper=PAPER,
-    item="fig03",
-    claim_id="mse_equals_bias_minus_diversity",
-    statement="MSE = Bias − Diversity holds for every unit, in both forms and every target convention.",
-    paper_value="Theorem 1 (Eq. 8): MSE = Bias − Diversity (C)",
-    tolerance="|MSE − (Bias − Div)| ≤ 1e-9·max(1, Bias) for every example of every unit",
-    inputs=[UNITS],
-)
-def mse_equals_bias_minus_diversity(data) -> Measurement:
-    units = data[UNITS]
-    return _bound(units["identity_residual"], 1e-9, "|MSE − (Bias − Div)| / max(1, Bias)", _seeds(units))
 
 
 def _rho(correlations: pd.DataFrame, quantity: str, form: str = "lens") -> dict[str, pd.Series]:
@@ -198,6 +276,7 @@ def _rho_text(values: dict[str, pd.Series]) -> str:
     paper_value="MSE correlates strongly (negatively) with accuracy; Bias and Diversity vary by task (C, reviewers)",
     tolerance="seed-mean ρ(MSE, acc) < 0 for ≥ 3 of 4 tasks (logit-lens prefix units, one-hot target)",
     inputs=[CORRELATIONS],
+    kind="empirical",
 )
 def mse_anticorrelates_with_accuracy(data) -> Measurement:
     correlations = data[CORRELATIONS]
@@ -227,37 +306,6 @@ def mse_anticorrelates_with_accuracy(data) -> Measurement:
     )
 
 
-# --------------------------------------------------------------------------- Fig. 4
-
-
-@claim(
-    paper=PAPER,
-    item="fig04",
-    claim_id="group_split_sums_to_diversity",
-    statement="Diversity splits exactly into within- and between-group parts of embedding, MHA and MLP members.",
-    paper_value=f"module graphs by type (Fig. 4 exists, C; the split is {RECONSTRUCTED})",
-    tolerance="|Σ_g (within_g + between_g) − Diversity| ≤ 1e-9 for every example, model, task and target",
-    inputs=[GROUPS],
-)
-def group_split_sums_to_diversity(data) -> Measurement:
-    groups = data[GROUPS]
-    return _bound(groups["split_residual"], 1e-9, "|Σ_g share_g − Div|", _seeds(groups))
-
-
-@claim(
-    paper=PAPER,
-    item="fig04",
-    claim_id="module_form_reproduces_model_mse",
-    statement="In the module form (o_i = M·c_i, frozen norm) the ensemble mean is the model, so MSE(ō) = MSE(z).",
-    paper_value="residual stream = sum of module outputs (Eq. 1, C); sum→mean rescaling (I)",
-    tolerance="max over examples |MSE_module − MSE(z, y)| ≤ 1e-8, every model and task",
-    inputs=[RECONSTRUCTION],
-)
-def module_form_reproduces_model_mse(data) -> Measurement:
-    checks = data[RECONSTRUCTION]
-    return _bound(checks["module_mse_error"], 1e-8, "|MSE_module − MSE(z)|", _seeds(checks))
-
-
 # --------------------------------------------------------------------------- Fig. 5
 
 
@@ -269,6 +317,7 @@ def module_form_reproduces_model_mse(data) -> Measurement:
     paper_value="Theorem 2: bias–diversity trade-off; bias does not reach 0 in practice (I/C)",
     tolerance="max over examples and prefixes of (Div − Bias) ≤ 1e-12",
     inputs=[PREFIXES],
+    kind="identity",
 )
 def diversity_never_exceeds_bias(data) -> Measurement:
     prefixes = data[PREFIXES]
@@ -280,20 +329,6 @@ def diversity_never_exceeds_bias(data) -> Measurement:
         seeds=_seeds(prefixes),
         detail=f"smallest mean Bias of any prefix (one-hot target) = {format_number(smallest_bias)}",
     )
-
-
-@claim(
-    paper=PAPER,
-    item="fig05",
-    claim_id="omega_identities_hold",
-    statement="Bias = Ω − 2⟨ō, y⟩ + ‖y‖² and Diversity = Ω − ‖ō‖² (the shared component behind the trade-off).",
-    paper_value="Theorem 3 (shared component Ω; I, from the sister paper)",
-    tolerance="max absolute residual ≤ 1e-9 for every example, prefix and target",
-    inputs=[PREFIXES],
-)
-def omega_identities_hold(data) -> Measurement:
-    prefixes = data[PREFIXES]
-    return _bound(prefixes["omega_residual"], 1e-9, "Ω-identity residual", _seeds(prefixes))
 
 
 def lag_share(prefixes: pd.DataFrame) -> tuple[float, int]:
@@ -316,6 +351,7 @@ def lag_share(prefixes: pd.DataFrame) -> tuple[float, int]:
     paper_value="diversity is especially critical when layers' outputs are far from the ground truth (C, abstract)",
     tolerance="seed mean of the mean per-run Spearman ρ(Bias_i, Div_i) over pooled prefixes ℓ ≥ 1 > 0",
     inputs=[EXAMPLES, PREFIXES],
+    kind="empirical",
 )
 def bias_and_diversity_rise_together(data) -> Measurement:
     examples = data[EXAMPLES].dropna(subset=["spearman_bias_diversity"])
@@ -347,6 +383,7 @@ def bias_and_diversity_rise_together(data) -> Measurement:
     paper_value="T1 lists the datasets (table existence U); SST-2, RTE, AG News, ARC named (C)",
     tolerance="max − min class count ≤ 1 in every split of every task",
     inputs=[TASK_TABLE],
+    kind="identity",
 )
 def tasks_are_balanced(data) -> Measurement:
     tasks = data[TASK_TABLE]
@@ -374,6 +411,7 @@ def tasks_are_balanced(data) -> Measurement:
     paper_value="adding layers helps only if they are diverse (C, abstract); the schematic itself is inferred (I)",
     tolerance="MSE(M+1) < MSE(M) for every M = 1..M_max−1 (independent members)",
     inputs=[TOY],
+    kind="empirical",
 )
 def toy_diverse_members_lower_mse(data) -> Measurement:
     toy = data[TOY]
@@ -397,6 +435,7 @@ def toy_diverse_members_lower_mse(data) -> Measurement:
     paper_value="adding layers helps only if they are diverse (C, abstract); the schematic itself is inferred (I)",
     tolerance="max_M |MSE(M) − MSE(1)| < 1e-12 (identical members)",
     inputs=[TOY],
+    kind="identity",
 )
 def toy_identical_members_keep_mse(data) -> Measurement:
     toy = data[TOY]
@@ -420,6 +459,7 @@ def toy_identical_members_keep_mse(data) -> Measurement:
     paper_value="I(U_S; Y) is monotone in S (Theorems 4, 7; I)",
     tolerance="F(S_{ℓ+1}) − F(S_ℓ) ≥ −1e-12 bits for every model, task and ℓ (exact for plug-in estimates)",
     inputs=[INFORMATION],
+    kind="identity",
 )
 def information_grows_with_prefix(data) -> Measurement:
     info = data[INFORMATION].sort_values(["family", "depth", "seed", "task", "prefix"])
@@ -442,6 +482,7 @@ def information_grows_with_prefix(data) -> Measurement:
     paper_value="gain from more layers is submodular; linked to log convergence of scaling laws (C, abstract)",
     tolerance="per family, on seed means of the task-mean accuracy: Δ(4→8) ≤ Δ(2→4) + 0.02 ≤ Δ(1→2) + 0.04",
     inputs=[DEPTH, FITS],
+    kind="empirical",
 )
 def doubling_gains_diminish(data) -> Measurement:
     depth = data[DEPTH]
@@ -490,6 +531,7 @@ def doubling_gains_diminish(data) -> Measurement:
     paper_value="Theorem 7: gains are submodular when the U_i are (conditionally) independent (C)",
     tolerance="F(T∪{i}) − F(T) − [F(S∪{i}) − F(S)] ≤ 1e-3 bits for every prefix pair S ⊂ T, i ∉ T (plug-in, judged N)",
     inputs=[SUBMODULARITY, REAL_LAYERS],
+    kind="empirical",
 )
 def independent_members_submodular(data) -> Measurement:
     # N: the catalog asks for 1e-3 bits at N = 20k. Chosen before any run from the known estimator bias:
@@ -533,25 +575,12 @@ def independent_members_submodular(data) -> Measurement:
 @claim(
     paper=PAPER,
     item="fig07",
-    claim_id="information_decomposition_exact",
-    statement="I(U;Y) = Relevancy − Redundancy + Conditional redundancy (Eq. 13) for every prefix.",
-    paper_value="Eq. 13 information-theoretic diversity decomposition (role C, formula I)",
-    tolerance="|I − (Rel − Red + CondRed)| ≤ 1e-9 bits for every model, task and prefix",
-    inputs=[INFORMATION],
-)
-def information_decomposition_exact(data) -> Measurement:
-    info = data[INFORMATION]
-    return _bound(info["identity_residual"], 1e-9, "|Eq. 13 residual| (bits)", _seeds(info))
-
-
-@claim(
-    paper=PAPER,
-    item="fig07",
     claim_id="redundancies_never_fall",
     statement="Redundancy and conditional redundancy never decrease when a layer is added (Theorems 5, 6).",
     paper_value="Theorems 5 and 6: both redundancy terms grow monotonically with the number of layers (C)",
     tolerance="every step of both terms over prefixes ≥ −1e-12 bits (exact for plug-in estimates)",
     inputs=[INFORMATION],
+    kind="identity",
 )
 def redundancies_never_fall(data) -> Measurement:
     info = data[INFORMATION].sort_values(["family", "depth", "seed", "task", "prefix"])
@@ -575,6 +604,7 @@ def redundancies_never_fall(data) -> Measurement:
     paper_value="adding layers helps only when they are diverse; ΔI = 0 for a copy (C abstract; formula I)",
     tolerance="|ΔI| < 1e-12 bits for every model and task",
     inputs=[GAINS],
+    kind="identity",
 )
 def duplicate_member_adds_nothing(data) -> Measurement:
     gains = data[GAINS]
@@ -592,6 +622,7 @@ def duplicate_member_adds_nothing(data) -> Measurement:
     paper_value="a new, diverse member gains relevancy − Δredundancy + Δconditional redundancy > 0 (I)",
     tolerance="ΔI > 0 for every model and task",
     inputs=[GAINS],
+    kind="empirical",
 )
 def independent_member_adds_information(data) -> Measurement:
     gains = data[GAINS]["independent_gain"]
@@ -611,6 +642,7 @@ def independent_member_adds_information(data) -> Measurement:
     paper_value="optional intervention of the catalog (Fig. 7 content U): expect duplicated ≤ trained",
     tolerance="per family, seed means averaged over tasks and base depths: acc(duplicated) ≤ acc(trained L+1)",
     inputs=[DUPLICATION],
+    kind="empirical",
 )
 def duplicated_block_no_better_than_trained(data) -> Measurement:
     rows = data[DUPLICATION]
@@ -652,6 +684,7 @@ def duplicated_block_no_better_than_trained(data) -> Measurement:
     paper_value="Section 5.4: bias does not go to 0 in practice, so diversity matters (C, reviewers)",
     tolerance="min over (family, depth, task) of the seed-mean Bias (logit lens, all layers, one-hot y) > 0.01·‖y‖²",
     inputs=[SUMMARY],
+    kind="empirical",
 )
 def bias_stays_above_zero(data) -> Measurement:
     summary = data[SUMMARY]

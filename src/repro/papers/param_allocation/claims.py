@@ -122,6 +122,7 @@ DEVIATIONS = [
     paper_value="‖J‖₂ ≤ max_i p_i ≤ e^{2Λ}/L = O(1/L) (statement; constants reconstructed)",
     tolerance="max over all sampled z (uniform, ±Λ, spike; every Λ and L) of ‖J‖₂/(e^{2Λ}/L) ≤ 1 (+1e-9)",
     inputs=[JACOBIAN],
+    kind="identity",
 )
 def jacobian_bound_holds(data) -> Measurement:
     table = data[JACOBIAN]
@@ -145,6 +146,7 @@ def jacobian_bound_holds(data) -> Measurement:
     paper_value="‖J‖₂ = O(1/L) for bounded logits",
     tolerance="for every Λ, the coefficient of variation across L of mean_z L·‖J‖₂ (uniform logits) < 0.5",
     inputs=[JACOBIAN],
+    kind="empirical",
 )
 def jacobian_scales_as_one_over_length(data) -> Measurement:
     table = data[JACOBIAN]
@@ -242,6 +244,7 @@ def _register_u_shape(item: str, task: str, position: str, statement: str, paper
         paper_value=paper_value,
         tolerance="argmin_H of seed-mean loss interior; loss(H_min), loss(H_max) ≥ 1.1× min; spread ≥ 2× pooled seed sd; ≥3 seeds",
         inputs=[SWEEP, BOUND],
+        kind="empirical",
     )(measure)
 
 
@@ -285,6 +288,7 @@ for _item, _task, _words, _paper_value in _U_SHAPES:
     paper_value="attention-score error O(Λ/L) (statement; norm reconstructed as per entry)",
     tolerance="every query: max_i|p_i − p′_i| ≤ 2e^{2Λ}‖z − z′‖_∞/L (+1e-9) and L·max_i|p_i − p′_i| ≤ 4Λe^{2Λ}",
     inputs=[LOW_RANK],
+    kind="identity",
 )
 def svd_per_entry_error_bound(data) -> Measurement:
     table = data[LOW_RANK]
@@ -334,6 +338,7 @@ def _output_slopes(table: pd.DataFrame) -> pd.Series:
     paper_value="attention-score error O(Λ/L) per entry; ℓ2 O(Λ/√L) (reconstructed)",
     tolerance="log-log slope of RMS ‖o − o′‖₂ against L in [−0.7, −0.3] for every rank r < d",
     inputs=[LOW_RANK],
+    kind="empirical",
 )
 def svd_output_error_slope(data) -> Measurement:
     slopes = _output_slopes(data[LOW_RANK])
@@ -358,6 +363,7 @@ def _trained_means(data, column: str = "excess_mse") -> pd.DataFrame:
     paper_value="diminishing returns from head dimension, stronger for long L (Theorem 2, Fig 3; reconstructed)",
     tolerance="seed-mean excess MSE at r = 4 strictly decreasing over the configured lengths",
     inputs=[SATURATION],
+    kind="empirical",
 )
 def trained_error_falls_with_length(data) -> Measurement:
     means = _trained_means(data)
@@ -385,6 +391,7 @@ def trained_error_falls_with_length(data) -> Measurement:
     paper_value="increasing head dim has diminishing returns, especially for long L",
     tolerance="seed-mean gap err(r_min) − err(r_max) at the longest L ≤ 0.5× the gap at the shortest L",
     inputs=[SATURATION],
+    kind="empirical",
 )
 def trained_rank_gap_shrinks_with_length(data) -> Measurement:
     means = _trained_means(data)
@@ -433,6 +440,7 @@ def _sweep_head_rows(rows: pd.DataFrame, data) -> pd.DataFrame:
     paper_value="a low-dimensional head closely approximates a high-dimensional one (Corollary 2; Fig. 4, numbers unknown)",
     tolerance="R(8) = mean(L_abl − L_student)/mean(L_abl − L_teacher) over seeds ≥ 0.9 in every replaced layer (SVD init, after fine-tuning)",
     inputs=[REPLACEMENT],
+    kind="empirical",
 )
 def svd_student_recovers_at_rank8(data) -> Measurement:
     rows = _sweep_head_rows(_finetuned_svd(data), data)
@@ -466,6 +474,7 @@ def svd_student_recovers_at_rank8(data) -> Measurement:
     paper_value="SVD-based low-rank head reduction (method; the comparison with random init is the catalog's)",
     tolerance="for every replaced layer and every r ≥ 4: L(SVD) ≤ L(random) after fine-tuning in ≥ 2 of 3 seeds",
     inputs=[REPLACEMENT],
+    kind="empirical",
 )
 def svd_init_beats_random_init(data) -> Measurement:
     table = data[REPLACEMENT]
@@ -498,6 +507,7 @@ def svd_init_beats_random_init(data) -> Measurement:
     paper_value="loss against reduced dimension r (Fig. 4; shape inferred)",
     tolerance="R(r_{k+1}) ≥ R(r_k) − 0.02 for consecutive configured ranks, R from seed-mean losses, every replaced layer",
     inputs=[REPLACEMENT],
+    kind="empirical",
 )
 def recovery_grows_with_rank(data) -> Measurement:
     rows = _sweep_head_rows(_finetuned_svd(data), data)
@@ -525,6 +535,7 @@ def recovery_grows_with_rank(data) -> Measurement:
     paper_value="not stated (reconstructed appendix figure)",
     tolerance="median over (seed, layer, head) of R at r = 8 (SVD init, after fine-tuning) ≥ 0.9",
     inputs=[REPLACEMENT],
+    kind="empirical",
 )
 def every_head_recovers_at_rank8(data) -> Measurement:
     rows = _finetuned_svd(data)
@@ -556,6 +567,7 @@ def every_head_recovers_at_rank8(data) -> Measurement:
     paper_value="saturation: a reduced head dimension matters less at long L (Theorem 2; Fig. 6 content inferred)",
     tolerance="for every replaced layer and every r ≤ 8: mean Δloss(last bucket) ≤ mean Δloss(first bucket) in ≥ 2 of 3 seeds",
     inputs=[POSITIONS, REPLACEMENT],
+    kind="empirical",
 )
 def late_positions_suffer_less(data) -> Measurement:
     deltas = position_deltas(data[POSITIONS])
@@ -606,6 +618,7 @@ def late_positions_suffer_less(data) -> Measurement:
     paper_value="saturation persists in 6-layer decoders on 1% of WikiText-103 (Fig. 5; plotted quantity inferred)",
     tolerance="gain(L) = seed-mean val(d_h min) − val(d_h max) non-increasing over the configured L",
     inputs=[DECODERS],
+    kind="empirical",
 )
 def head_dim_gain_shrinks_with_length(data) -> Measurement:
     table = data[DECODERS]
@@ -650,6 +663,7 @@ def head_dim_gain_shrinks_with_length(data) -> Measurement:
     paper_value="logit norms grow with L (appendix Fig. 10; reviewer R3)",
     tolerance="Spearman(L, chunk-mean max_s|z_s| at query L−1) ≥ 0.8 for at least half of the (seed, layer, head) cells",
     inputs=[LOGITS],
+    kind="empirical",
 )
 def logit_norms_grow_with_length(data) -> Measurement:
     table = data[LOGITS]

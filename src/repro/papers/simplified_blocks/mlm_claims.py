@@ -24,11 +24,21 @@ existed (catalog ../shared/papers/simplified_blocks.md §2, "Check"):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from repro.analysis.training_curves import final_losses
+from repro.papers.simplified_blocks.claim_table import (
+    NAMES,
+    PAPER,
+    ClaimRow,
+    clearly_worse,
+    matches,
+    register_table,
+)
 from repro.pipeline.claims import (
     NOT_MEASURABLE,
     Measurement,
@@ -39,7 +49,6 @@ from repro.pipeline.claims import (
     verdict,
 )
 
-PAPER = "simplified_blocks"
 MLM_CURVES = "data/mlm_curves.csv"
 GLUE_SCORES = "data/glue_scores.csv"
 
@@ -48,14 +57,6 @@ STEP_SLACK = 0.01
 MIN_SEEDS = 2
 CHANCE_MARGIN = 2.0
 STEP_ORDER = ["sas_p_nonorm", "sas_p", "sas", "parallel", "pre_ln", "vskipinit"]  # fastest first (paper)
-NAMES = {
-    "pre_ln": "Pre-LN",
-    "parallel": "Parallel",
-    "sas": "SAS",
-    "sas_p": "SAS-P",
-    "sas_p_nonorm": "SAS-P no norm",
-    "vskipinit": "V-SkipInit",
-}
 
 
 # ------------------------------------------------------------------------------------ Fig 7
@@ -66,59 +67,61 @@ def _final_table(data) -> pd.DataFrame:
     return final_losses(data[MLM_CURVES]).pivot(index="seed", columns="variant", values="final_loss")
 
 
-def _equal_time_gap(data, variant: str, test, label: str) -> Measurement:
+@dataclass(frozen=True, kw_only=True)
+class _EqualTime(ClaimRow):
+    """Mean per-seed gap L(variant) − L(Pre-LN) at the end of equal budgets, judged by test(gap, δ)."""
+
+    variant: str
+    test: Callable[[float, float], bool]
+
+
+def _equal_time_gap(data, row: _EqualTime) -> Measurement:
     table = _final_table(data)
-    gaps = (table[variant] - table["pre_ln"]).dropna()
-    measured = f"{label} = {format_mean_spread(gaps)} nats at equal training time"
+    gaps = (table[row.variant] - table["pre_ln"]).dropna()
+    measured = f"L({NAMES[row.variant]}) − L(Pre-LN) = {format_mean_spread(gaps)} nats at equal training time"
     short = too_few(len(gaps), measured, MIN_SEEDS)
     if short:
         return short
     delta = RELATIVE_DELTA * float(table["pre_ln"].mean())
     return Measurement(
         measured,
-        verdict(test(float(gaps.mean()), delta)),
+        verdict(row.test(float(gaps.mean()), delta)),
         seeds=len(gaps),
         detail=f"δ = {format_number(delta)} nats; L_PreLN = {format_number(float(table['pre_ln'].mean()))}",
     )
 
 
-@claim(
-    paper=PAPER,
-    item="fig07",
-    claim_id="mlm_sas_matches_pre_ln_in_time",
-    statement="Given the same wall-clock budget, SAS reaches the masked-LM loss of Pre-LN.",
-    paper_value="SAS ≈ crammed Pre-LN in MLM loss vs runtime (24 h)",
-    tolerance="|L_SAS − L_PreLN| ≤ 2% of L_PreLN at the end of equal budgets, mean over ≥2 seeds",
-    inputs=[MLM_CURVES],
-)
-def mlm_sas_matches_pre_ln_in_time(data) -> Measurement:
-    return _equal_time_gap(data, "sas", lambda gap, d: abs(gap) <= d, "L(SAS) − L(Pre-LN)")
-
-
-@claim(
-    paper=PAPER,
-    item="fig07",
-    claim_id="mlm_sas_p_matches_pre_ln_in_time",
-    statement="Given the same wall-clock budget, SAS-P reaches the masked-LM loss of Pre-LN.",
-    paper_value="SAS-P ≈ crammed Pre-LN in MLM loss vs runtime (24 h)",
-    tolerance="|L_SAS-P − L_PreLN| ≤ 2% of L_PreLN at the end of equal budgets, mean over ≥2 seeds",
-    inputs=[MLM_CURVES],
-)
-def mlm_sas_p_matches_pre_ln_in_time(data) -> Measurement:
-    return _equal_time_gap(data, "sas_p", lambda gap, d: abs(gap) <= d, "L(SAS-P) − L(Pre-LN)")
-
-
-@claim(
-    paper=PAPER,
-    item="fig07",
-    claim_id="mlm_vskipinit_slower_in_time",
-    statement="Given the same wall-clock budget, V-SkipInit ends clearly above Pre-LN's masked-LM loss.",
-    paper_value="V-SkipInit clearly slower than the other blocks",
-    tolerance="L_VSkipInit − L_PreLN > 2% of L_PreLN at the end of equal budgets, mean over ≥2 seeds",
-    inputs=[MLM_CURVES],
-)
-def mlm_vskipinit_slower_in_time(data) -> Measurement:
-    return _equal_time_gap(data, "vskipinit", lambda gap, d: gap > d, "L(V-SkipInit) − L(Pre-LN)")
+EQUAL_TIME_GAPS = [
+    _EqualTime(
+        item="fig07",
+        claim_id="mlm_sas_matches_pre_ln_in_time",
+        statement="Given the same wall-clock budget, SAS reaches the masked-LM loss of Pre-LN.",
+        paper_value="SAS ≈ crammed Pre-LN in MLM loss vs runtime (24 h)",
+        tolerance="|L_SAS − L_PreLN| ≤ 2% of L_PreLN at the end of equal budgets, mean over ≥2 seeds",
+        variant="sas",
+        test=matches,
+    ),
+    _EqualTime(
+        item="fig07",
+        claim_id="mlm_sas_p_matches_pre_ln_in_time",
+        statement="Given the same wall-clock budget, SAS-P reaches the masked-LM loss of Pre-LN.",
+        paper_value="SAS-P ≈ crammed Pre-LN in MLM loss vs runtime (24 h)",
+        tolerance="|L_SAS-P − L_PreLN| ≤ 2% of L_PreLN at the end of equal budgets, mean over ≥2 seeds",
+        variant="sas_p",
+        test=matches,
+    ),
+    _EqualTime(
+        item="fig07",
+        claim_id="mlm_vskipinit_slower_in_time",
+        statement="Given the same wall-clock budget, V-SkipInit ends clearly above Pre-LN's masked-LM loss.",
+        paper_value="V-SkipInit clearly slower than the other blocks",
+        tolerance="L_VSkipInit − L_PreLN > 2% of L_PreLN at the end of equal budgets, mean over ≥2 seeds",
+        variant="vskipinit",
+        test=clearly_worse,
+    ),
+]
+# Each claim's function stays a module attribute named after its claim: the tests call them.
+globals().update(register_table(EQUAL_TIME_GAPS, _equal_time_gap, inputs=[MLM_CURVES], kind="empirical"))
 
 
 # ----------------------------------------------------------------------------------- Fig 27
@@ -137,6 +140,7 @@ def steps_in_budget(curves: pd.DataFrame) -> pd.DataFrame:
     paper_value="speed 1.20 ≥ 1.16 ≥ 1.09 ≥ 1.05 ≥ 1 ≥ 0.95 (Table 1; SAS-P ≈600K steps)",
     tolerance="mean steps over ≥2 seeds; each adjacent pair ordered within a slack of 1% of Pre-LN's steps",
     inputs=[MLM_CURVES],
+    kind="timing",
 )
 def mlm_steps_in_budget_order(data) -> Measurement:
     steps = steps_in_budget(data[MLM_CURVES])
@@ -163,6 +167,7 @@ def mlm_steps_in_budget_order(data) -> Measurement:
     paper_value="1.16 (SAS-P), 1.09 (SAS), 0.95 (V-SkipInit)",
     tolerance="ratios of mean steps in the masked-LM budget over ≥2 seeds: SAS-P > SAS > 1 and V-SkipInit ≤ 1",
     inputs=[MLM_CURVES],
+    kind="timing",
 )
 def mlm_speed_order(data) -> Measurement:
     means = steps_in_budget(data[MLM_CURVES]).mean()
@@ -193,11 +198,16 @@ def pooled_sd(a: pd.Series, b: pd.Series) -> float:
     return math.sqrt((float(a.std(ddof=1)) ** 2 + float(b.std(ddof=1)) ** 2) / 2)
 
 
-def _glue_matches(data, variant: str) -> Measurement:
+@dataclass(frozen=True, kw_only=True)
+class _GlueMatch(ClaimRow):
+    variant: str  # its GLUE average against Pre-LN's
+
+
+def _glue_matches(data, row: _GlueMatch) -> Measurement:
     per_seed = glue_per_seed(data[GLUE_SCORES])
-    x = per_seed.loc[per_seed["variant"] == variant, "glue"].dropna()
+    x = per_seed.loc[per_seed["variant"] == row.variant, "glue"].dropna()
     ref = per_seed.loc[per_seed["variant"] == "pre_ln", "glue"].dropna()
-    measured = f"GLUE {NAMES[variant]} {format_mean_spread(x)} vs Pre-LN {format_mean_spread(ref)}"
+    measured = f"GLUE {NAMES[row.variant]} {format_mean_spread(x)} vs Pre-LN {format_mean_spread(ref)}"
     short = too_few(min(len(x), len(ref)), measured, MIN_SEEDS, "finite fine-tuning seeds")
     if short:
         return short
@@ -219,56 +229,41 @@ def _glue_matches(data, variant: str) -> Measurement:
     )
 
 
-@claim(
-    paper=PAPER,
-    item="table01",
-    claim_id="glue_sas_matches_pre_ln",
-    statement="Fine-tuned on the GLUE stand-in, SAS matches Pre-LN within statistical significance.",
-    paper_value="78.4 ± .8 (SAS) vs 78.9 ± .7 (Pre-LN)",
-    tolerance="|GLUE_SAS − GLUE_PreLN| ≤ 2 × pooled sd over ≥2 fine-tuning seeds",
-    inputs=[GLUE_SCORES],
-)
-def glue_sas_matches_pre_ln(data) -> Measurement:
-    return _glue_matches(data, "sas")
-
-
-@claim(
-    paper=PAPER,
-    item="table01",
-    claim_id="glue_sas_p_matches_pre_ln",
-    statement="Fine-tuned on the GLUE stand-in, SAS-P matches Pre-LN within statistical significance.",
-    paper_value="78.3 ± .4 (SAS-P) vs 78.9 ± .7 (Pre-LN)",
-    tolerance="|GLUE_SAS-P − GLUE_PreLN| ≤ 2 × pooled sd over ≥2 fine-tuning seeds",
-    inputs=[GLUE_SCORES],
-)
-def glue_sas_p_matches_pre_ln(data) -> Measurement:
-    return _glue_matches(data, "sas_p")
-
-
-@claim(
-    paper=PAPER,
-    item="table01",
-    claim_id="glue_parallel_matches_pre_ln",
-    statement="Fine-tuned on the GLUE stand-in, Parallel matches Pre-LN within statistical significance.",
-    paper_value="78.5 ± .6 (Parallel) vs 78.9 ± .7 (Pre-LN)",
-    tolerance="|GLUE_Parallel − GLUE_PreLN| ≤ 2 × pooled sd over ≥2 fine-tuning seeds",
-    inputs=[GLUE_SCORES],
-)
-def glue_parallel_matches_pre_ln(data) -> Measurement:
-    return _glue_matches(data, "parallel")
-
-
-@claim(
-    paper=PAPER,
-    item="table01",
-    claim_id="glue_vskipinit_matches_pre_ln",
-    statement="Fine-tuned on the GLUE stand-in, V-SkipInit matches Pre-LN within statistical significance.",
-    paper_value="78.0 ± .3 (V-SkipInit) vs 78.9 ± .7 (Pre-LN)",
-    tolerance="|GLUE_VSkipInit − GLUE_PreLN| ≤ 2 × pooled sd over ≥2 fine-tuning seeds",
-    inputs=[GLUE_SCORES],
-)
-def glue_vskipinit_matches_pre_ln(data) -> Measurement:
-    return _glue_matches(data, "vskipinit")
+GLUE_MATCHES = [
+    _GlueMatch(
+        item="table01",
+        claim_id="glue_sas_matches_pre_ln",
+        statement="Fine-tuned on the GLUE stand-in, SAS matches Pre-LN within statistical significance.",
+        paper_value="78.4 ± .8 (SAS) vs 78.9 ± .7 (Pre-LN)",
+        tolerance="|GLUE_SAS − GLUE_PreLN| ≤ 2 × pooled sd over ≥2 fine-tuning seeds",
+        variant="sas",
+    ),
+    _GlueMatch(
+        item="table01",
+        claim_id="glue_sas_p_matches_pre_ln",
+        statement="Fine-tuned on the GLUE stand-in, SAS-P matches Pre-LN within statistical significance.",
+        paper_value="78.3 ± .4 (SAS-P) vs 78.9 ± .7 (Pre-LN)",
+        tolerance="|GLUE_SAS-P − GLUE_PreLN| ≤ 2 × pooled sd over ≥2 fine-tuning seeds",
+        variant="sas_p",
+    ),
+    _GlueMatch(
+        item="table01",
+        claim_id="glue_parallel_matches_pre_ln",
+        statement="Fine-tuned on the GLUE stand-in, Parallel matches Pre-LN within statistical significance.",
+        paper_value="78.5 ± .6 (Parallel) vs 78.9 ± .7 (Pre-LN)",
+        tolerance="|GLUE_Parallel − GLUE_PreLN| ≤ 2 × pooled sd over ≥2 fine-tuning seeds",
+        variant="parallel",
+    ),
+    _GlueMatch(
+        item="table01",
+        claim_id="glue_vskipinit_matches_pre_ln",
+        statement="Fine-tuned on the GLUE stand-in, V-SkipInit matches Pre-LN within statistical significance.",
+        paper_value="78.0 ± .3 (V-SkipInit) vs 78.9 ± .7 (Pre-LN)",
+        tolerance="|GLUE_VSkipInit − GLUE_PreLN| ≤ 2 × pooled sd over ≥2 fine-tuning seeds",
+        variant="vskipinit",
+    ),
+]
+globals().update(register_table(GLUE_MATCHES, _glue_matches, inputs=[GLUE_SCORES], kind="empirical"))
 
 
 @claim(
@@ -279,6 +274,7 @@ def glue_vskipinit_matches_pre_ln(data) -> Measurement:
     paper_value="– (NaNs when fine-tuning)",
     tolerance="reproduced if at least one fine-tuning run of SAS-P no norm has a non-finite loss or prediction",
     inputs=[GLUE_SCORES],
+    kind="empirical",
 )
 def glue_sas_p_nonorm_diverges(data) -> Measurement:
     scores = data[GLUE_SCORES]
@@ -319,6 +315,7 @@ def _tasks_within_noise(data, variant: str) -> tuple[int, int, list[str]]:
     paper_value="per-task gaps of a few points either way (e.g. SAS-P: RTE +2.8, STSB −2.4, MRPC −2.3)",
     tolerance="|score_x − score_PreLN| ≤ 2 × pooled sd (fine-tuning seeds) on ≥ 75% of the 9 columns, for SAS and for SAS-P",
     inputs=[GLUE_SCORES],
+    kind="empirical",
 )
 def glue_tasks_match_pre_ln(data) -> Measurement:
     parts, ok, seeds = [], True, int(data[GLUE_SCORES]["seed"].nunique())

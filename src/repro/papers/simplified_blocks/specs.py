@@ -14,6 +14,8 @@ from typing import Any
 from repro.pipeline.configcheck import merged_run_config, variant_settings
 
 PAPER = "simplified_blocks"
+#: Keys naming one of the section's model seeds (shifted with them by `seed_offset`, repro.pipeline.seeds).
+SEED_REFERENCES = (("mlm", "finetune_pretrain_seed"),)
 
 
 def decoder_spec(config: dict, variant: str, seed: int) -> dict[str, Any]:

@@ -13,6 +13,8 @@ from typing import Any
 
 MAIN_TASKS = ("nli", "mt")
 SPEED_KEYS = ("seed", "prune_percent", "batch_sizes", "examples", "rounds", "warmup")
+#: Keys naming one of the section's model seeds (shifted with them by `seed_offset`, repro.pipeline.seeds).
+SEED_REFERENCES = (("speed", "seed"),)
 
 
 def main_tasks(section: dict) -> list[str]:

@@ -1,0 +1,38 @@
+"""What the simplified_blocks claims share: the block names of their measured texts, the catalog's
+"matches" and "clearly worse", and the registration of a table of claims (a row per claim, its type
+extending repro.pipeline.claims.ClaimRow with what its measure reads).
+"""
+
+from __future__ import annotations
+
+from repro.pipeline import claims
+from repro.pipeline.claims import ClaimRow
+
+__all__ = ["NAMES", "PAPER", "ClaimRow", "clearly_worse", "matches", "register_table"]
+
+PAPER = "simplified_blocks"
+
+#: The blocks as the measured texts name them.
+NAMES = {
+    "pre_ln": "Pre-LN",
+    "parallel": "Parallel",
+    "sas": "SAS",
+    "sas_p": "SAS-P",
+    "sas_p_nonorm": "SAS-P no norm",
+    "vskipinit": "V-SkipInit",
+}
+
+
+def matches(gap: float, delta: float) -> bool:
+    """The catalog's "matches": |mean gap| ≤ δ."""
+    return abs(gap) <= delta
+
+
+def clearly_worse(gap: float, delta: float) -> bool:
+    """The catalog's "clearly worse": mean gap > δ."""
+    return gap > delta
+
+
+def register_table(rows, measure, *, inputs, kind, null=None):
+    """repro.pipeline.claims.register_table for this paper."""
+    return claims.register_table(PAPER, rows, measure, inputs=inputs, kind=kind, null=null)

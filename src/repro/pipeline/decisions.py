@@ -1,0 +1,254 @@
+"""Verdicts with uncertainty: judge a claim only where an interval over seeds can tell.
+
+A comparison claim measures one value per seed (a per-seed difference where the runs are paired)
+and states the region its true value should lie in, such as "gap > 0" or "|gap| ≤ 0.05 nats". The
+t-interval of the mean over seeds (95 % unless said otherwise) decides:
+
+* reproduced: the interval lies inside the region;
+* not reproduced: the interval lies wholly outside it;
+* inconclusive: it straddles a boundary, so this many seeds cannot tell.
+
+With fewer values than the claim's minimum (3 seeds for comparisons) the interval is shown and
+nothing is judged: "not measurable at this scale".
+
+    gaps = loss_sas_p - loss_pre_ln          # one paired difference per seed
+    return judge_seeds(gaps, Region.around(0.0, 0.05), unit=" nats")
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from repro.pipeline.claims import INCONCLUSIVE, NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, Gate, Measurement
+
+#: Seeds a comparison rests on before it is judged.
+MIN_SEEDS = 3
+LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class Region:
+    """The interval a claim's quantity should lie in: [low, high], or (low, high) when `open` (an effect
+    "above 0" is not shown by an interval that ends at 0). Either end may be infinite."""
+
+    low: float = -math.inf
+    high: float = math.inf
+    open: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.low <= self.high:
+            raise ValueError(f"region [{self.low}, {self.high}] is empty")
+
+    @classmethod
+    def above(cls, value: float) -> Region:
+        """x > value."""
+        return cls(low=value, open=True)
+
+    @classmethod
+    def below(cls, value: float) -> Region:
+        """x < value."""
+        return cls(high=value, open=True)
+
+    @classmethod
+    def at_least(cls, value: float) -> Region:
+        """x ≥ value."""
+        return cls(low=value)
+
+    @classmethod
+    def at_most(cls, value: float) -> Region:
+        """x ≤ value."""
+        return cls(high=value)
+
+    @classmethod
+    def around(cls, target: float, tolerance: float) -> Region:
+        """|x − target| ≤ tolerance."""
+        return cls(target - tolerance, target + tolerance)
+
+    def contains(self, low: float, high: float) -> bool:
+        if self.open:
+            return self.low < low and high < self.high
+        return self.low <= low and high <= self.high
+
+    def misses(self, low: float, high: float) -> bool:
+        if self.open:
+            return high <= self.low or low >= self.high
+        return high < self.low or low > self.high
+
+    def __str__(self) -> str:
+        strict = "" if self.open else "="
+        if math.isinf(self.low) and math.isinf(self.high):
+            return "any value"
+        if math.isinf(self.high):
+            return f">{strict} {self.low:.4g}"
+        if math.isinf(self.low):
+            return f"<{strict} {self.high:.4g}"
+        brackets = "()" if self.open else "[]"
+        return f"in {brackets[0]}{self.low:.4g}, {self.high:.4g}{brackets[1]}"
+
+
+@dataclass(frozen=True)
+class Interval:
+    """The mean of `n` values and its two-sided t-interval at `level`."""
+
+    estimate: float
+    low: float
+    high: float
+    n: int
+    level: float = LEVEL
+
+    def format(self, unit: str = "", digits: int = 3) -> str:
+        if self.n < 2:
+            return f"{self.estimate:.{digits}g}{unit} (n={self.n}, no interval)"
+        return (
+            f"{self.estimate:.{digits}g}{unit} [{self.low:.{digits}g}, {self.high:.{digits}g}] "
+            f"({self.level:.0%} CI, n={self.n})"
+        )
+
+
+def seed_interval(values: Iterable[float], level: float = LEVEL) -> Interval:
+    """The mean over seeds and its t-interval (infinite for a single value, exact for identical ones)."""
+    from scipy.stats import t
+
+    xs = [float(v) for v in values]
+    if not xs or not all(math.isfinite(x) for x in xs):
+        raise ValueError(f"seed_interval needs finite values, got {xs}")
+    n = len(xs)
+    mean = sum(xs) / n
+    if n < 2:
+        return Interval(mean, -math.inf, math.inf, n, level)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
+    half = float(t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
+    return Interval(mean, mean - half, mean + half, n, level)
+
+
+def decide(interval: Interval, region: Region) -> str:
+    """Reproduced (inside), not reproduced (outside) or inconclusive (straddling a boundary)."""
+    if region.contains(interval.low, interval.high):
+        return REPRODUCED
+    if region.misses(interval.low, interval.high):
+        return NOT_REPRODUCED
+    return INCONCLUSIVE
+
+
+def judge_seeds(
+    values: Iterable[float],
+    region: Region,
+    *,
+    min_seeds: int = MIN_SEEDS,
+    level: float = LEVEL,
+    unit: str = "",
+    detail: str = "",
+) -> Measurement:
+    """The Measurement of a comparison over seeds: the interval, and the verdict `decide` gives it, or
+    "not measurable" below `min_seeds` values. `detail` says what was compared."""
+    interval = seed_interval(values, level)
+    measured = interval.format(unit)
+    said = f"{detail} " if detail else ""
+    if interval.n < min_seeds:
+        why = f"judged on at least {min_seeds} seeds; this scale has {interval.n}"
+        return Measurement(measured, NOT_MEASURABLE, seeds=interval.n, detail=f"Replicates: {why}. {said}".strip())
+    verdict = decide(interval, region)
+    where = {
+        REPRODUCED: "lies inside",
+        NOT_REPRODUCED: "lies outside",
+        INCONCLUSIVE: "straddles a boundary of",
+    }[verdict]
+    return Measurement(
+        measured,
+        verdict,
+        seeds=interval.n,
+        detail=f"{said}The {level:.0%} interval {where} the claim's region ({region}).".strip(),
+    )
+
+
+__all__ = [
+    "CODE_REFERENCE_LEVELS",
+    "LEVEL",
+    "MIN_SEEDS",
+    "Interval",
+    "Region",
+    "classifier_gate",
+    "combine",
+    "decide",
+    "judge_parts",
+    "judge_seeds",
+    "lm_gate",
+    "seed_interval",
+]
+
+
+def combine(verdicts: Iterable[str]) -> str:
+    """The verdict of a claim made of several comparisons: reproduced only if each one is; not reproduced
+    if any one is (when all are measurable); otherwise inconclusive."""
+    verdicts = list(verdicts)
+    for verdict in (NOT_MEASURABLE, NOT_REPRODUCED, INCONCLUSIVE):
+        if verdict in verdicts:
+            return verdict
+    return REPRODUCED
+
+
+def judge_parts(
+    parts: dict[str, tuple[Iterable[float], Region]],
+    *,
+    min_n: int = MIN_SEEDS,
+    level: float = LEVEL,
+    what: str = "seeds",
+    detail: str = "",
+) -> Measurement:
+    """A claim made of several comparisons, each {name: (values, region)} judged like `judge_seeds` (the
+    values are paired replicates: seeds, or the rounds of an interleaved timing), combined by `combine`."""
+    intervals = {name: seed_interval(values, level) for name, (values, _) in parts.items()}
+    n = min(interval.n for interval in intervals.values())
+    measured = "; ".join(f"{name} {interval.format()}" for name, interval in intervals.items())
+    said = f"{detail} " if detail else ""
+    if n < min_n:
+        why = f"judged on at least {min_n} {what}; this scale has {n}"
+        return Measurement(measured, NOT_MEASURABLE, seeds=n, detail=f"Replicates: {why}. {said}".strip())
+    verdicts = {name: decide(intervals[name], region) for name, (_, region) in parts.items()}
+    where = ", ".join(f"{name} {region} ({verdicts[name]})" for name, (_, region) in parts.items())
+    return Measurement(
+        measured,
+        combine(verdicts.values()),
+        seeds=n,
+        detail=f"{said}{level:.0%} intervals over {n} {what} against: {where}.".strip(),
+    )
+
+
+# --------------------------------------------------------------------------- health gates
+#: Where the code corpus' reference levels are, as a claim input (relative to RESULTS/<paper>/).
+CODE_REFERENCE_LEVELS = "../data/code_corpus/tokens/reference_levels.json"
+
+
+def lm_gate(final_losses, margin: float = 1.0, levels: str = CODE_REFERENCE_LEVELS) -> Gate:
+    """Every language model a claim rests on ends at least `margin` nats below the unigram level of its
+    held-out split. `final_losses(data)` gives their final eval losses (nats/token); the claim lists
+    `levels` (the JSON of `python -m repro data reference-levels`) among its inputs."""
+
+    def check(data) -> tuple[bool, str]:
+        unigram = float(json.loads(data.path(levels).read_text())["unigram_nats"])
+        worst = max(float(x) for x in final_losses(data))
+        return worst <= unigram - margin, f"worst final eval loss {worst:.3f} nats against unigram {unigram:.3f}"
+
+    return Gate(f"every language model at least {margin:g} nat below its unigram level", check)
+
+
+def classifier_gate(scores, chance: float, ceiling: float = 100.0, learned: float = 0.25, room: float = 0.02) -> Gate:
+    """Every classifier a claim rests on learned (at least `learned` of the way from `chance` to `ceiling`)
+    and leaves room for an effect in both directions (at most `ceiling` − `room`·(ceiling − chance)).
+    `scores(data)` gives their scores, in the units of `chance` and `ceiling`."""
+
+    def check(data) -> tuple[bool, str]:
+        values = [float(x) for x in scores(data)]
+        span = ceiling - chance
+        low, high = min(values), max(values)
+        ok = low >= chance + learned * span and high <= ceiling - room * span
+        return ok, f"scores {low:.4g} to {high:.4g} (chance {chance:g}, ceiling {ceiling:g})"
+
+    description = (
+        f"every classifier at least {learned:.0%} of the way from chance to ceiling, "
+        f"and {room:.0%} of that span below the ceiling"
+    )
+    return Gate(description, check)

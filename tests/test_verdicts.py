@@ -1,0 +1,246 @@
+"""Verdicts only where the experiment can tell: intervals over seeds, health gates, nulls, classes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from repro.pipeline import claims, scorecard
+from repro.pipeline.claims import Gate, Measurement, Null, claim
+from repro.pipeline.decisions import Region, decide, judge_seeds, seed_interval
+
+PAPER = "verdict_paper"
+GAPS = "data/gaps.csv"
+RUNS = "data/runs.csv"
+UNIGRAM = 6.0  # the reference level of the example's language models
+
+
+def test_seed_interval_is_the_t_interval_of_the_mean():
+    values = [0.3, -0.1, 0.2, 0.05]
+    interval = seed_interval(values)
+    low, high = stats.t.interval(0.95, len(values) - 1, loc=np.mean(values), scale=stats.sem(values))
+    assert interval.estimate == pytest.approx(np.mean(values), abs=1e-15)
+    assert (interval.low, interval.high) == pytest.approx((low, high), abs=1e-12)
+    assert seed_interval([1.0, 1.0, 1.0]).low == seed_interval([1.0, 1.0, 1.0]).high == 1.0
+    one = seed_interval([2.0])
+    assert math.isinf(one.low) and math.isinf(one.high) and "no interval" in one.format()
+    with pytest.raises(ValueError, match="finite"):
+        seed_interval([1.0, float("nan")])
+
+
+def test_decide_inside_outside_and_straddling():
+    gap_positive = Region.above(0.0)
+    assert decide(seed_interval([0.5, 0.6, 0.55]), gap_positive) == claims.REPRODUCED
+    assert decide(seed_interval([-0.5, -0.6, -0.55]), gap_positive) == claims.NOT_REPRODUCED
+    assert decide(seed_interval([0.3, -0.2, 0.1]), gap_positive) == claims.INCONCLUSIVE
+    near = Region.around(0.0, 0.05)
+    assert decide(seed_interval([0.01, -0.01, 0.0]), near) == claims.REPRODUCED
+    # The Fig 26 case of the verdicts issue: 0.011 ± 0.089 nats is no evidence of "matches".
+    noisy = [0.011 + 0.089 * z for z in (-1.0, 0.0, 1.0)]
+    assert decide(seed_interval(noisy), near) == claims.INCONCLUSIVE
+    # An interval that ends on the boundary of "above 0" does not show an effect.
+    assert decide(seed_interval([0.0, 0.0, 0.0]), gap_positive) == claims.NOT_REPRODUCED
+    assert str(gap_positive) == "> 0" and str(near) == "in [-0.05, 0.05]"
+    with pytest.raises(ValueError, match="empty"):
+        Region(1.0, 0.0)
+
+
+def test_judge_seeds_needs_three_seeds_and_says_why():
+    two = judge_seeds([0.5, 0.6], Region.above(0.0))
+    assert two.verdict == claims.NOT_MEASURABLE and "at least 3 seeds" in two.detail and two.seeds == 2
+    three = judge_seeds([0.3, -0.2, 0.1], Region.above(0.0), unit=" nats", detail="SAS minus Pre-LN.")
+    assert three.verdict == claims.INCONCLUSIVE and "straddles" in three.detail and "nats [" in three.measured
+
+
+@pytest.fixture
+def example_claims():
+    """A gated comparison with an honest null, and a claim written to pass on anything."""
+
+    def lm_gate(data):
+        worst = float(data[RUNS]["eval_loss"].max())
+        return worst <= UNIGRAM - 1.0, f"worst final eval loss {worst:.2f} nats (unigram {UNIGRAM})"
+
+    def no_effect(data):  # the comparison with the effect removed: B's runs are A's runs
+        gaps = data[GAPS]
+        return {GAPS: gaps.assign(gap=0.0)}
+
+    gate = Gate(f"every run at least 1 nat below the unigram level {UNIGRAM}", lm_gate)
+    null = Null("the gaps set to zero (no effect)", no_effect)
+
+    @claim(
+        paper=PAPER,
+        item="fig1",
+        claim_id="b_beats_a",
+        statement="B ends below A.",
+        paper_value="B < A",
+        tolerance="95% interval of loss(A) - loss(B) over seeds above 0",
+        inputs=[GAPS, RUNS],
+        kind="empirical",
+        gate=gate,
+        null=null,
+    )
+    def b_beats_a(data):
+        return judge_seeds(data[GAPS]["gap"], Region.above(0.0))
+
+    @claim(
+        paper=PAPER,
+        item="fig2",
+        claim_id="anything_goes",
+        statement="A check that cannot fail.",
+        paper_value="anything",
+        tolerance="gap is a number",
+        inputs=[GAPS],
+        kind="empirical",
+        null=null,
+    )
+    def anything_goes(data):
+        return Measurement(float(data[GAPS]["gap"].mean()), claims.REPRODUCED, seeds=len(data[GAPS]))
+
+    yield
+    claims.unregister(PAPER)
+
+
+def write_results(tmp_path, gaps, losses):
+    data = tmp_path / PAPER / "data"
+    data.mkdir(parents=True)
+    pd.DataFrame({"seed": range(len(gaps)), "gap": gaps}).to_csv(data / "gaps.csv", index=False)
+    pd.DataFrame({"seed": range(len(losses)), "eval_loss": losses}).to_csv(data / "runs.csv", index=False)
+    return tmp_path
+
+
+def judged(tmp_path, gaps, losses):
+    return claims.judge_paper(PAPER, write_results(tmp_path, gaps, losses), "laptop").set_index("item")
+
+
+def test_a_gated_claim_with_an_honest_null_is_judged(tmp_path, example_claims):
+    rows = judged(tmp_path, [0.20, 0.25, 0.22], [4.1, 4.2, 4.0])
+    row = rows.loc["fig1"]
+    assert row["verdict"] == claims.REPRODUCED and row["class"] == "empirical"
+    assert row["gate"].startswith("passed: every run at least 1 nat below")
+    assert row["null"] == "not reproduced on the gaps set to zero (no effect)"
+
+
+def test_a_failed_gate_makes_the_claim_not_measurable(tmp_path, example_claims):
+    rows = judged(tmp_path, [0.20, 0.25, 0.22], [5.6, 5.5, 5.7])  # runs that did not learn
+    row = rows.loc["fig1"]
+    assert row["verdict"] == claims.NOT_MEASURABLE
+    assert row["gate"].startswith("failed:") and "5.70 nats" in row["gate"]
+    assert row["detail"].startswith("Health gate failed") and "would read 'reproduced'" in row["detail"]
+    assert scorecard.reason(row["detail"]) == "its runs failed their health gate"
+
+
+def test_a_straddling_interval_is_inconclusive(tmp_path, example_claims):
+    row = judged(tmp_path, [0.3, -0.2, 0.1], [4.1, 4.2, 4.0]).loc["fig1"]
+    assert row["verdict"] == claims.INCONCLUSIVE and "straddles" in row["detail"]
+
+
+def test_the_null_catches_a_claim_written_to_pass_on_anything(tmp_path, example_claims):
+    row = judged(tmp_path, [0.20, 0.25, 0.22], [4.1, 4.2, 4.0]).loc["fig2"]
+    assert row["null"].startswith("reproduced on")
+    assert row["verdict"] == claims.NOT_MEASURABLE and "cannot fail" in row["detail"]
+    assert scorecard.reason(row["detail"]) == "it also passes on its null"
+
+
+def test_claim_classes_are_checked_and_counted(tmp_path, example_claims):
+    with pytest.raises(ValueError, match="kind 'vibes'"):
+        claim(
+            paper=PAPER,
+            item="fig3",
+            claim_id="bad_kind",
+            statement="s",
+            paper_value="v",
+            tolerance="t",
+            inputs=[GAPS],
+            kind="vibes",
+        )
+    card = claims.judge_paper(PAPER, write_results(tmp_path, [0.3, -0.2, 0.1], [5.6, 5.5, 5.7]), "laptop")
+    summary = scorecard.summarise(card, by_class=True)
+    assert summary[["class", "claims"]].values.tolist() == [["empirical", 2]]
+    why = scorecard.unjudged(card)
+    assert sorted(why["reason"]) == ["it also passes on its null", "its runs failed their health gate"]
+
+
+def test_lm_and_classifier_gates(tmp_path):
+    from repro.pipeline.decisions import CODE_REFERENCE_LEVELS, classifier_gate, lm_gate
+
+    levels = tmp_path / "data" / "code_corpus" / "tokens" / "reference_levels.json"
+    levels.parent.mkdir(parents=True)
+    levels.write_text('{"unigram_nats": 6.18, "bigram_nats": 3.65}')
+    runs = tmp_path / PAPER / RUNS
+    runs.parent.mkdir(parents=True)
+
+    @claim(
+        paper=PAPER,
+        item="fig9",
+        claim_id="gated",
+        statement="s",
+        paper_value="v",
+        tolerance="t",
+        inputs=[RUNS, CODE_REFERENCE_LEVELS],
+        kind="empirical",
+        gate=lm_gate(lambda data: data[RUNS]["eval_loss"]),
+    )
+    def gated(data):
+        return Measurement(1.0, claims.REPRODUCED)
+
+    try:
+        for losses, verdict in (([4.9, 5.1], claims.REPRODUCED), ([4.9, 5.6], claims.NOT_MEASURABLE)):
+            pd.DataFrame({"eval_loss": losses}).to_csv(runs, index=False)
+            row = claims.judge_paper(PAPER, tmp_path, "laptop").iloc[0]
+            assert row["verdict"] == verdict, row["gate"]
+        assert "worst final eval loss 5.600 nats against unigram 6.180" in row["gate"]
+    finally:
+        claims.unregister(PAPER)
+
+    gate = classifier_gate(lambda data: data, chance=50.0)
+    assert gate.check([70.0, 88.0]) == (True, "scores 70 to 88 (chance 50, ceiling 100)")
+    assert not gate.check([55.0, 88.0])[0]  # one model barely learned
+    assert not gate.check([70.0, 100.0])[0]  # one model at the ceiling: no room for an improvement
+    with pytest.raises(ValueError, match="must be relative"):
+        claim(paper=PAPER, item="f", claim_id="x", statement="s", paper_value="v", tolerance="t", inputs=["../a.csv"])
+
+
+def test_every_claim_of_the_four_papers_declares_its_class():
+    from repro.papers import PAPERS
+
+    for paper in PAPERS:
+        undeclared = [c.claim_id for c in claims.load_claims(paper) if c.kind not in claims.CLASSES]
+        assert not undeclared, f"{paper}: claims without a class (identity, empirical or timing): {undeclared}"
+
+
+def test_a_claim_of_several_comparisons():
+    from repro.pipeline.decisions import combine, judge_parts
+
+    assert combine([claims.REPRODUCED, claims.REPRODUCED]) == claims.REPRODUCED
+    assert combine([claims.REPRODUCED, claims.INCONCLUSIVE]) == claims.INCONCLUSIVE
+    assert combine([claims.INCONCLUSIVE, claims.NOT_REPRODUCED]) == claims.NOT_REPRODUCED
+    faster = [1.10, 1.12, 1.11, 1.09]  # per-round throughput ratios to a reference
+    same = [1.02, 0.97, 1.01, 0.99]
+    m = judge_parts({"a": (faster, Region.above(1.0)), "b": (same, Region.below(1.0))}, what="rounds")
+    assert m.verdict == claims.INCONCLUSIVE and "over 4 rounds" in m.detail and m.seeds == 4
+    m = judge_parts({"a": (faster, Region.above(1.0)), "b": (faster, Region.below(1.0))}, what="rounds")
+    assert m.verdict == claims.NOT_REPRODUCED
+    m = judge_parts({"a": (faster[:2], Region.above(1.0))}, what="rounds")
+    assert m.verdict == claims.NOT_MEASURABLE and scorecard.reason(m.detail) == "too few seeds (or rounds)"
+
+
+def test_speed_orders_are_judged_on_rounds_and_fail_on_their_null(tmp_path):
+    """simplified_blocks Table 1: per-round tokens/s ratios, paired within the interleaved rounds."""
+    speed = {"pre_ln": 1.0, "sas": 1.08, "sas_p": 1.15, "vskipinit": 0.95, "parallel": 1.03, "sas_p_nonorm": 1.2}
+    rows = [
+        dict(variant=v, mode=mode, round=r, position=0, seconds_per_step=1.0, tokens_per_s=1000 * s * (1 + 0.03 * r))
+        for mode in ("train", "inference")
+        for r in range(4)
+        for v, s in speed.items()
+    ]
+    data = tmp_path / "simplified_blocks" / "data"
+    data.mkdir(parents=True)
+    pd.DataFrame(rows).to_csv(data / "throughput_timings.csv", index=False)
+    order = next(c for c in claims.load_claims("simplified_blocks") if c.claim_id == "training_speed_order")
+    row = claims.judge_claim(order, tmp_path, "laptop")
+    assert row["verdict"] == claims.REPRODUCED and row["class"] == "timing" and "over 4 rounds" in row["detail"]
+    assert row["null"].startswith("not reproduced on every block at Pre-LN's tokens/s")
