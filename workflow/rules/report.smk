@@ -58,6 +58,8 @@ rule report_entry:
         f"{RESULTS}/logs/report/{{paper}}/{{item}}.{{suffix}}.log",
     wildcard_constraints:
         suffix="png|csv",
+    conda:
+        ENV
     localrule: True
     params:
         caption=report_caption,
