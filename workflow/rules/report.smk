@@ -58,9 +58,9 @@ rule report_entry:
         f"{RESULTS}/logs/report/{{paper}}/{{item}}.{{suffix}}.log",
     wildcard_constraints:
         suffix="png|csv",
+    localrule: True
     conda:
         ENV
-    localrule: True
     params:
         caption=report_caption,
     # A shell command, not a `run:` block: Snakemake runs a `run:` job in a new process that parses the
