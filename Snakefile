@@ -7,10 +7,10 @@
 # Layout and conventions: README.md and config/README.md.
 import os
 
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 from repro.papers import PAPERS as PAPER_IDS
-from repro.pipeline.configcheck import check_config, check_config_files
+from repro.pipeline.configcheck import check_config, check_config_files, fill_defaults
 from repro.pipeline.recovery import release_stale_locks
 from repro.pipeline.seeds import shift_model_seeds
 
@@ -28,11 +28,11 @@ check_config_files(["config/config.yaml"])
 configfile: "config/config.yaml"
 
 
-# Readable errors (key path and allowed values) before any job starts, then
-# Snakemake's own schema validation, which also fills defaults. The sources let the check
-# read --config values as YAML and hold each scale file to its scale.
+# Readable errors (key path and allowed values) before any job starts, then the schema's defaults
+# filled in. The sources let the check read --config values as YAML and hold each scale file to
+# its scale.
 check_config(config, configfiles=workflow.configfiles, command_line=workflow.config_settings.config)
-validate(config, schema="workflow/schemas/config.schema.yaml")
+fill_defaults(config)
 # seed_offset: every model seed shifted, results in results/<scale>-seeds+<k>/ (repro.pipeline.seeds).
 config.update(shift_model_seeds(config, PAPER_IDS))
 

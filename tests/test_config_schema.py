@@ -185,3 +185,23 @@ def test_each_scale_writes_only_into_its_own_results_tree(configfile, scale):
     ]
     assert len(written) > 100
     assert [path for path in written if not path.startswith(f"results/{scale}/")] == []
+
+
+@pytest.mark.parametrize("name", SCALES)
+def test_defaults_are_filled_as_snakemakes_validate_fills_them(name):
+    from snakemake.utils import validate
+
+    from repro.pipeline.configcheck import fill_defaults
+
+    config = load(name)
+    config.pop("seed_offset", None)  # a key with a schema default, left out as a scale file may
+    ours, theirs = fill_defaults(copy.deepcopy(config)), copy.deepcopy(config)
+    validate(theirs, schema=str(SCHEMA_PATH))
+    assert ours == theirs and ours["seed_offset"] == 0
+
+
+def test_fill_defaults_refuses_what_the_schema_refuses():
+    from repro.pipeline.configcheck import fill_defaults
+
+    with pytest.raises(PipelineConfigError, match="unknown config key sacle"):
+        fill_defaults(broken(lambda c: c.update(sacle="laptop")))

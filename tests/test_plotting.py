@@ -105,3 +105,49 @@ def test_save_table_keeps_a_named_index(tmp_path):
     paths = tables.save_table(df, tmp_path, "demo", "table2", "paper")
     assert paths["csv"].read_text().splitlines()[0] == "block,loss"
     assert "Scale: paper" in paths["md"].read_text()
+
+
+STYLE_PROBE = """
+import json, sys
+import matplotlib
+matplotlib.use("Agg")
+from matplotlib.colors import to_rgba
+from repro.pipeline import plotting
+if sys.argv[1] == "seaborn":
+    import seaborn as sns
+    sns.set_theme(context="notebook", style="whitegrid", palette=plotting.CYCLE, font="DejaVu Sans",
+                  font_scale=0.9, rc=plotting.PROJECT_RC)
+else:
+    plotting.use_style()
+rc = dict(matplotlib.rcParams)
+rc["axes.prop_cycle"] = [tuple(map(float, to_rgba(c))) for c in rc["axes.prop_cycle"].by_key()["color"]]
+print(json.dumps({k: repr(v) for k, v in rc.items()}))
+"""
+
+
+def test_the_written_out_theme_is_seaborns_own():
+    """use_style sets matplotlib exactly as seaborn.set_theme with the project's settings does (each in
+    a fresh process, as a notebook kernel starts), without importing seaborn or scipy."""
+    import json
+    import subprocess
+    import sys
+
+    def settings(how: str) -> dict:
+        out = subprocess.run([sys.executable, "-c", STYLE_PROBE, how], capture_output=True, text=True, check=True)
+        return json.loads(out.stdout)
+
+    ours, seaborns = settings("ours"), settings("seaborn")
+    differ = {k: (ours[k], seaborns[k]) for k in seaborns if ours.get(k) != seaborns[k]}
+    assert not differ, differ
+    imported = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys\nfrom repro.pipeline import plotting\nplotting.use_style()\n"
+            "print(sorted(m for m in ('seaborn', 'scipy') if m in sys.modules))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert imported == "[]"

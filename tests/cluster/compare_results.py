@@ -52,7 +52,7 @@ TIMING_CLAIM = re.compile(r"speed|throughput|latency|in_time", re.IGNORECASE)
 CLAIM_TABLES = {"claims.csv", "scorecard.csv"}
 # Files computed from the wall-clock-budgeted masked-LM runs, and their claims (item 6 above).
 BUDGETED = re.compile(
-    r"^simplified_blocks/(mlm_runs/|data/(mlm_curves\.csv|mlm_finetune/|glue_)|tables/table0[12]\.csv$)"
+    r"^simplified_blocks/(mlm_runs/|data/(mlm_curves\.csv|mlm_finetune/|glue_)|(tables|report)/table0[12]\.csv$)"
 )
 BUDGETED_CLAIM = re.compile(r"^(mlm_|glue_)")
 SNAPSHOT_STEP = re.compile(r"checkpoint-\d+")

@@ -1,28 +1,22 @@
-"""The one Transformer family used by all four papers (see transformer.py)."""
+"""The one Transformer family used by all four papers (see transformer.py).
 
-from repro.models.config import (
-    BLOCK_KINDS,
-    BLOCK_PRESETS,
-    BlockSpec,
-    ConfigError,
-    TransformerConfig,
-    config_from_dict,
+Its names load their module on first use (repro.lazy): reading a config does not import torch.
+"""
+
+from repro.lazy import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "repro.models.config": (
+            "BLOCK_KINDS",
+            "BLOCK_PRESETS",
+            "BlockSpec",
+            "ConfigError",
+            "TransformerConfig",
+            "config_from_dict",
+        ),
+        "repro.models.pruning": ("count_parameters", "heads_from_mask", "prune_heads"),
+        "repro.models.transformer": ("ATTENTION_TYPES", "EncoderDecoder", "Transformer", "build_model"),
+    },
 )
-from repro.models.pruning import count_parameters, heads_from_mask, prune_heads
-from repro.models.transformer import ATTENTION_TYPES, EncoderDecoder, Transformer, build_model
-
-__all__ = [
-    "ATTENTION_TYPES",
-    "BLOCK_KINDS",
-    "BLOCK_PRESETS",
-    "BlockSpec",
-    "ConfigError",
-    "EncoderDecoder",
-    "Transformer",
-    "TransformerConfig",
-    "build_model",
-    "config_from_dict",
-    "count_parameters",
-    "heads_from_mask",
-    "prune_heads",
-]

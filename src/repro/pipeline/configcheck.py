@@ -3,7 +3,8 @@
 Two layers:
 1. the JSON schema (workflow/schemas/config.schema.yaml): unknown keys, types,
    ranges and allowed values, reported as one readable line per problem that names
-   the key path and what is allowed;
+   the key path and what is allowed; `fill_defaults` then writes the schema's defaults into
+   the config (what Snakemake's `validate` would do, without reloading a schema file per `$ref`);
 2. semantic checks the schema cannot express, made by building the very objects a
    run would build: every variant's model config (e.g. a head count that does not
    divide the width where it must) and training config, and the references between
@@ -19,6 +20,7 @@ keys that one of its jobs would otherwise trip over, are in repro.papers.<paper>
 from __future__ import annotations
 
 import copy
+import functools
 import importlib
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -41,20 +43,23 @@ class PipelineConfigError(ConfigError):
     """The pipeline configuration is invalid; the message lists every problem found."""
 
 
+def _read_yaml(path: Path) -> Any:
+    return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def load_schema(path: Path | str = SCHEMA_PATH) -> dict:
     """The main schema, with its `$id` set to its file URI so that relative `$ref`s
     to the paper and common schema files beside it resolve (see `schema_registry`)."""
     path = Path(path).resolve()
-    schema = yaml.safe_load(path.read_text())
-    return {"$id": path.as_uri(), **schema}
+    return {"$id": path.as_uri(), **_read_yaml(path)}
 
 
+@functools.cache
 def schema_registry(schema_dir: Path | str = SCHEMA_PATH.parent) -> Registry:
-    """Every *.schema.yaml of the schema directory, addressable by its file URI."""
+    """Every *.schema.yaml of the schema directory, addressable by its file URI, read once."""
     resources = []
     for path in sorted(Path(schema_dir).resolve().glob("*.schema.yaml")):
-        contents = yaml.safe_load(path.read_text())
-        resources.append((path.as_uri(), Resource.from_contents(contents, default_specification=DRAFT202012)))
+        resources.append((path.as_uri(), Resource.from_contents(_read_yaml(path), default_specification=DRAFT202012)))
     return Registry().with_resources(resources)
 
 
@@ -110,6 +115,32 @@ def schema_problems(config: dict, schema: dict) -> list[str]:
     validator = jsonschema.Draft202012Validator(schema, registry=schema_registry())
     errors = sorted(validator.iter_errors(config), key=lambda e: (list(map(str, e.absolute_path)), e.message))
     return [_describe(error) for error in errors]
+
+
+def _with_defaults(validator_class: type) -> type:
+    """`validator_class` that also writes each property's `default` into the instance when absent
+    (the recipe of jsonschema's FAQ, which Snakemake's `validate` uses too)."""
+    check_properties = validator_class.VALIDATORS["properties"]
+
+    def properties(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for name, subschema in properties.items():
+                if "default" in subschema:
+                    instance.setdefault(name, subschema["default"])
+        yield from check_properties(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(validator_class, {"properties": properties})
+
+
+def fill_defaults(config: dict, schema: dict | None = None) -> dict:
+    """Write the schema's defaults into `config` in place and return it; raise PipelineConfigError
+    if it does not validate (`check_config` reports the same problems one per line first)."""
+    schema = load_schema() if schema is None else schema
+    validator = _with_defaults(jsonschema.Draft202012Validator)(schema, registry=schema_registry())
+    problems = [_describe(error) for error in validator.iter_errors(config)]
+    if problems:
+        _raise(problems)
+    return config
 
 
 def _key(path) -> str:

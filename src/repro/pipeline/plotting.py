@@ -79,42 +79,86 @@ VARIANTS: dict[str, VariantStyle] = {
 VARIANTS["enc_dec"] = VARIANTS["cross"]
 
 
+#: seaborn's "whitegrid" style in its "notebook" context at font scale 0.9 (what
+#: ``seaborn.set_theme(context="notebook", style="whitegrid", font_scale=0.9)`` writes into matplotlib's
+#: settings), written out so that a notebook need not import seaborn, and scipy with it (about two
+#: seconds per notebook), to draw in it. tests/test_plotting.py holds it equal to seaborn's own.
+SEABORN_WHITEGRID = {
+    "axes.axisbelow": True,
+    "axes.edgecolor": ".8",
+    "axes.facecolor": "white",
+    "axes.grid": True,
+    "axes.labelcolor": ".15",
+    "axes.labelsize": 10.8,
+    "axes.linewidth": 1.25,
+    "axes.titlesize": 10.8,
+    "figure.facecolor": "white",
+    "font.sans-serif": ["Arial", "DejaVu Sans", "Liberation Sans", "Bitstream Vera Sans", "sans-serif"],
+    "font.size": 10.8,
+    "grid.linestyle": "-",  # seaborn's own colour map (image.cmap) is replaced by viridis below
+    "legend.title_fontsize": 10.8,
+    "lines.solid_capstyle": "round",
+    "patch.edgecolor": "w",
+    "patch.force_edgecolor": True,
+    "text.color": ".15",
+    "xtick.bottom": False,
+    "xtick.color": ".15",
+    "xtick.direction": "out",
+    "xtick.labelsize": 9.9,
+    "xtick.major.size": 6.0,
+    "xtick.major.width": 1.25,
+    "xtick.minor.size": 4.0,
+    "xtick.minor.width": 1.0,
+    "xtick.top": False,
+    "ytick.color": ".15",
+    "ytick.direction": "out",
+    "ytick.labelsize": 9.9,
+    "ytick.left": False,
+    "ytick.major.size": 6.0,
+    "ytick.major.width": 1.25,
+    "ytick.minor.size": 4.0,
+    "ytick.minor.width": 1.0,
+    "ytick.right": False,
+}
+
+#: The project's settings on top of the theme.
+PROJECT_RC = {
+    "font.family": ["DejaVu Sans"],
+    "figure.figsize": (6.4, 4.0),
+    "figure.dpi": 100,
+    "savefig.dpi": DPI,
+    "figure.constrained_layout.use": True,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.titleweight": "bold",
+    "axes.titlelocation": "left",
+    "grid.linewidth": 0.6,
+    "grid.color": "#E5E5E5",
+    "lines.linewidth": 1.8,
+    "lines.markersize": 5.5,
+    "legend.frameon": False,
+    "legend.fontsize": 9,
+    "pdf.fonttype": 42,
+    "ps.fonttype": 42,
+    "svg.hashsalt": "repro",
+    "image.cmap": "viridis",
+}
+
+
 def use_style() -> None:
-    """Apply the project's seaborn theme to matplotlib's global settings.
+    """Apply the project's style to matplotlib's global settings: seaborn's white-grid theme
+    (:data:`SEABORN_WHITEGRID`) with the Okabe–Ito colour cycle and the settings of :data:`PROJECT_RC`.
 
-    White grid, DejaVu Sans (shipped with matplotlib, so text renders the same on every machine),
-    sizes readable in a two-column paper at the default 6.4 x 4 inch size, the Okabe–Ito colour
-    cycle, fixed dpi, and TrueType fonts embedded in PDFs so their text stays selectable.
+    DejaVu Sans (shipped with matplotlib, so text renders the same on every machine), sizes readable
+    in a two-column paper at the default 6.4 x 4 inch size, fixed dpi, and TrueType fonts embedded in
+    PDFs so their text stays selectable.
     """
-    import seaborn as sns
+    import matplotlib as mpl
+    from cycler import cycler
 
-    sns.set_theme(
-        context="notebook",
-        style="whitegrid",
-        palette=CYCLE,
-        font="DejaVu Sans",
-        font_scale=0.9,
-        rc={
-            "figure.figsize": (6.4, 4.0),
-            "figure.dpi": 100,
-            "savefig.dpi": DPI,
-            "figure.constrained_layout.use": True,
-            "axes.spines.top": False,
-            "axes.spines.right": False,
-            "axes.titleweight": "bold",
-            "axes.titlelocation": "left",
-            "grid.linewidth": 0.6,
-            "grid.color": "#E5E5E5",
-            "lines.linewidth": 1.8,
-            "lines.markersize": 5.5,
-            "legend.frameon": False,
-            "legend.fontsize": 9,
-            "pdf.fonttype": 42,
-            "ps.fonttype": 42,
-            "svg.hashsalt": "repro",
-            "image.cmap": "viridis",
-        },
-    )
+    mpl.rcParams.update(SEABORN_WHITEGRID)
+    mpl.rcParams["axes.prop_cycle"] = cycler(color=CYCLE)
+    mpl.rcParams.update(PROJECT_RC)
 
 
 def variant_style(name: str) -> VariantStyle:

@@ -8,44 +8,28 @@
 Modules: config (TrainConfig), optim (AdamW weight-decay groups), schedules (LR as a
 function of progress), tasks (batches and losses), checkpoint (safetensors state),
 trainer (the loop, metrics.jsonl, run.json).
+
+Its names load their module on first use (repro.lazy): reading a TrainConfig does not import torch.
 """
 
-from repro.training.checkpoint import CheckpointError, ConfigMismatchError, load_weights, save_weights
-from repro.training.config import TrainConfig, TrainConfigError
-from repro.training.optim import build_optimizer, decay_exempt_names, parameter_groups
-from repro.training.schedules import SCHEDULES, build_schedule
-from repro.training.tasks import (
-    ClassificationTask,
-    LanguageModelTask,
-    LossOutput,
-    MaskedLMTask,
-    Seq2SeqTask,
-    Task,
-    padding_mask,
-)
-from repro.training.trainer import TrainingInterrupted, TrainResult, evaluate, train
+from repro.lazy import lazy_exports
 
-__all__ = [
-    "SCHEDULES",
-    "CheckpointError",
-    "ClassificationTask",
-    "ConfigMismatchError",
-    "LanguageModelTask",
-    "LossOutput",
-    "MaskedLMTask",
-    "Seq2SeqTask",
-    "Task",
-    "TrainConfig",
-    "TrainConfigError",
-    "TrainResult",
-    "TrainingInterrupted",
-    "build_optimizer",
-    "build_schedule",
-    "decay_exempt_names",
-    "evaluate",
-    "load_weights",
-    "padding_mask",
-    "parameter_groups",
-    "save_weights",
-    "train",
-]
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "repro.training.checkpoint": ("CheckpointError", "ConfigMismatchError", "load_weights", "save_weights"),
+        "repro.training.config": ("TrainConfig", "TrainConfigError"),
+        "repro.training.optim": ("build_optimizer", "decay_exempt_names", "parameter_groups"),
+        "repro.training.schedules": ("SCHEDULES", "build_schedule"),
+        "repro.training.tasks": (
+            "ClassificationTask",
+            "LanguageModelTask",
+            "LossOutput",
+            "MaskedLMTask",
+            "Seq2SeqTask",
+            "Task",
+            "padding_mask",
+        ),
+        "repro.training.trainer": ("TrainingInterrupted", "TrainResult", "evaluate", "train"),
+    },
+)

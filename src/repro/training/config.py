@@ -10,12 +10,13 @@ import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from repro.training import schedules
 from repro.training.schedules import SCHEDULES, Schedule
+
+if TYPE_CHECKING:  # torch loads on first use: the workflow builds TrainConfigs to check a config
+    import torch
 
 # Fields that say *how* a run is executed, not *what* it computes: changing them does
 # not invalidate a checkpoint. (The CPU thread count can change float rounding, but a
@@ -25,7 +26,9 @@ EXECUTION_FIELDS = ("threads", "device", "checkpoint_every", "log_gains")
 
 #: Training precisions: "fp32", or "bf16" autocast (weights, optimizer state and gradients stay fp32).
 #: fp16 is not offered: it needs loss scaling, and bf16 has fp32's exponent range without it.
-PRECISIONS = {"fp32": None, "bf16": torch.bfloat16}
+PRECISIONS = {"fp32": None, "bf16": "bfloat16"}
+#: Device strings a config may name: "auto", or a torch device type with an optional index ("cuda:1").
+DEVICE_PATTERN = re.compile(r"auto|(cpu|cuda|mps|xpu|meta)(:\d+)?")
 
 
 class TrainConfigError(ValueError):
@@ -34,6 +37,8 @@ class TrainConfigError(ValueError):
 
 def resolve_device(name: str) -> torch.device:
     """A torch device from a config string; "auto" is cuda when a GPU is visible, else cpu."""
+    import torch
+
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(name)
@@ -143,12 +148,8 @@ class TrainConfig:
             _fail("time_budget_s", self.time_budget_s, "must be a positive number of seconds, or None")
         if not isinstance(self.log_gains, bool):
             _fail("log_gains", self.log_gains, "must be true or false")
-        if not isinstance(self.device, str):
-            _fail("device", self.device, "must be a torch device string such as 'cpu' or 'cuda:0'")
-        try:
-            resolve_device(self.device)
-        except RuntimeError:
-            _fail("device", self.device, "must be a torch device string such as 'cpu' or 'cuda:0'")
+        if not isinstance(self.device, str) or not DEVICE_PATTERN.fullmatch(self.device):
+            _fail("device", self.device, "must be 'auto' or a torch device string such as 'cpu' or 'cuda:0'")
         if self.precision not in PRECISIONS:
             _fail("precision", self.precision, f"choose one of: {', '.join(PRECISIONS)}")
         if self.init_from is not None and (not isinstance(self.init_from, str) or not self.init_from):
@@ -252,7 +253,10 @@ class TrainConfig:
     @property
     def autocast_dtype(self) -> torch.dtype | None:
         """The autocast dtype of training passes, None for fp32."""
-        return PRECISIONS[self.precision]
+        import torch
+
+        name = PRECISIONS[self.precision]
+        return None if name is None else getattr(torch, name)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> TrainConfig:
