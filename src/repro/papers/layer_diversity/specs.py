@@ -58,3 +58,20 @@ def hub_data_spec(config: dict, paper: str, family: str) -> dict[str, Any]:
 
 
 __all__ = ["PROMPT_VOCAB_SIZE", "TASKS", "family_run_spec", "hub_data_spec"]
+
+
+def trained_models(config: dict, paper: str = "layer_diversity") -> list[dict[str, Any]]:
+    """Every model shape this paper trains, for the benchmark (repro.bench): each family at each depth."""
+    section, out = config[paper], []
+    for family in section["variants"]:
+        spec = family_run_spec(config, paper, family, 0)
+        for depth in spec["depths"]:
+            out.append(
+                {
+                    "what": f"{family} L={depth}",
+                    "model": dict(spec["model"], n_layers=int(depth), vocab_size=PROMPT_VOCAB_SIZE),
+                    "batch_size": spec["train"]["batch_size"],
+                    "runs": len(section["seeds"]),
+                }
+            )
+    return out

@@ -42,3 +42,30 @@ def teacher_analysis_spec(config: dict) -> dict[str, Any]:
         "replacement": section["replacement"],
         "logit_norms": section["logit_norms"],
     }
+
+
+def trained_models(config: dict) -> list[dict[str, Any]]:
+    """Every model shape this paper trains, for the benchmark (repro.bench): the teacher decoders
+    and the Fig 5 grid (head dim x context at a fixed number of tokens per step)."""
+    section, vocab = config[PAPER], config["tokenizer"]["vocab_size"]
+    teacher = teacher_spec(config, 0)
+    out = [
+        {
+            "what": "teacher decoder",
+            "model": teacher["model"],
+            "batch_size": teacher["train"]["batch_size"],
+            "runs": len(section["lm"]["seeds"]),
+        }
+    ]
+    grid = section["decoders"]
+    for length in grid["lengths"]:
+        for head_dim in grid["head_dims"]:
+            out.append(
+                {
+                    "what": f"decoder T={length} head_dim={head_dim}",
+                    "model": dict(grid["model"], max_seq_len=int(length), head_dim=int(head_dim), vocab_size=vocab),
+                    "batch_size": grid["tokens_per_step"] // int(length),
+                    "runs": len(grid["seeds"]),
+                }
+            )
+    return out

@@ -65,3 +65,33 @@ def mlm_run_spec(section: dict, variant: str, seed: int) -> dict[str, Any]:
         "mask_prob": section["mask_prob"],
         "eval_chunks": section["eval_chunks"],
     }
+
+
+def trained_models(config: dict) -> list[dict[str, Any]]:
+    """Every model shape this paper trains, for the benchmark (repro.bench): the decoder variants its
+    figures use and the masked-LM variants, each {what, model, batch_size, runs}."""
+    section, out = config[PAPER], []
+    used = sorted({variant for figure in section["figures"].values() for variant in figure["variants"]})
+    for variant in used:
+        spec = decoder_spec(config, variant, 0)
+        out.append(
+            {
+                "what": f"decoder {variant}",
+                "model": spec["model"],
+                "batch_size": spec["train"]["batch_size"],
+                "runs": len(section["seeds"]),
+            }
+        )
+    mlm = section["mlm"]
+    for variant in mlm["variants"]:
+        spec = mlm_run_spec(mlm, variant, 0)
+        model = dict(spec["model"], vocab_size=spec["model"].get("vocab_size", config["tokenizer"]["vocab_size"]))
+        out.append(
+            {
+                "what": f"masked LM {variant}",
+                "model": model,
+                "batch_size": spec["train"]["batch_size"],
+                "runs": len(mlm["seeds"]),
+            }
+        )
+    return out

@@ -81,3 +81,24 @@ def analysis_spec(section: dict, task: str, seed: int) -> dict[str, Any]:
 def speed_spec(section: dict) -> dict[str, Any]:
     """The pruned-speed timing (Table 4)."""
     return {key: section["speed"][key] for key in SPEED_KEYS}
+
+
+def trained_models(config: dict) -> list[dict[str, Any]]:
+    """Every model shape this paper trains, for the benchmark (repro.bench): one per task,
+    each {what, model, batch_size, runs}, with the task family's vocabulary."""
+    from repro.data.synthetic.vocab import CLS_VOCAB, S2S_VOCAB
+
+    section = config["sixteen_heads"]
+    vocab = {"cls": CLS_VOCAB.size, "s2s": S2S_VOCAB.size}
+    out = []
+    for task in main_tasks(section) + extra_tasks(section):
+        spec = train_spec(section, task, 0)
+        out.append(
+            {
+                "what": f"{spec['family']} {task}",
+                "model": dict(spec["model"], vocab_size=vocab[spec["family"]]),
+                "batch_size": spec["train"]["batch_size"],
+                "runs": len(task_seeds(section, task)),
+            }
+        )
+    return out
