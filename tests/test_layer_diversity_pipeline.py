@@ -353,3 +353,51 @@ def test_lag_share_by_hand():
         )
     share, runs = claims.lag_share(pd.DataFrame(rows))
     assert (share, runs) == (1.0, 1)
+
+
+def _judge_fig07(tmp_path, rows, claim_id):
+    from repro.pipeline.claims import judge_claim, load_claims
+
+    data = tmp_path / "layer_diversity" / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows).to_csv(data / "fig07_gains.csv", index=False)
+    claim = next(c for c in load_claims("layer_diversity") if c.claim_id == claim_id)
+    return judge_claim(claim, tmp_path, "laptop")
+
+
+def _gains(*pairs):
+    """Rows of fig07_gains.csv from (ΔI of the independent member, H(Y | layers)) pairs."""
+    return [
+        dict(
+            family="gpt",
+            depth=1,
+            seed=0,
+            task=f"t{i}",
+            duplicate_gain=0.0,
+            duplicate_identity_residual=0.0,
+            independent_gain=gain,
+            label_entropy_given_layers=h,
+        )
+        for i, (gain, h) in enumerate(pairs)
+    ]
+
+
+def test_independent_member_is_judged_only_where_the_layers_leave_y_uncertain(tmp_path):
+    from repro.pipeline.claims import NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED
+
+    # A task the layers solve (H(Y|U) = 0) gives ΔI = 0 up to rounding: left out, not a failure.
+    solved_and_open = _gains((-4.4e-16, 0.0), (0.05, 0.8))
+    row = _judge_fig07(tmp_path, solved_and_open, "independent_member_adds_information")
+    assert row["verdict"] == REPRODUCED and "1 rows where the layers determine Y" in row["detail"]
+    assert row["null"].startswith(NOT_REPRODUCED)  # ΔI = 0 everywhere fails the check
+    assert (
+        _judge_fig07(tmp_path, _gains((0.0, 0.8), (0.05, 0.8)), "independent_member_adds_information")["verdict"]
+        == NOT_REPRODUCED
+    )
+    assert (
+        _judge_fig07(tmp_path, _gains((0.0, 0.0)), "independent_member_adds_information")["verdict"] == NOT_MEASURABLE
+    )
+    # Never negative beyond rounding, solved tasks included.
+    kept = _judge_fig07(tmp_path, solved_and_open, "no_member_loses_information")
+    assert kept["verdict"] == REPRODUCED and kept["null"].startswith(NOT_REPRODUCED)
+    assert _judge_fig07(tmp_path, _gains((-1e-6, 0.3)), "no_member_loses_information")["verdict"] == NOT_REPRODUCED

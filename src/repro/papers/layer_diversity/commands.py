@@ -636,7 +636,8 @@ def _collect(args: argparse.Namespace) -> int:
         "fig06_real_layers.csv",
     )
     write(tables["info"], "fig07_information.csv")
-    write(checks[ID_COLUMNS + ["duplicate_gain", "duplicate_identity_residual", "independent_gain"]], "fig07_gains.csv")
+    gains = ["duplicate_gain", "duplicate_identity_residual", "independent_gain", "label_entropy_given_layers"]
+    write(checks[ID_COLUMNS + gains], "fig07_gains.csv")
     write(duplication_table(units, tables["duplicates"]), "fig07_duplication.csv")
     write(summary_table(depth, units, tables["info"], checks), "table03_summary.csv")
     return 0

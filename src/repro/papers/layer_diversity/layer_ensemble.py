@@ -35,6 +35,7 @@ from repro.papers.layer_diversity.bias_diversity import (
     targets_for,
 )
 from repro.papers.layer_diversity.information import (
+    conditional_entropy,
     conditionally_independent_members,
     decompose_information,
     marginal_gain,
@@ -191,6 +192,8 @@ def check_table(readout: ResidualReadout, labels: np.ndarray, seed: int) -> pd.D
                 "duplicate_gain": duplicate.gain,
                 "duplicate_identity_residual": abs(duplicate.identity_residual),
                 "independent_gain": fresh.gain,
+                # H(Y | the layers' votes): where it is 0 the layers determine Y and no member can add anything
+                "label_entropy_given_layers": conditional_entropy(labels, votes),
                 "submodularity_tests": len(checks),
                 "submodularity_max_violation": float(violations.max()) if len(violations) else 0.0,
                 "submodularity_violations_1e3": int((violations > 1e-3).sum()),
