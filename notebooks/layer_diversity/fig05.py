@@ -20,18 +20,23 @@
 
 # %% tags=["parameters"]
 results_dir, paper, item, scale = "results", "layer_diversity", "fig05", "smoke"  # set by the runner
-inputs = ["results/layer_diversity/data/fig05_prefixes.csv", "results/layer_diversity/data/fig05_examples.csv"]
+inputs = [
+    "results/layer_diversity/data/fig05_prefixes.csv",
+    "results/layer_diversity/data/fig05_examples.csv",
+    "results/layer_diversity/data/table01_tasks.csv",
+]
 
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
-from repro.pipeline.plotting import palette, save_figure, use_style
+from repro.pipeline.plotting import accuracy_axis, palette, save_figure, use_style
 
 use_style()
 prefixes = pd.read_csv(inputs[0])
 examples = pd.read_csv(inputs[1])
+chance = 1 / pd.read_csv(inputs[2]).set_index("task")["labels"]  # a constant guess of a balanced task
 prefixes = prefixes[prefixes["target"] == "onehot"]
 families = list(dict.fromkeys(prefixes["family"]))
 colors = palette(families)
@@ -53,6 +58,8 @@ for r, task in enumerate(tasks):
             if column == "accuracy":
                 layer = part.groupby("prefix")["layer_accuracy"].mean()
                 ax.plot(layer.index, layer.values, color=colors[family], linestyle="--", linewidth=1)
+        if column == "accuracy":
+            accuracy_axis(ax, chance[task])
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if r == 0:
             ax.set_title(title + (" (— ensemble, -- layer ℓ)" if column == "accuracy" else ""), fontsize=9)

@@ -31,6 +31,7 @@ inputs = [
     "results/layer_diversity/data/fig07_information.csv",
     "results/layer_diversity/data/fig06_submodularity.csv",
     "results/layer_diversity/data/fig06_real_layers.csv",
+    "results/layer_diversity/data/table01_tasks.csv",
 ]
 
 # %%
@@ -39,7 +40,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
-from repro.pipeline.plotting import palette, save_figure, use_style
+from repro.pipeline.plotting import accuracy_axis, palette, save_figure, use_style
 
 use_style()
 depth = pd.read_csv(inputs[0])
@@ -47,6 +48,7 @@ fits = pd.read_csv(inputs[1])
 info = pd.read_csv(inputs[2])
 tests = pd.read_csv(inputs[3])
 real = pd.read_csv(inputs[4])
+chance = 1 / pd.read_csv(inputs[5]).set_index("task")["labels"]  # a constant guess of a balanced task
 tasks = ["sent", "entail", "topic", "mc"]
 families = list(dict.fromkeys(depth["family"]))
 colors = palette(families)
@@ -74,6 +76,7 @@ for c, task in enumerate(tasks):
                 linestyle="--",
                 linewidth=0.9,
             )
+    accuracy_axis(ax, chance[task])
     ax.set_xscale("log", base=2)
     ax.set_xticks(depths, [str(d) for d in depths])
     ax.set_title(f"{task}: model accuracy vs depth", fontsize=9)

@@ -224,7 +224,7 @@ register_notebook(
 register_notebook(LD, "fig02", [ld_csv("fig02_reconstruction")])
 register_notebook(LD, "fig03", [ld_csv("fig03_units"), ld_csv("fig03_correlations")])
 register_notebook(LD, "fig04", [ld_csv("fig04_members"), ld_csv("fig04_groups")])
-register_notebook(LD, "fig05", [ld_csv("fig05_prefixes"), ld_csv("fig05_examples")])
+register_notebook(LD, "fig05", [ld_csv("fig05_prefixes"), ld_csv("fig05_examples"), ld_csv("table01_tasks")])
 register_notebook(
     LD,
     "fig06",
@@ -234,6 +234,7 @@ register_notebook(
         ld_csv("fig07_information"),
         ld_csv("fig06_submodularity"),
         ld_csv("fig06_real_layers"),
+        ld_csv("table01_tasks"),
     ],
 )
 register_notebook(LD, "fig07", [ld_csv("fig07_information"), ld_csv("fig07_gains"), ld_csv("fig07_duplication")])

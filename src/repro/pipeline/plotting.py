@@ -224,6 +224,24 @@ def zoom_to_late(ax, evals, x: str = "step", fraction: float = 0.3, margins: tup
 LM_REFERENCE_LEVELS = (("unigram_nats", "unigram"), ("bigram_nats", "bigram"))
 
 
+def accuracy_axis(ax, chance: float, ceiling: float = 1.0) -> None:
+    """Fix an accuracy axis to [chance − margin, ceiling + margin] and mark both levels, so that a curve at
+    chance or at the ceiling reads as such instead of being autoscaled into a slope."""
+    margin = 0.04 * (ceiling - chance)
+    ax.set_ylim(chance - margin, ceiling + margin)
+    for y, name in ((chance, f"chance {chance:.2f}"), (ceiling, "ceiling")):
+        ax.axhline(y, color="#777777", ls=":", lw=0.8, zorder=0)
+        ax.annotate(
+            name,
+            xy=(0.99, y),
+            xycoords=("axes fraction", "data"),
+            ha="right",
+            va="bottom" if y == chance else "top",
+            fontsize=7,
+            color="#555555",
+        )
+
+
 def draw_reference_levels(ax, path: str | Path, levels=LM_REFERENCE_LEVELS) -> None:
     """Mark the reference levels of `path` (the JSON of `python -m repro data reference-levels`) on a loss
     axis, so a reader sees how far the models got: a dashed line where a level is inside the y-range, its
@@ -339,6 +357,7 @@ __all__ = [
     "OKABE_ITO",
     "VARIANTS",
     "VariantStyle",
+    "accuracy_axis",
     "add_footer",
     "figure_paths",
     "label",
