@@ -15,7 +15,7 @@ from repro.data.errors import DataError
 from repro.papers.layer_diversity import claims
 from repro.papers.layer_diversity.checks import check_section as check_config_section
 from repro.papers.layer_diversity.specs import family_run_spec
-from repro.pipeline.claims import NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, judge_paper, load_claims
+from repro.pipeline.claims import NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, judge_claim, judge_paper, load_claims
 
 ROOT = Path(__file__).resolve().parents[1]
 TASKS = ["sent", "entail", "topic", "mc"]
@@ -321,20 +321,6 @@ def correlations(values):
     return pd.DataFrame(rows)
 
 
-def test_mse_claim_counts_tasks_with_negative_mean():
-    base = {("bias", t): [0.1, -0.1] for t in TASKS} | {("diversity", t): [0.2, 0.3] for t in TASKS}
-    three = base | {
-        ("mse", "sent"): [-0.5, -0.7],
-        ("mse", "entail"): [-0.1, -0.2],
-        ("mse", "topic"): [-0.9, -0.8],
-        ("mse", "mc"): [0.3, float("nan")],
-    }
-    m = claims.mse_anticorrelates_with_accuracy({claims.CORRELATIONS: correlations(three)})
-    assert m.verdict == REPRODUCED and "3/4" in m.measured and m.seeds == 2
-    two = three | {("mse", "entail"): [0.1, -0.05]}
-    assert claims.mse_anticorrelates_with_accuracy({claims.CORRELATIONS: correlations(two)}).verdict == NOT_REPRODUCED
-
-
 def test_lag_share_by_hand():
     rows = []
     # bias falls most at ℓ=1, diversity rises most at ℓ=2: the rise lags the fall
@@ -356,8 +342,6 @@ def test_lag_share_by_hand():
 
 
 def _judge_fig07(tmp_path, rows, claim_id):
-    from repro.pipeline.claims import judge_claim, load_claims
-
     data = tmp_path / "layer_diversity" / "data"
     data.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(rows).to_csv(data / "fig07_gains.csv", index=False)
@@ -383,8 +367,6 @@ def _gains(*pairs):
 
 
 def test_independent_member_is_judged_only_where_the_layers_leave_y_uncertain(tmp_path):
-    from repro.pipeline.claims import NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED
-
     # A task the layers solve (H(Y|U) = 0) gives ΔI = 0 up to rounding: left out, not a failure.
     solved_and_open = _gains((-4.4e-16, 0.0), (0.05, 0.8))
     row = _judge_fig07(tmp_path, solved_and_open, "independent_member_adds_information")
@@ -401,3 +383,81 @@ def test_independent_member_is_judged_only_where_the_layers_leave_y_uncertain(tm
     kept = _judge_fig07(tmp_path, solved_and_open, "no_member_loses_information")
     assert kept["verdict"] == REPRODUCED and kept["null"].startswith(NOT_REPRODUCED)
     assert _judge_fig07(tmp_path, _gains((-1e-6, 0.3)), "no_member_loses_information")["verdict"] == NOT_REPRODUCED
+
+
+def _depth_rows(curves: dict) -> list[dict]:
+    """fig06_depth.csv rows from {(family, task): [accuracy at L = 1, 2, 4, 8]}, two seeds alike."""
+    return [
+        dict(family=family, task=task, depth=depth, seed=seed, accuracy=acc)
+        for (family, task), accs in curves.items()
+        for depth, acc in zip((1, 2, 4, 8), accs)
+        for seed in (0, 1)
+    ]
+
+
+def _judge_depth(tmp_path, curves):
+    data = tmp_path / "layer_diversity" / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(_depth_rows(curves)).to_csv(data / "fig06_depth.csv", index=False)
+    pd.DataFrame(
+        [dict(family=f, task="all", intercept=0.5, slope_per_ln_depth=0.0, r2=0.0) for f in {f for f, _ in curves}]
+    ).to_csv(data / "fig06_fits.csv", index=False)
+    pd.DataFrame({"task": ["sent", "topic"], "labels": [2, 4]}).to_csv(data / "table01_tasks.csv", index=False)
+    claim = next(c for c in load_claims("layer_diversity") if c.claim_id == "doubling_gains_diminish")
+    return judge_claim(claim, tmp_path, "laptop")
+
+
+def test_depth_claims_rest_on_the_pairs_with_signal_only():
+    from repro.papers.layer_diversity.depth_scaling import signal_table
+
+    curves = {
+        ("gpt", "sent"): [0.5, 0.5, 0.51, 0.5],  # at chance: no signal
+        ("gpt", "topic"): [1.0, 1.0, 1.0, 1.0],  # solved at depth 1: no room
+        ("llama", "sent"): [0.6, 0.7, 0.75, 0.78],  # learned, with room
+    }
+    table = signal_table(pd.DataFrame(_depth_rows(curves)), pd.DataFrame({"task": ["sent", "topic"], "labels": [2, 4]}))
+    assert table.set_index(["family", "task"])["signal"].to_dict() == {
+        ("gpt", "sent"): False,
+        ("gpt", "topic"): False,
+        ("llama", "sent"): True,
+    }
+
+
+def test_doubling_claim_is_gated_on_signal_and_fails_on_its_null(tmp_path):
+    noise = {("gpt", "sent"): [0.5, 0.51, 0.49, 0.52], ("gpt", "topic"): [1.0, 1.0, 1.0, 1.0]}
+    row = _judge_depth(tmp_path, noise)
+    assert row["verdict"] == NOT_MEASURABLE and row["gate"].startswith("failed"), row
+    learned = {**noise, ("llama", "sent"): [0.6, 0.7, 0.75, 0.78]}
+    row = _judge_depth(tmp_path, learned)
+    assert row["verdict"] == REPRODUCED and row["gate"].startswith("passed") and "llama/sent" in row["gate"]
+    assert "gpt" not in row["measured"]  # a family without signal is not judged
+    assert row["null"].startswith(NOT_REPRODUCED)
+
+
+def test_fig03_is_judged_over_models_on_tasks_with_signal(tmp_path):
+    data = tmp_path / "layer_diversity" / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    curves = {("llama", "sent"): [0.6, 0.7, 0.75, 0.78], ("llama", "topic"): [0.25, 0.25, 0.26, 0.25]}
+    depth = pd.DataFrame(_depth_rows(curves))
+    depth.to_csv(data / "fig06_depth.csv", index=False)
+    pd.DataFrame({"task": ["sent", "topic"], "labels": [2, 4]}).to_csv(data / "table01_tasks.csv", index=False)
+    # one module-form unit per model: MSE falls as accuracy rises on sent; topic (no signal) the other way
+    units = depth.assign(
+        form="module",
+        target="onehot",
+        prefix=-1,
+        mse=lambda d: 2.0 - d["accuracy"] * (d["task"] == "sent") + d["depth"] * 0.01 * (d["task"] == "topic"),
+        bias=1.0,
+        diversity=0.5,
+    )
+    units.to_csv(data / "fig03_units.csv", index=False)
+    pd.DataFrame(columns=["form", "target", "seed", "task", "scope", "quantity", "spearman", "units"]).to_csv(
+        data / "fig03_correlations.csv", index=False
+    )
+    claim = next(c for c in load_claims("layer_diversity") if c.claim_id == "mse_anticorrelates_with_accuracy")
+    row = judge_claim(claim, tmp_path, "laptop")
+    assert row["verdict"] == REPRODUCED and "1/1 tasks with signal" in row["measured"], row
+    assert row["null"].startswith(NOT_REPRODUCED)
+    at_chance = depth.assign(accuracy=depth["task"].map({"sent": 0.5, "topic": 0.25}))  # nothing learned anywhere
+    at_chance.to_csv(data / "fig06_depth.csv", index=False)
+    assert judge_claim(claim, tmp_path, "laptop")["verdict"] == NOT_MEASURABLE

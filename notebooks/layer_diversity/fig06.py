@@ -14,8 +14,9 @@
 # and to log-like scaling. The reviewers note that accuracy sometimes falls again. Three panels:
 #
 # 1. **Separately trained depths.** Each model's own test accuracy against its depth L (log axis),
-#    per task and family: the mean over seeds, with the seeds' range as a band. The dashed lines
-#    are the fits acc ≈ a + b·ln L.
+#    per task and family: the mean over seeds, with the seeds' range as a band, on an axis from
+#    chance to 1. The dashed lines are the fits acc ≈ a + b·ln L, drawn only where the pair has signal
+#    (its best depth a quarter of the way from chance to 1, its shallowest not at the ceiling).
 # 2. **Within one model.** F(S_ℓ) = I(U_{0:ℓ}; Y) in bits over the logit-lens prefixes of the
 #    deepest models (U_ℓ = layer ℓ's argmax label), per task, mean over families and seeds.
 # 3. **Theorem 7 on constructed members.** Members that are noisy copies of Y, independent given Y.
@@ -40,6 +41,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
+from repro.papers.layer_diversity.depth_scaling import signal_table
 from repro.pipeline.plotting import accuracy_axis, palette, save_figure, use_style
 
 use_style()
@@ -48,7 +50,10 @@ fits = pd.read_csv(inputs[1])
 info = pd.read_csv(inputs[2])
 tests = pd.read_csv(inputs[3])
 real = pd.read_csv(inputs[4])
-chance = 1 / pd.read_csv(inputs[5]).set_index("task")["labels"]  # a constant guess of a balanced task
+task_table = pd.read_csv(inputs[5])
+chance = 1 / task_table.set_index("task")["labels"]  # a constant guess of a balanced task
+# A fitted trend is drawn only where depth has something to show (the gate of the depth claims).
+signal = signal_table(depth, task_table).set_index(["family", "task"])["signal"]
 tasks = ["sent", "entail", "topic", "mc"]
 families = list(dict.fromkeys(depth["family"]))
 colors = palette(families)
@@ -67,7 +72,7 @@ for c, task in enumerate(tasks):
         ax.plot(stats.index, stats["mean"], color=colors[family], marker="o", markersize=3, label=family)
         ax.fill_between(stats.index, stats["min"], stats["max"], color=colors[family], alpha=0.15, linewidth=0)
         fit = fits[(fits["family"] == family) & (fits["task"] == task)]
-        if len(fit):
+        if len(fit) and signal.get((family, task), False):
             fit = fit.iloc[0]
             ax.plot(
                 np.exp(line),

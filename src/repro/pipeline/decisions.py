@@ -235,7 +235,15 @@ def lm_gate(final_losses, margin: float = 1.0, levels: str = CODE_REFERENCE_LEVE
     return Gate(f"every language model at least {margin:g} nat below its unigram level", check)
 
 
-def classifier_gate(scores, chance: float, ceiling: float = 100.0, learned: float = 0.25, room: float = 0.02) -> Gate:
+#: A classifier has learned when it is at least this share of the way from chance to the ceiling ...
+LEARNED_SHARE = 0.25
+#: ... and leaves room for an effect when it is at least this share of that span below the ceiling.
+CEILING_ROOM = 0.02
+
+
+def classifier_gate(
+    scores, chance: float, ceiling: float = 100.0, learned: float = LEARNED_SHARE, room: float = CEILING_ROOM
+) -> Gate:
     """Every classifier a claim rests on learned (at least `learned` of the way from `chance` to `ceiling`)
     and leaves room for an effect in both directions (at most `ceiling` − `room`·(ceiling − chance)).
     `scores(data)` gives their scores, in the units of `chance` and `ceiling`."""

@@ -367,11 +367,15 @@ def stack_readouts(directories: list[str]) -> dict[str, pd.DataFrame]:
 def correlations(units: pd.DataFrame) -> pd.DataFrame:
     """Spearman ρ of accuracy with MSE, Bias and Diversity across units, per seed, task, form and target.
 
-    Units are the ensembles of one seed: every (family, depth, prefix) in the logit-lens form, or
-    every (family, depth) in the module form; ``scope`` "all" pools the families, otherwise one family.
+    Units are the ensembles of one seed: every (family, depth, prefix ℓ ≥ 1) in the logit-lens form
+    (prefix 0 is left out: the embedding's readout at the answer token, which is the same token in
+    every prompt, so a constant predictor, or a function of the prompt's length with learned
+    positions), or every (family, depth) in the module form; ``scope`` "all" pools the
+    families, otherwise one family.
     """
     from scipy.stats import spearmanr
 
+    units = units[(units["form"] != "lens") | (units["prefix"] > 0)]
     rows = []
     for (form, target, seed, task), group in units.groupby(["form", "target", "seed", "task"], sort=True):
         scopes = [("all", group)] + [(family, g) for family, g in group.groupby("family", sort=True)]

@@ -7,7 +7,9 @@ logarithmic convergence of scaling laws. For separately trained depths L:
 * `doubling_gains` gives Δacc between L and 2L for every doubling present (1→2, 2→4, 4→8, ...);
 * `diminishing_doublings` applies the catalog's check on them:
   Δ(4→8) ≤ Δ(2→4) + tol ≤ Δ(1→2) + 2·tol (tol = 0.02), i.e. each doubling gains at most tol more
-  than the one before, along the chain of consecutive doublings from the smallest depth.
+  than the one before, along the chain of consecutive doublings from the smallest depth;
+* `signal_table` says which (family, task) pairs have something for depth to show: learned, and not
+  solved by the shallowest model. The depth claims and the figure's fitted trends use only those.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+import pandas as pd
+
+from repro.pipeline.decisions import CEILING_ROOM, LEARNED_SHARE
 
 
 def log_depth_fit(depths: Sequence[float], values: Sequence[float]) -> tuple[float, float, float]:
@@ -58,3 +63,20 @@ def doubling_chain(gains: Mapping[tuple[int, int], float]) -> list[tuple[int, in
 
 
 __all__ = ["diminishing_doublings", "doubling_chain", "doubling_gains", "log_depth_fit"]
+
+
+def signal_table(depth: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
+    """Per (family, task): chance (1 / labels, balanced test sets), the seed-mean accuracy of the best and of
+    the shallowest depth, and whether the pair has signal: its best depth at least LEARNED_SHARE of the way
+    from chance to 1, its shallowest depth at least CEILING_ROOM of that span below 1 (the conventions of
+    repro.pipeline.decisions.classifier_gate, fixed before this rule saw a laptop result)."""
+    chance = 1 / tasks.set_index("task")["labels"].astype(float)
+    means = depth.groupby(["family", "task", "depth"])["accuracy"].mean()
+    rows = []
+    for (family, task), curve in means.groupby(level=[0, 1], sort=True):
+        curve = curve.droplevel([0, 1]).sort_index()
+        low, span = float(chance[task]), 1.0 - float(chance[task])
+        best, shallowest = float(curve.max()), float(curve.iloc[0])
+        signal = best >= low + LEARNED_SHARE * span and shallowest <= 1.0 - CEILING_ROOM * span
+        rows.append(dict(family=family, task=task, chance=low, best=best, shallowest=shallowest, signal=signal))
+    return pd.DataFrame(rows, columns=["family", "task", "chance", "best", "shallowest", "signal"])
