@@ -4,6 +4,7 @@ import copy
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -461,3 +462,46 @@ def test_fig03_is_judged_over_models_on_tasks_with_signal(tmp_path):
     at_chance = depth.assign(accuracy=depth["task"].map({"sent": 0.5, "topic": 0.25}))  # nothing learned anywhere
     at_chance.to_csv(data / "fig06_depth.csv", index=False)
     assert judge_claim(claim, tmp_path, "laptop")["verdict"] == NOT_MEASURABLE
+
+
+def test_partial_spearman_removes_what_a_shared_term_alone_makes():
+    from scipy.stats import spearmanr
+
+    from repro.papers.layer_diversity.layer_ensemble import partial_spearman
+
+    rng = np.random.default_rng(0)
+    omega, a, b, shared = (rng.normal(size=4000) for _ in range(4))
+    through_omega_only = (omega + 0.3 * a, omega + 0.3 * b)
+    assert spearmanr(*through_omega_only).statistic > 0.8
+    assert abs(partial_spearman(*through_omega_only, omega)) < 0.05
+    assert partial_spearman(omega + 0.3 * shared, omega + 0.3 * shared + 0.1 * a, omega) > 0.8
+
+
+def test_fig05_claim_judges_the_partial_correlation_and_fails_on_its_null(tmp_path):
+    data = tmp_path / "layer_diversity" / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(
+        [
+            dict(
+                family="gpt",
+                depth=2,
+                seed=seed,
+                task="sent",
+                target="onehot",
+                pairs=10,
+                spearman_bias_diversity=0.9,
+                partial_spearman_given_omega=0.2,
+            )
+            for seed in (0, 1)
+        ]
+    ).to_csv(data / "fig05_examples.csv", index=False)
+    pd.DataFrame(
+        [
+            dict(family="gpt", depth=2, seed=0, task="sent", target="onehot", prefix=p, bias=2.0 - p, diversity=0.1 * p)
+            for p in range(3)
+        ]
+    ).to_csv(data / "fig05_prefixes.csv", index=False)
+    claim = next(c for c in load_claims("layer_diversity") if c.claim_id == "bias_and_diversity_rise_together")
+    row = judge_claim(claim, tmp_path, "laptop")
+    assert row["verdict"] == REPRODUCED and row["null"].startswith(NOT_REPRODUCED), row
+    assert "plain ρ(Bias_i, Div_i) = 0.9" in row["detail"]

@@ -74,7 +74,10 @@ save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %% [markdown]
 # Per-example Spearman ρ between Bias_i and Diversity_i, pooled over prefixes ℓ ≥ 1, mean over
-# models and seeds ("diversity matters when outputs are far from the truth"):
+# models and seeds ("diversity matters when outputs are far from the truth"), plain and with the
+# shared Ω_i held fixed (the judged one: Ω alone makes the plain ρ positive):
 
 # %%
-examples.groupby(["task", "family"])["spearman_bias_diversity"].mean().unstack("family").round(3)
+examples.groupby(["task", "family"])[["spearman_bias_diversity", "partial_spearman_given_omega"]].mean().unstack(
+    "family"
+).round(3)

@@ -11,7 +11,8 @@ N examples) and whose columns name what was measured:
   members   each module member (form a): its bias ‖o_i − y‖², its share of the diversity
   groups    the diversity split by member type (embed / attn / mlp): within + between parts
   info      plug-in information decomposition of the argmax labels of the logit-lens prefixes
-  examples  per-example correlation of bias and diversity, pooled over prefixes ℓ ≥ 1
+  examples  per-example correlation of bias and diversity, pooled over prefixes ℓ ≥ 1, also with
+            their shared Ω held fixed
   checks    reconstruction errors and the exact information checks (duplicate, independent member)
 
 Nothing here knows about files or papers; the layer_diversity command adds the run's identity.
@@ -156,19 +157,58 @@ def info_table(readout: ResidualReadout, labels: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def partial_spearman(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> float:
+    """Spearman ρ(x, y) with z's rank held fixed: the Pearson correlation of the ranks of x and y after
+    each is regressed on the rank of z (nan where either residual is constant)."""
+    from scipy.stats import rankdata
+
+    rz = rankdata(z)
+    design = np.column_stack([np.ones_like(rz), rz])
+    residuals = []
+    for values in (x, y):
+        r = rankdata(values)
+        residuals.append(r - design @ np.linalg.lstsq(design, r, rcond=None)[0])
+    a, b = residuals
+    if np.ptp(a) <= 1e-9 * max(1.0, np.abs(a).max()) or np.ptp(b) <= 1e-9 * max(1.0, np.abs(b).max()):
+        return float("nan")
+    return float(np.corrcoef(a, b)[0, 1])
+
+
 def example_table(readout: ResidualReadout, labels: np.ndarray) -> pd.DataFrame:
-    """Spearman ρ of per-example Bias and Diversity over (example, prefix ℓ ≥ 1) pairs, one-hot target."""
+    """Spearman ρ of per-example Bias and Diversity over (example, prefix ℓ ≥ 1) pairs, one-hot target; and
+    the same with Ω held fixed (Bias = Ω − 2⟨ō, y⟩ + ‖y‖² and Div = Ω − ‖ō‖² share Ω, which alone makes
+    them rise together)."""
     lens, target = targets_for("onehot", readout.lens, labels, readout.logits.shape[1])
-    bias, div = [], []
+    bias, div, omega = [], [], []
     for ell in range(1, lens.shape[1]):
         d = decompose(lens[:, : ell + 1], target)
         bias.append(d.bias)
         div.append(d.diversity)
+        omega.append(d.omega)
     if not bias:  # a model without blocks has no prefix of two members
-        return pd.DataFrame([{"target": "onehot", "pairs": 0, "spearman_bias_diversity": np.nan}])
-    bias, div = np.concatenate(bias), np.concatenate(div)
+        return pd.DataFrame(
+            [
+                {
+                    "target": "onehot",
+                    "pairs": 0,
+                    "spearman_bias_diversity": np.nan,
+                    "partial_spearman_given_omega": np.nan,
+                }
+            ]
+        )
+    bias, div, omega = np.concatenate(bias), np.concatenate(div), np.concatenate(omega)
     rho = spearmanr(bias, div).statistic if np.ptp(bias) > 0 and np.ptp(div) > 0 else np.nan
-    return pd.DataFrame([{"target": "onehot", "pairs": len(bias), "spearman_bias_diversity": float(rho)}])
+    partial = partial_spearman(bias, div, omega) if np.ptp(bias) > 0 and np.ptp(div) > 0 else np.nan
+    return pd.DataFrame(
+        [
+            {
+                "target": "onehot",
+                "pairs": len(bias),
+                "spearman_bias_diversity": float(rho),
+                "partial_spearman_given_omega": float(partial),
+            }
+        ]
+    )
 
 
 def check_table(readout: ResidualReadout, labels: np.ndarray, seed: int) -> pd.DataFrame:
