@@ -342,12 +342,21 @@ def test_lag_share_by_hand():
     assert (share, runs) == (1.0, 1)
 
 
-def _judge_fig07(tmp_path, rows, claim_id):
+TWO_TASKS = pd.DataFrame({"task": ["sent", "topic"], "labels": [2, 4]})
+
+
+def _judge(tmp_path, claim_id, **tables):
+    """Write each table as data/<name>.csv of a layer_diversity results tree and judge one claim at laptop scale."""
     data = tmp_path / "layer_diversity" / "data"
     data.mkdir(parents=True, exist_ok=True)
-    pd.DataFrame(rows).to_csv(data / "fig07_gains.csv", index=False)
+    for name, table in tables.items():
+        pd.DataFrame(table).to_csv(data / f"{name}.csv", index=False)
     claim = next(c for c in load_claims("layer_diversity") if c.claim_id == claim_id)
     return judge_claim(claim, tmp_path, "laptop")
+
+
+def _judge_fig07(tmp_path, rows, claim_id):
+    return _judge(tmp_path, claim_id, fig07_gains=rows)
 
 
 def _gains(*pairs):
@@ -397,15 +406,10 @@ def _depth_rows(curves: dict) -> list[dict]:
 
 
 def _judge_depth(tmp_path, curves):
-    data = tmp_path / "layer_diversity" / "data"
-    data.mkdir(parents=True, exist_ok=True)
-    pd.DataFrame(_depth_rows(curves)).to_csv(data / "fig06_depth.csv", index=False)
-    pd.DataFrame(
-        [dict(family=f, task="all", intercept=0.5, slope_per_ln_depth=0.0, r2=0.0) for f in {f for f, _ in curves}]
-    ).to_csv(data / "fig06_fits.csv", index=False)
-    pd.DataFrame({"task": ["sent", "topic"], "labels": [2, 4]}).to_csv(data / "table01_tasks.csv", index=False)
-    claim = next(c for c in load_claims("layer_diversity") if c.claim_id == "doubling_gains_diminish")
-    return judge_claim(claim, tmp_path, "laptop")
+    fits = [dict(family=f, task="all", intercept=0.5, slope_per_ln_depth=0.0, r2=0.0) for f in {f for f, _ in curves}]
+    return _judge(
+        tmp_path, "doubling_gains_diminish", fig06_depth=_depth_rows(curves), fig06_fits=fits, table01_tasks=TWO_TASKS
+    )
 
 
 def test_depth_claims_rest_on_the_pairs_with_signal_only():
@@ -416,7 +420,7 @@ def test_depth_claims_rest_on_the_pairs_with_signal_only():
         ("gpt", "topic"): [1.0, 1.0, 1.0, 1.0],  # solved at depth 1: no room
         ("llama", "sent"): [0.6, 0.7, 0.75, 0.78],  # learned, with room
     }
-    table = signal_table(pd.DataFrame(_depth_rows(curves)), pd.DataFrame({"task": ["sent", "topic"], "labels": [2, 4]}))
+    table = signal_table(pd.DataFrame(_depth_rows(curves)), TWO_TASKS)
     assert table.set_index(["family", "task"])["signal"].to_dict() == {
         ("gpt", "sent"): False,
         ("gpt", "topic"): False,
@@ -436,12 +440,8 @@ def test_doubling_claim_is_gated_on_signal_and_fails_on_its_null(tmp_path):
 
 
 def test_fig03_is_judged_over_models_on_tasks_with_signal(tmp_path):
-    data = tmp_path / "layer_diversity" / "data"
-    data.mkdir(parents=True, exist_ok=True)
     curves = {("llama", "sent"): [0.6, 0.7, 0.75, 0.78], ("llama", "topic"): [0.25, 0.25, 0.26, 0.25]}
     depth = pd.DataFrame(_depth_rows(curves))
-    depth.to_csv(data / "fig06_depth.csv", index=False)
-    pd.DataFrame({"task": ["sent", "topic"], "labels": [2, 4]}).to_csv(data / "table01_tasks.csv", index=False)
     # one module-form unit per model: MSE falls as accuracy rises on sent; topic (no signal) the other way
     units = depth.assign(
         form="module",
@@ -451,17 +451,20 @@ def test_fig03_is_judged_over_models_on_tasks_with_signal(tmp_path):
         bias=1.0,
         diversity=0.5,
     )
-    units.to_csv(data / "fig03_units.csv", index=False)
-    pd.DataFrame(columns=["form", "target", "seed", "task", "scope", "quantity", "spearman", "units"]).to_csv(
-        data / "fig03_correlations.csv", index=False
+    tables = dict(
+        fig06_depth=depth,
+        table01_tasks=TWO_TASKS,
+        fig03_units=units,
+        fig03_correlations=pd.DataFrame(
+            columns=["form", "target", "seed", "task", "scope", "quantity", "spearman", "units"]
+        ),
     )
-    claim = next(c for c in load_claims("layer_diversity") if c.claim_id == "mse_anticorrelates_with_accuracy")
-    row = judge_claim(claim, tmp_path, "laptop")
+    row = _judge(tmp_path, "mse_anticorrelates_with_accuracy", **tables)
     assert row["verdict"] == REPRODUCED and "1/1 tasks with signal" in row["measured"], row
     assert row["null"].startswith(NOT_REPRODUCED)
     at_chance = depth.assign(accuracy=depth["task"].map({"sent": 0.5, "topic": 0.25}))  # nothing learned anywhere
-    at_chance.to_csv(data / "fig06_depth.csv", index=False)
-    assert judge_claim(claim, tmp_path, "laptop")["verdict"] == NOT_MEASURABLE
+    tables["fig06_depth"] = at_chance
+    assert _judge(tmp_path, "mse_anticorrelates_with_accuracy", **tables)["verdict"] == NOT_MEASURABLE
 
 
 def test_partial_spearman_removes_what_a_shared_term_alone_makes():
@@ -478,30 +481,23 @@ def test_partial_spearman_removes_what_a_shared_term_alone_makes():
 
 
 def test_fig05_claim_judges_the_partial_correlation_and_fails_on_its_null(tmp_path):
-    data = tmp_path / "layer_diversity" / "data"
-    data.mkdir(parents=True, exist_ok=True)
-    pd.DataFrame(
-        [
-            dict(
-                family="gpt",
-                depth=2,
-                seed=seed,
-                task="sent",
-                target="onehot",
-                pairs=10,
-                spearman_bias_diversity=0.9,
-                partial_spearman_given_omega=0.2,
-            )
-            for seed in (0, 1)
-        ]
-    ).to_csv(data / "fig05_examples.csv", index=False)
-    pd.DataFrame(
-        [
-            dict(family="gpt", depth=2, seed=0, task="sent", target="onehot", prefix=p, bias=2.0 - p, diversity=0.1 * p)
-            for p in range(3)
-        ]
-    ).to_csv(data / "fig05_prefixes.csv", index=False)
-    claim = next(c for c in load_claims("layer_diversity") if c.claim_id == "bias_and_diversity_rise_together")
-    row = judge_claim(claim, tmp_path, "laptop")
+    examples = [
+        dict(
+            family="gpt",
+            depth=2,
+            seed=seed,
+            task="sent",
+            target="onehot",
+            pairs=10,
+            spearman_bias_diversity=0.9,
+            partial_spearman_given_omega=0.2,
+        )
+        for seed in (0, 1)
+    ]
+    prefixes = [
+        dict(family="gpt", depth=2, seed=0, task="sent", target="onehot", prefix=p, bias=2.0 - p, diversity=0.1 * p)
+        for p in range(3)
+    ]
+    row = _judge(tmp_path, "bias_and_diversity_rise_together", fig05_examples=examples, fig05_prefixes=prefixes)
     assert row["verdict"] == REPRODUCED and row["null"].startswith(NOT_REPRODUCED), row
     assert "plain ρ(Bias_i, Div_i) = 0.9" in row["detail"]

@@ -185,21 +185,6 @@ class StepTimer:
         self.seconds.append((time.perf_counter() - start) / n)
 
 
-def run_benchmark(
-    shape: BenchShape = BenchShape(),
-    threads: int = 2,
-    steps: int = 5,
-    rounds: int = 4,
-    warmup: int = 3,
-    include_hf: bool = True,
-) -> dict:
-    """Interleave `rounds` timings of `steps` steps per candidate at one shape; report medians."""
-    return run_shapes([shape], threads, steps, rounds, warmup, include_hf)["shapes"][0] | {
-        "threads": threads,
-        "torch": torch.__version__,
-    }
-
-
 def run_shapes(
     shapes: Iterable[BenchShape | TrainedShape],
     threads: int = 2,
@@ -257,24 +242,6 @@ def run_shapes(
         for row in result["models"]:
             row["fraction_of_peak"] = row["gflops"] / peak
     return {"threads": threads, "torch": torch.__version__, "matmul_peak_gflops": peak, "shapes": results}
-
-
-def format_report(result: dict) -> str:
-    """One benchmarked shape (run_benchmark's result) as text."""
-    lines = [
-        f"shape: {result['shape']}, threads={result['threads']}, torch {result['torch']}",
-        f"fp32 matmul peak: {result['matmul_peak_gflops']:.1f} GFLOP/s; model FLOPs/token: {result['flops_per_token']:.3g}",
-        f"{'model':<16}{'params':>12}{'tokens/s':>12}{'GFLOP/s':>10}{'of peak':>9}",
-    ]
-    for row in result["models"]:
-        lines.append(
-            f"{row['model']:<16}{row['parameters']:>12,}{row['tokens_per_s']:>12,.0f}{row['gflops']:>10.1f}"
-            f"{row['fraction_of_peak']:>9.0%}"
-        )
-    if len(result["models"]) == 2:
-        ours, hf = result["models"]
-        lines.append(f"ours / hf gpt2 throughput: {ours['tokens_per_s'] / hf['tokens_per_s']:.2f}x")
-    return "\n".join(lines)
 
 
 def _summarise(users: list[str], shown: int = 3) -> str:

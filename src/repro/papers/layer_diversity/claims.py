@@ -280,6 +280,11 @@ def _tasks_with_signal(data) -> list[str]:
     return sorted(set(table.loc[table["signal"], "task"]))
 
 
+def _task_signal_check(data) -> tuple[bool, str]:
+    tasks = _tasks_with_signal(data)
+    return bool(tasks), f"tasks with signal: {', '.join(tasks) or 'none'}"
+
+
 def _model_rho(units: pd.DataFrame, quantity: str) -> dict[str, pd.Series]:
     """Per task: Spearman ρ(quantity, accuracy) of each seed over the models (module form: one unit per
     model, ō = its logits; one-hot target; families and depths pooled)."""
@@ -313,13 +318,7 @@ def _constant_predictors(data) -> dict[str, pd.DataFrame]:
     "model, its own logits against the one-hot target; families and depths pooled)",
     inputs=[UNITS, CORRELATIONS, DEPTH, TASK_TABLE],
     kind="empirical",
-    gate=Gate(
-        "at least one task on which some family has signal (see doubling_gains_diminish)",
-        lambda data: (
-            bool(_tasks_with_signal(data)),
-            f"tasks with signal: {', '.join(_tasks_with_signal(data)) or 'none'}",
-        ),
-    ),
+    gate=Gate("at least one task on which some family has signal (see doubling_gains_diminish)", _task_signal_check),
     null=Null("every model a constant predictor (accuracy at chance)", _constant_predictors),
 )
 def mse_anticorrelates_with_accuracy(data) -> Measurement:
