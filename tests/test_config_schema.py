@@ -100,24 +100,22 @@ def test_bad_config_is_rejected_with_a_clear_message(edit, fragments):
         assert fragment in message, f"{fragment!r} not in:\n{message}"
 
 
-def test_schema_enums_match_the_library():
-    schema = yaml.safe_load((SCHEMA_PATH.parent / "common.schema.yaml").read_text())
-    model = schema["$defs"]["model"]["properties"]
-    assert model["block"]["enum"] == list(model_config.BLOCK_KINDS)
-    assert model["norm"]["enum"] == list(model_config.NORM_KINDS)
-    assert model["position"]["enum"] == list(model_config.POSITION_KINDS)
-    assert model["activation"]["enum"] == list(model_config.ACTIVATIONS)
-    assert model["output"]["enum"] == list(model_config.OUTPUT_KINDS)
+def test_library_schemas_describe_the_config_classes_and_what_the_code_implements():
+    from repro.training.config import SCHEMA_FILE as TRAIN_SCHEMA
+    from repro.training.config import TrainConfig
+
+    model = yaml.safe_load(model_config.SCHEMA_FILE.read_text())["properties"]
     assert set(model) == {f.name for f in model_config.dataclasses.fields(model_config.TransformerConfig)}
     overrides = model["block_overrides"]["properties"]
     assert set(overrides) == {f.name for f in model_config.dataclasses.fields(model_config.BlockSpec)}
-    assert overrides["attention"]["enum"] == list(model_config.ATTENTION_KINDS)
-    train = schema["$defs"]["train"]["properties"]
+    assert model["block"]["enum"] == list(model_config.BLOCK_PRESETS)
+    train = yaml.safe_load(TRAIN_SCHEMA.read_text())["properties"]
+    assert set(train) == {f.name for f in model_config.dataclasses.fields(TrainConfig)}
     assert train["schedule"]["enum"] == list(SCHEDULES)
-    from repro.training.config import TrainConfig
-
-    per_job = {"seed", "threads"}  # set by the rule, not the config
-    assert set(train) | per_job == {f.name for f in model_config.dataclasses.fields(TrainConfig)}
+    # the pipeline's model and train sections are the library's schemas
+    common = yaml.safe_load((SCHEMA_PATH.parent / "common.schema.yaml").read_text())["$defs"]
+    for name, path in (("model", model_config.SCHEMA_FILE), ("train", TRAIN_SCHEMA)):
+        assert (SCHEMA_PATH.parent / common[name]["$ref"]).resolve() == path
 
 
 def snakemake(*args, cwd=ROOT, timeout=120):

@@ -7,34 +7,26 @@ run can override single fields of a preset (`block_overrides`) for the ablations
 Heads and head dimensions are given per layer, because heterogeneous allocations
 are the subject of "Allocation of Parameters in Transformers".
 
-Every invalid value raises `ConfigError` naming the field and the allowed values.
+The fields' types, ranges and allowed values are in `transformer_config.schema.yaml` beside this
+module (the pipeline's config schema refers to it); a config checks itself against that file when it
+is made, then checks the relations between fields. Every invalid value raises `ConfigError` naming
+the field and what is allowed.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-BLOCK_KINDS = ("pre_ln", "post_ln", "parallel", "sas", "sas_p", "vskipinit", "vskipinit_code")
-NORM_KINDS = ("layernorm", "rmsnorm", "none")
-POSITION_KINDS = ("learned", "sinusoidal", "alibi", "rope", "none")
-ACTIVATIONS = ("relu", "gelu", "leaky_relu", "swiglu", "geglu", "gelu_tanh")
-ATTENTION_KINDS = ("softmax", "eq4", "shaped")
-MATRIX_KINDS = ("linear", "orthogonal", "identity", "reparam")
-REPARAM_INITS = ("identity", "orthogonal")
-REPARAM_TIES = ("none", "all", "last")
-OUTPUT_KINDS = ("lm", "classifier", "none")
-POOL_KINDS = ("first", "last", "mean")
+from repro import schemas
+
+SCHEMA_FILE = Path(__file__).with_name("transformer_config.schema.yaml")
 
 
 class ConfigError(ValueError):
     """An invalid model or run configuration; the message names the field."""
-
-
-def _check_choice(where: str, name: str, value: Any, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise ConfigError(f"{where}: {name}={value!r} is not allowed; choose one of: {', '.join(allowed)}")
 
 
 @dataclass(frozen=True)
@@ -73,13 +65,7 @@ class BlockSpec:
     query_init_zero: bool = False  # W^Q = 0 (and its bias) at init, so A = C exactly
 
     def validate(self, where: str = "block") -> None:
-        _check_choice(where, "attention", self.attention, ATTENTION_KINDS)
-        for name in ("value", "proj"):
-            _check_choice(where, name, getattr(self, name), MATRIX_KINDS)
-        if self.first_value is not None:
-            _check_choice(where, "first_value", self.first_value, MATRIX_KINDS)
-        _check_choice(where, "reparam_init", self.reparam_init, REPARAM_INITS)
-        _check_choice(where, "reparam_tie", self.reparam_tie, REPARAM_TIES)
+        """The relation between fields (each field's own values are checked by the model's schema)."""
         if self.parallel and self.post_norm:
             raise ConfigError(f"{where}: a block cannot be both parallel and post_norm")
 
@@ -144,6 +130,7 @@ BLOCK_PRESETS: dict[str, BlockSpec] = {
         query_init_zero=True,
     ),
 }
+BLOCK_KINDS = tuple(BLOCK_PRESETS)
 
 
 def _per_layer(name: str, value: Any, n_layers: int) -> tuple[int, ...]:
@@ -206,47 +193,35 @@ class TransformerConfig:
     lm_head_bias: bool = False  # a bias on the output logits (Phi's lm_head)
 
     def __post_init__(self) -> None:
-        self.n_heads = _per_layer("n_heads", self.n_heads, self.n_layers) if self.n_layers > 0 else ()
+        self._check_fields()
+        self.n_heads = _per_layer("n_heads", self.n_heads, self.n_layers)
         if self.head_dim is None:
             for layer, heads in enumerate(self.n_heads):
-                if heads <= 0 or self.d_model % heads:
+                if self.d_model % heads:
                     raise ConfigError(
-                        f"n_heads={heads} (layer {layer}) must be positive and divide d_model={self.d_model} "
-                        "when head_dim is not given"
+                        f"n_heads={heads} (layer {layer}) must divide d_model={self.d_model} when head_dim is not given"
                     )
             self.head_dim = tuple(self.d_model // h for h in self.n_heads)
         else:
             self.head_dim = _per_layer("head_dim", self.head_dim, self.n_layers)
         self.block_overrides = dict(self.block_overrides)
-        self.validate()
+        self._check_relations()
 
     # -- validation -----------------------------------------------------------------
-    def validate(self) -> None:
-        where = "model"
-        for name in ("vocab_size", "n_layers", "d_model", "d_ff", "max_seq_len"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ConfigError(f"{where}: {name}={value!r} must be a positive integer")
-        _check_choice(where, "block", self.block, BLOCK_KINDS)
-        _check_choice(where, "norm", self.norm, NORM_KINDS)
-        _check_choice(where, "activation", self.activation, ACTIVATIONS)
-        _check_choice(where, "position", self.position, POSITION_KINDS)
-        _check_choice(where, "output", self.output, OUTPUT_KINDS)
-        _check_choice(where, "pool", self.pool, POOL_KINDS)
-        for name in ("dropout", "attn_dropout"):
-            if not 0.0 <= getattr(self, name) < 1.0:
-                raise ConfigError(f"{where}: {name}={getattr(self, name)!r} must be in [0, 1)")
-        if self.norm_eps <= 0 or self.init_std <= 0:
-            raise ConfigError(f"{where}: norm_eps and init_std must be positive")
-        unknown = set(self.block_overrides) - {f.name for f in dataclasses.fields(BlockSpec)}
-        if unknown:
-            allowed = ", ".join(f.name for f in dataclasses.fields(BlockSpec))
-            raise ConfigError(f"{where}: unknown block_overrides {sorted(unknown)}; allowed: {allowed}")
+    def _check_fields(self, where: str = "model") -> None:
+        """Each field against the schema (types, ranges, allowed values)."""
+        values = {
+            f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in dataclasses.fields(self)
+        }
+        problems = schemas.problems(values, SCHEMA_FILE, prefix=f"{where}.")
+        if problems:
+            raise ConfigError("; ".join(problems))
+
+    def _check_relations(self, where: str = "model") -> None:
+        """What the schema cannot say: the relations between fields."""
         spec = self.block_spec
         spec.validate(f"{where} (block {self.block!r})")
         for layer, (heads, dim) in enumerate(zip(self.n_heads, self.head_dim)):
-            if heads <= 0 or dim <= 0:
-                raise ConfigError(f"{where}: layer {layer} has n_heads={heads}, head_dim={dim}; both must be positive")
             needs_square = spec.value_kind(layer) in ("identity", "reparam") or spec.proj in ("identity", "reparam")
             if needs_square and heads * dim != self.d_model:
                 raise ConfigError(
@@ -263,17 +238,10 @@ class TransformerConfig:
                     )
             if self.position == "rope" and dim % 2:
                 raise ConfigError(f"{where}: position='rope' needs an even head_dim; layer {layer} has {dim}")
-        if isinstance(self.n_token_types, bool) or not isinstance(self.n_token_types, int) or self.n_token_types < 0:
-            raise ConfigError(f"{where}: n_token_types={self.n_token_types!r} must be a non-negative integer")
-        if not self.rope_base > 0:
-            raise ConfigError(f"{where}: rope_base={self.rope_base!r} must be positive")
-        if self.rope_dim is not None:
-            bad = [dim for dim in self.head_dim if not 0 < self.rope_dim <= dim]
-            if isinstance(self.rope_dim, bool) or not isinstance(self.rope_dim, int) or self.rope_dim % 2 or bad:
-                raise ConfigError(
-                    f"{where}: rope_dim={self.rope_dim!r} must be a positive even integer at most head_dim "
-                    f"(smallest head_dim {min(self.head_dim, default=0)})"
-                )
+        if self.rope_dim is not None and self.rope_dim > min(self.head_dim):
+            raise ConfigError(
+                f"{where}: rope_dim={self.rope_dim} must be at most head_dim (smallest {min(self.head_dim)})"
+            )
         if self.lm_head_bias and self.output != "lm":
             raise ConfigError(f"{where}: lm_head_bias=True needs output='lm' (got {self.output!r})")
         if self.output == "classifier" and (self.n_classes is None or self.n_classes < 2):

@@ -1,14 +1,15 @@
 """Check the pipeline configuration before any job starts.
 
 Two layers:
-1. the JSON schema (workflow/schemas/config.schema.yaml): unknown keys, types,
-   ranges and allowed values, reported as one readable line per problem that names
-   the key path and what is allowed; `fill_defaults` then writes the schema's defaults into
+1. the JSON schema (workflow/schemas/config.schema.yaml, whose `model` and `train` sections
+   refer to the library's schemas of TransformerConfig and TrainConfig; see repro.schemas):
+   unknown keys, types, ranges and allowed values, reported as one readable line per problem
+   that names the key path and what is allowed; `fill_defaults` then writes the schema's defaults into
    the config (what Snakemake's `validate` would do, without reloading a schema file per `$ref`);
-2. semantic checks the schema cannot express, made by building the very objects a
-   run would build: every variant's model config (e.g. a head count that does not
-   divide the width where it must) and training config, and the references between
-   sections (a figure naming an undefined variant).
+2. the relations the schema cannot express, found by building the very objects a run would
+   build: every variant's model config (e.g. a head count that does not divide the width where
+   it must) and training config, and the references between sections (a figure naming an
+   undefined variant).
 
 `merged_run_config` is also what the papers' specs (repro.papers.<paper>.specs) build each
 variant run from, so what is checked is exactly what runs. Given the config's sources (the Snakefile passes
@@ -20,7 +21,6 @@ keys that one of its jobs would otherwise trip over, are in repro.papers.<paper>
 from __future__ import annotations
 
 import copy
-import functools
 import importlib
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -28,39 +28,30 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
+from referencing import Registry
 
+from repro import schemas
 from repro.models.config import ConfigError, config_from_dict
 from repro.pipeline import configsources
 
 SCHEMA_PATH = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
 MAX_REPORTED = 12
+CONFIG_KEY = "config key "  # how a problem line names its key
 
 
 class PipelineConfigError(ConfigError):
     """The pipeline configuration is invalid; the message lists every problem found."""
 
 
-def _read_yaml(path: Path) -> Any:
-    return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-
-
 def load_schema(path: Path | str = SCHEMA_PATH) -> dict:
-    """The main schema, with its `$id` set to its file URI so that relative `$ref`s
-    to the paper and common schema files beside it resolve (see `schema_registry`)."""
-    path = Path(path).resolve()
-    return {"$id": path.as_uri(), **_read_yaml(path)}
+    """The main schema, with its `$id` set to its file URI so that relative `$ref`s to the paper,
+    common and library schema files resolve (see `schema_registry`)."""
+    return schemas.load_schema(path)
 
 
-@functools.cache
 def schema_registry(schema_dir: Path | str = SCHEMA_PATH.parent) -> Registry:
-    """Every *.schema.yaml of the schema directory, addressable by its file URI, read once."""
-    resources = []
-    for path in sorted(Path(schema_dir).resolve().glob("*.schema.yaml")):
-        resources.append((path.as_uri(), Resource.from_contents(_read_yaml(path), default_specification=DRAFT202012)))
-    return Registry().with_resources(resources)
+    """Every schema file of the workflow and of the library, addressable by its file URI, read once."""
+    return schemas.registry(Path(schema_dir).resolve())
 
 
 def check_config(
@@ -112,9 +103,8 @@ def _command_line_note(problems: list[str], keys: list[str]) -> str:
 
 # -- schema ------------------------------------------------------------------------
 def schema_problems(config: dict, schema: dict) -> list[str]:
-    validator = jsonschema.Draft202012Validator(schema, registry=schema_registry())
-    errors = sorted(validator.iter_errors(config), key=lambda e: (list(map(str, e.absolute_path)), e.message))
-    return [_describe(error) for error in errors]
+    validator = schemas.Validator(schema, registry=schema_registry())
+    return schemas.describe_all(validator.iter_errors(config), CONFIG_KEY)
 
 
 def _with_defaults(validator_class: type) -> type:
@@ -136,37 +126,11 @@ def fill_defaults(config: dict, schema: dict | None = None) -> dict:
     """Write the schema's defaults into `config` in place and return it; raise PipelineConfigError
     if it does not validate (`check_config` reports the same problems one per line first)."""
     schema = load_schema() if schema is None else schema
-    validator = _with_defaults(jsonschema.Draft202012Validator)(schema, registry=schema_registry())
-    problems = [_describe(error) for error in validator.iter_errors(config)]
+    validator = _with_defaults(schemas.Validator)(schema, registry=schema_registry())
+    problems = schemas.describe_all(validator.iter_errors(config), CONFIG_KEY)
     if problems:
         _raise(problems)
     return config
-
-
-def _key(path) -> str:
-    return ".".join(str(p) for p in path) or "(top level)"
-
-
-def _describe(error: jsonschema.ValidationError) -> str:
-    where = _key(error.absolute_path)
-    kind, schema, value = error.validator, error.schema, error.instance
-    if kind == "additionalProperties":
-        allowed = sorted(schema.get("properties", {}))
-        extra = sorted(set(value) - set(allowed)) if isinstance(value, dict) else []
-        keys = ", ".join(f"{where}.{k}" if where != "(top level)" else k for k in extra)
-        return f"unknown config key {keys}; allowed keys under {where}: {', '.join(allowed)}"
-    if kind == "enum":
-        return f"config key {where} is {value!r}; allowed values: {', '.join(map(str, error.validator_value))}"
-    if kind in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
-        sign = {"minimum": "≥", "exclusiveMinimum": ">", "maximum": "≤", "exclusiveMaximum": "<"}[kind]
-        return f"config key {where} is {value!r}; it must be {sign} {error.validator_value}"
-    if kind == "type":
-        return f"config key {where} is {value!r} ({type(value).__name__}); it must be of type {error.validator_value}"
-    if kind == "required":
-        return f"config key {where} is missing: {error.message}"
-    if kind == "propertyNames":
-        return f"config key {where} has an invalid name: {error.message}"
-    return f"config key {where}: {error.message}"
 
 
 # -- semantics ---------------------------------------------------------------------
@@ -202,8 +166,8 @@ def check_lm_section(config: dict, paper: str) -> list[str]:
     return problems
 
 
-# The field a build error is about: "TrainConfig.steps=..." or "n_heads=3 (layer 0) ...".
-_ERROR_FIELD = re.compile(r"^(?:TrainConfig\.)?(\w+)=")
+# The field a build error is about: "TrainConfig.steps is ..." or "n_heads=3 (layer 0) ...".
+_ERROR_FIELD = re.compile(r"^(?:TrainConfig\.)?(\w+)(?:=| is )")
 
 
 def _error_field(message: str | None) -> str | None:

@@ -1,19 +1,22 @@
 """`TrainConfig`: every setting of one training run, checked when it is made.
 
-Each invalid value raises `TrainConfigError` whose message starts with the field
-name and says what is allowed.
+The fields' types, ranges and allowed values are in `train_config.schema.yaml` beside this module
+(the pipeline's config schema refers to it); a config checks itself against that file, then checks
+the relations between fields. Each invalid value raises `TrainConfigError` whose message names the
+field and says what is allowed.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from repro import schemas
 from repro.training import schedules
-from repro.training.schedules import SCHEDULES, Schedule
+from repro.training.schedules import Schedule
 
 if TYPE_CHECKING:  # torch loads on first use: the workflow builds TrainConfigs to check a config
     import torch
@@ -27,8 +30,7 @@ EXECUTION_FIELDS = ("threads", "device", "checkpoint_every", "log_gains")
 #: Training precisions: "fp32", or "bf16" autocast (weights, optimizer state and gradients stay fp32).
 #: fp16 is not offered: it needs loss scaling, and bf16 has fp32's exponent range without it.
 PRECISIONS = {"fp32": None, "bf16": "bfloat16"}
-#: Device strings a config may name: "auto", or a torch device type with an optional index ("cuda:1").
-DEVICE_PATTERN = re.compile(r"auto|(cpu|cuda|mps|xpu|meta)(:\d+)?")
+SCHEMA_FILE = Path(__file__).with_name("train_config.schema.yaml")
 
 
 class TrainConfigError(ValueError):
@@ -45,15 +47,7 @@ def resolve_device(name: str) -> torch.device:
 
 
 def _fail(name: str, value: Any, allowed: str) -> None:
-    raise TrainConfigError(f"TrainConfig.{name}={value!r}: {allowed}")
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_real(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    raise TrainConfigError(f"TrainConfig.{name} is {value!r}; {allowed}")
 
 
 @dataclass
@@ -128,70 +122,38 @@ class TrainConfig:
         if isinstance(self.keep_checkpoints_at, (list, set, range)):
             self.keep_checkpoints_at = tuple(self.keep_checkpoints_at)
         self.lr_multipliers = dict(self.lr_multipliers)
-        self._validate_counts()
-        self._validate_optimizer()
-        self._validate_schedule()
-        self._validate_outputs()
+        self._check_fields()
+        self._check_relations()
         self.keep_checkpoints_at = tuple(sorted(set(self.keep_checkpoints_at)))
 
     # -- validation ---------------------------------------------------------------------
-    def _validate_counts(self) -> None:
-        for name, low in (("steps", 1), ("batch_size", 1), ("log_every", 1), ("threads", 1)):
-            value = getattr(self, name)
-            if not _is_int(value) or value < low:
-                _fail(name, value, f"must be an integer >= {low}")
-        for name in ("eval_every", "checkpoint_every", "seed"):
-            value = getattr(self, name)
-            if not _is_int(value) or value < 0:
-                _fail(name, value, "must be an integer >= 0 (0 for eval_every/checkpoint_every: only at the end)")
-        if self.time_budget_s is not None and (not _is_real(self.time_budget_s) or self.time_budget_s <= 0):
-            _fail("time_budget_s", self.time_budget_s, "must be a positive number of seconds, or None")
-        if not isinstance(self.log_gains, bool):
-            _fail("log_gains", self.log_gains, "must be true or false")
-        if not isinstance(self.device, str) or not DEVICE_PATTERN.fullmatch(self.device):
-            _fail("device", self.device, "must be 'auto' or a torch device string such as 'cpu' or 'cuda:0'")
-        if self.precision not in PRECISIONS:
-            _fail("precision", self.precision, f"choose one of: {', '.join(PRECISIONS)}")
-        if self.init_from is not None and (not isinstance(self.init_from, str) or not self.init_from):
-            _fail("init_from", self.init_from, "must be a non-empty label of the starting weights, or None")
+    def _check_fields(self) -> None:
+        """Each field against the schema (types, ranges, allowed values)."""
+        values = {
+            f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in dataclasses.fields(self)
+        }
+        problems = schemas.problems(values, SCHEMA_FILE, prefix="TrainConfig.")
+        if problems:
+            raise TrainConfigError("; ".join(problems))
 
-    def _validate_optimizer(self) -> None:
-        if not _is_real(self.lr) or self.lr <= 0:
-            _fail("lr", self.lr, "must be a positive number")
-        if not _is_real(self.weight_decay) or self.weight_decay < 0:
-            _fail("weight_decay", self.weight_decay, "must be a number >= 0")
-        betas_ok = isinstance(self.betas, tuple) and len(self.betas) == 2
-        if not (betas_ok and all(_is_real(b) and 0 <= b < 1 for b in self.betas)):
-            _fail("betas", self.betas, "must be two numbers in [0, 1)")
-        if not _is_real(self.eps) or self.eps <= 0:
-            _fail("eps", self.eps, "must be a positive number")
-        if self.grad_clip is not None and (not _is_real(self.grad_clip) or self.grad_clip <= 0):
-            _fail("grad_clip", self.grad_clip, "must be a positive number, or None for no clipping")
-        for pattern, factor in self.lr_multipliers.items():
+    def _check_relations(self) -> None:
+        """What the schema cannot say: the relations between fields, and that patterns are regexes."""
+        for pattern in self.lr_multipliers:
             try:
                 re.compile(pattern)
             except (re.error, TypeError) as err:
-                _fail("lr_multipliers", pattern, f"keys must be regular expressions ({err})")
-            if not _is_real(factor) or factor < 0:
-                _fail("lr_multipliers", {pattern: factor}, "values must be numbers >= 0")
-
-    def _validate_schedule(self) -> None:
-        if self.schedule not in SCHEDULES:
-            _fail("schedule", self.schedule, f"choose one of: {', '.join(SCHEDULES)}")
+                _fail("lr_multipliers", pattern, f"its keys must be regular expressions ({err})")
         if self.warmup_steps is not None and self.warmup_fraction is not None:
             _fail("warmup_steps", self.warmup_steps, "give warmup_steps or warmup_fraction, not both")
         if self.warmup_steps is not None:
-            if not _is_int(self.warmup_steps) or not 0 <= self.warmup_steps < self.steps:
-                _fail("warmup_steps", self.warmup_steps, f"must be an integer in [0, steps={self.steps})")
+            if self.warmup_steps >= self.steps:
+                _fail("warmup_steps", self.warmup_steps, f"it must be less than steps={self.steps}")
             if self.time_budget_s is not None:
                 _fail(
                     "warmup_steps",
                     self.warmup_steps,
                     "with time_budget_s the schedule follows the clock; give warmup_fraction",
                 )
-        fraction = self.warmup_fraction
-        if fraction is not None and (not _is_real(fraction) or not 0 <= fraction < 1):
-            _fail("warmup_fraction", self.warmup_fraction, "must be a number in [0, 1)")
         if self.schedule == "triangular" and (self.warmup_steps or self.warmup_fraction):
             _fail(
                 "schedule",
@@ -200,18 +162,14 @@ class TrainConfig:
             )
         if self.schedule == "inverse_sqrt" and self.warmup() <= 0:
             _fail("schedule", self.schedule, "'inverse_sqrt' needs a positive warmup_steps or warmup_fraction")
-        if not _is_real(self.peak_fraction) or not 0 < self.peak_fraction < 1:
-            _fail("peak_fraction", self.peak_fraction, "must be a number in (0, 1)")
         for name in ("min_lr", "warmup_init_lr"):
-            value = getattr(self, name)
-            if not _is_real(value) or not 0 <= value <= self.lr:
-                _fail(name, value, f"must be a number in [0, lr={self.lr}]")
-
-    def _validate_outputs(self) -> None:
-        for step in self.keep_checkpoints_at:
-            if not _is_int(step) or not 1 <= step <= self.steps:
-                allowed = f"must list integers in [1, steps={self.steps}]"
-                _fail("keep_checkpoints_at", self.keep_checkpoints_at, allowed)
+            if getattr(self, name) > self.lr:
+                _fail(name, getattr(self, name), f"it must be at most lr={self.lr}")
+        late = [step for step in self.keep_checkpoints_at if step > self.steps]
+        if late:
+            _fail(
+                "keep_checkpoints_at", self.keep_checkpoints_at, f"{late} are after the last step, steps={self.steps}"
+            )
 
     # -- derived ------------------------------------------------------------------------
     def warmup(self) -> float:
