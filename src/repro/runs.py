@@ -11,11 +11,12 @@ results/<paper>/runs/<variant>/seed<k>/
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from repro.data.errors import rebuild_hint
-from repro.models import Transformer, TransformerConfig, config_from_dict
-from repro.training import load_weights
+from repro.models import Transformer, TransformerConfig, config_from_dict, count_parameters
+from repro.training import load_weights, train
 
 MODEL_CONFIG_FILE = "model.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -37,6 +38,17 @@ def new_run_model(run_dir: str | Path, cfg: TransformerConfig, seed: int) -> Tra
     model = Transformer(cfg)
     write_model_config(run_dir, cfg)
     return model
+
+
+def train_run(model, task, train_cfg, run_dir: str | Path, label: str, about: str, restart: bool = False):
+    """Train the run of a job and report it on stderr: "<label>: <N> parameters, <about>", then the result.
+
+    The job reruns when its settings change: a run of other settings in `run_dir` is then moved aside
+    (previous-<k>/), never resumed or deleted (`move_stale`)."""
+    print(f"{label}: {count_parameters(model):,} parameters, {about}", file=sys.stderr)
+    result = train(model, task, train_cfg, run_dir, restart=restart, move_stale=True)
+    print(f"done: {result}", file=sys.stderr)
+    return result
 
 
 def read_model_config(run_dir: str | Path) -> TransformerConfig:

@@ -9,10 +9,11 @@ import sys
 import torch
 
 from repro.commands import add_command
-from repro.data.lm_tokens import load_token_chunks, load_token_stream
-from repro.models import ConfigError, config_from_dict, count_parameters
-from repro.runs import new_run_model
-from repro.training import LanguageModelTask, TrainConfig, train
+from repro.data.errors import DataError
+from repro.data.lm_tokens import load_lm_splits, load_token_stream
+from repro.models import ConfigError, config_from_dict
+from repro.runs import new_run_model, train_run
+from repro.training import LanguageModelTask, TrainConfig
 
 
 def register(subparsers) -> None:
@@ -39,26 +40,28 @@ def train_lm(args: argparse.Namespace) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     seq_len = cfg.max_seq_len
-    train_chunks = load_token_chunks(args.train_tokens, seq_len)
-    valid_chunks = load_token_chunks(args.valid_tokens, seq_len)
-    if len(valid_chunks) < args.eval_chunks:
-        print(
-            f"error: the valid split has {len(valid_chunks)} chunks of {seq_len} tokens, fewer than "
-            f"eval_chunks={args.eval_chunks}; lower eval_chunks or raise corpus.valid_fraction",
-            file=sys.stderr,
+    try:
+        train_chunks, eval_chunks = load_lm_splits(
+            args.train_tokens,
+            args.valid_tokens,
+            seq_len,
+            args.eval_chunks,
+            "lower eval_chunks or raise corpus.valid_fraction",
         )
+    except DataError as err:
+        print(f"error: {err}", file=sys.stderr)
         return 2
-    task = LanguageModelTask(train_chunks, valid_chunks[: args.eval_chunks])
+    task = LanguageModelTask(train_chunks, eval_chunks)
 
     torch.set_num_threads(args.threads)
     model = new_run_model(args.run_dir, cfg, train_cfg.seed)
-    print(
-        f"{spec.get('variant')} seed {train_cfg.seed}: {count_parameters(model):,} parameters, "
+    train_run(
+        model,
+        task,
+        train_cfg,
+        args.run_dir,
+        f"{spec.get('variant')} seed {train_cfg.seed}",
         f"{len(train_chunks):,} train chunks of {seq_len} tokens",
-        file=sys.stderr,
+        restart=args.restart,
     )
-    # Snakemake reruns this step when its settings change: a run of other settings there is moved
-    # aside (previous-<k>/), never resumed or deleted.
-    result = train(model, task, train_cfg, args.run_dir, restart=args.restart, move_stale=True)
-    print(f"done: {result}", file=sys.stderr)
     return 0

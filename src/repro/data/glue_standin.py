@@ -41,10 +41,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from repro.data.cards import file_sha256, make_card, write_card
+from repro.data.cards import file_sha256
 from repro.data.corpus import SPLITS, iter_corpus
 from repro.data.errors import DataError
-from repro.data.npz import read_npz, write_npz
+from repro.data.npz import read_npz, write_npz_with_card
 from repro.data.tokenizer import EOS_ID, PAD_ID, load_tokenizer
 
 
@@ -363,18 +363,17 @@ def build_glue_standin(
         "tokenizer_sha256": file_sha256(tokenizer_path),
         "files": {side: len(files) for side, files in sides.items()},
     }
-    out_path = write_npz(out_path, arrays, meta=meta)
-    card = make_card(
+    return write_npz_with_card(
+        out_path,
+        arrays,
+        meta,
         name="glue-standin",
         generator=__name__,
         seed=seed,
         params=settings,
         sizes=sizes,
-        files=[out_path],
         packages=["tokenizers", "numpy"],
     )
-    write_card(Path(out_path).with_suffix(".card.json"), card)
-    return card
 
 
 @dataclass

@@ -138,3 +138,17 @@ def load_token_chunks(path: str | Path, seq_len: int) -> torch.Tensor:
     keep = position_in_file < np.repeat(kept, lengths)
     chunks = tokens[keep].astype(np.int64).reshape(-1, seq_len)  # [N, seq_len]
     return torch.from_numpy(chunks)
+
+
+def load_lm_splits(
+    train_path: str | Path, valid_path: str | Path, seq_len: int, eval_chunks: int, hint: str
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(train chunks, the first `eval_chunks` valid chunks) of ``seq_len`` tokens (`load_token_chunks`);
+    DataError, ending with `hint` (what to change), if the valid split has fewer chunks."""
+    train = load_token_chunks(train_path, seq_len)
+    valid = load_token_chunks(valid_path, seq_len)
+    if len(valid) < eval_chunks:
+        raise DataError(
+            f"the valid split has {len(valid)} chunks of {seq_len} tokens, fewer than eval_chunks={eval_chunks}; {hint}"
+        )
+    return train, valid[:eval_chunks]

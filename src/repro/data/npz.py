@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from repro.data.cards import check_against_card, drop_stale_card
+from repro.data.cards import card_path_for, check_against_card, drop_stale_card, make_card, write_card
 from repro.data.errors import DataError, rebuild_hint, writing
 
 _FIXED_DATE = (1980, 1, 1, 0, 0, 0)  # the earliest date a zip entry can hold
@@ -46,6 +46,16 @@ def write_npz(path: str | Path, arrays: Mapping[str, np.ndarray], meta: Mapping[
                     np.lib.format.write_array(member, members[key], allow_pickle=False)
         tmp.replace(path)  # never leave a half-written file under the final name
     return path
+
+
+def write_npz_with_card(path: str | Path, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], **card) -> dict:
+    """Write one dataset file with `write_npz` and its card beside it (``NAME.card.json``); return the card.
+
+    ``card`` holds `make_card`'s fields but ``files``, which is this one file."""
+    path = write_npz(path, arrays, meta=meta)
+    made = make_card(files=[path], **card)
+    write_card(card_path_for(path), made)
+    return made
 
 
 def read_npz(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any] | None]:

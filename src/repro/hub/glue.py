@@ -21,10 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from repro.data.cards import make_card, write_card
 from repro.data.errors import DataError
 from repro.data.glue_standin import TASKS
-from repro.data.npz import write_npz
+from repro.data.npz import write_npz_with_card
 from repro.hub.datasets import Encoder, HubDataset, _truncate_pair, read_rows
 
 GLUE_HUB_ID = "nyu-mll/glue"
@@ -125,15 +124,14 @@ def build_glue_file(
         "vocab_size": encoder.vocab_size,
         "pad_id": encoder.pad_id,
     }
-    out_path = write_npz(out_path, arrays, meta=meta)
-    card = make_card(
+    return write_npz_with_card(
+        out_path,
+        arrays,
+        meta,
         name="glue",
         generator=__name__,
         seed=None,
         params=settings,
         sizes=sizes,
-        files=[out_path],
         packages=["transformers", "tokenizers", "numpy"],
     )
-    write_card(Path(out_path).with_suffix(".card.json"), card)
-    return card

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from repro.data.cards import card_path_for, make_card, write_card
 from repro.data.errors import DataError
-from repro.data.npz import read_npz, write_npz
+from repro.data.npz import read_npz, write_npz_with_card
 from repro.data.synthetic.common import TaskData
 
 ID_ARRAYS = {"input_ids", "src", "tgt"}  # token ids: must lie in [0, vocab_size)
@@ -26,8 +25,10 @@ def write_task(path: str | Path, task: TaskData) -> dict:
     """Write ``task`` to ``path`` (.npz) and its card beside it; returns the card."""
     path = Path(path)
     arrays = {f"{split}/{name}": values for split, named in task.splits.items() for name, values in named.items()}
-    write_npz(path, arrays, meta=task.meta)
-    card = make_card(
+    return write_npz_with_card(
+        path,
+        arrays,
+        task.meta,
         name=task.name,
         generator=task.meta.get("generator", __name__),
         seed=task.meta["seed"],
@@ -39,7 +40,6 @@ def write_task(path: str | Path, task: TaskData) -> dict:
             }
             for split, named in task.splits.items()
         },
-        files=[path],
         packages=["numpy"],
         extra={
             "family": task.meta.get("family"),
@@ -48,8 +48,6 @@ def write_task(path: str | Path, task: TaskData) -> dict:
             "reference_levels": reference_levels(task),
         },
     )
-    write_card(card_path_for(path), card)
-    return card
 
 
 def reference_levels(task: TaskData) -> dict:

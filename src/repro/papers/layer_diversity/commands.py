@@ -175,9 +175,9 @@ def multitask(tasks: dict, eval_examples: int, pad_id: int, label_weight: float)
 def _train(args: argparse.Namespace) -> int:
     import torch
 
-    from repro.models import ConfigError, Transformer, config_from_dict, count_parameters
-    from repro.runs import write_model_config
-    from repro.training import TrainConfig, train
+    from repro.models import ConfigError, Transformer, config_from_dict
+    from repro.runs import train_run, write_model_config
+    from repro.training import TrainConfig
     from repro.training.seeding import derive_seed
 
     spec = json.loads(args.spec)
@@ -207,12 +207,14 @@ def _train(args: argparse.Namespace) -> int:
         torch.manual_seed(derive_seed(spec["seed"], "init", spec["family"], depth))
         model = Transformer(cfg)
         write_model_config(directory, cfg)
-        print(
-            f"{spec['family']} L={depth} seed {spec['seed']}: {count_parameters(model):,} parameters", file=sys.stderr
+        train_run(
+            model,
+            task,
+            train_cfg,
+            directory,
+            f"{spec['family']} L={depth} seed {spec['seed']}",
+            f"tasks {', '.join(spec['tasks'])}",
         )
-        # Snakemake reruns a job whose settings changed: the old run is kept in previous-<k>/.
-        result = train(model, task, train_cfg, directory, move_stale=True)
-        print(f"done: {result}", file=sys.stderr)
     return 0
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from repro.data.lm_tokens import load_token_chunks
+from repro.data.lm_tokens import load_lm_splits
 from repro.models import config_from_dict, count_parameters
 from repro.runs import new_run_model, read_metrics
 from repro.training import LanguageModelTask, TrainConfig, train
@@ -71,15 +71,9 @@ def train_head_dim_grid(
     runs, curves = [], []
     for length in lengths:
         length = int(length)
-        train_chunks = load_token_chunks(train_tokens, length)
-        valid_chunks = load_token_chunks(valid_tokens, length)
         n_eval = max(1, int(eval_tokens) // length)
-        if len(valid_chunks) < n_eval:
-            raise ValueError(
-                f"the valid split has {len(valid_chunks)} chunks of {length} tokens, fewer than the "
-                f"{n_eval} that eval_tokens={eval_tokens} needs"
-            )
-        task = LanguageModelTask(train_chunks, valid_chunks[:n_eval])
+        hint = f"eval_tokens={eval_tokens} needs {n_eval} at this length"
+        task = LanguageModelTask(*load_lm_splits(train_tokens, valid_tokens, length, n_eval, hint))
         for head_dim in head_dims:
             fields, config = grid_spec(
                 model, train_config, length, int(head_dim), tokens_per_step, vocab_size, seed, threads

@@ -141,11 +141,12 @@ def hub_glue_cmd(args: argparse.Namespace) -> int:
 def pretrain_cmd(args: argparse.Namespace) -> int:
     import torch
 
-    from repro.data.lm_tokens import load_token_chunks, load_token_stream
+    from repro.data.errors import DataError
+    from repro.data.lm_tokens import load_lm_splits, load_token_stream
     from repro.data.tokenizer import EOS_ID, MASK_ID
-    from repro.models import ConfigError, config_from_dict, count_parameters
-    from repro.runs import new_run_model
-    from repro.training import TrainConfig, train
+    from repro.models import ConfigError, config_from_dict
+    from repro.runs import new_run_model, train_run
+    from repro.training import TrainConfig
     from repro.training.sparse_mlm import SparseMaskedLMTask
 
     spec = json.loads(args.spec)
@@ -161,19 +162,22 @@ def pretrain_cmd(args: argparse.Namespace) -> int:
     if train_cfg.time_budget_s is None:
         return _error("the masked-LM runs are compared at equal wall-clock time: set train.time_budget_s")
     seq_len = cfg.max_seq_len
-    train_chunks = load_token_chunks(args.train_tokens, seq_len)
-    valid_chunks = load_token_chunks(args.valid_tokens, seq_len)
-    if len(valid_chunks) < spec["eval_chunks"]:
-        return _error(
-            f"the prose valid split has {len(valid_chunks)} chunks of {seq_len} tokens, fewer than "
-            f"eval_chunks={spec['eval_chunks']}; lower simplified_blocks.mlm.eval_chunks"
+    try:
+        train_chunks, eval_chunks = load_lm_splits(
+            args.train_tokens,
+            args.valid_tokens,
+            seq_len,
+            spec["eval_chunks"],
+            "lower simplified_blocks.mlm.eval_chunks",
         )
+    except DataError as err:
+        return _error(str(err))
     # token files from a hub tokenizer carry its mask and special ids (`data hub-tokens --masked-lm`);
     # the offline ones use ours
     mask_id, special_ids = int(meta.get("mask_id", MASK_ID)), tuple(meta.get("special_ids", (EOS_ID, MASK_ID)))
     task = SparseMaskedLMTask(
         train_chunks,
-        valid_chunks[: spec["eval_chunks"]],
+        eval_chunks,
         mask_token_id=mask_id,
         vocab_size=vocab,
         mask_prob=spec["mask_prob"],
@@ -181,13 +185,14 @@ def pretrain_cmd(args: argparse.Namespace) -> int:
     )
     torch.set_num_threads(args.threads)
     model = new_run_model(args.run_dir, cfg, train_cfg.seed)
-    print(
-        f"mlm {spec['variant']} seed {train_cfg.seed}: {count_parameters(model):,} parameters, "
+    train_run(
+        model,
+        task,
+        train_cfg,
+        args.run_dir,
+        f"mlm {spec['variant']} seed {train_cfg.seed}",
         f"{len(train_chunks):,} train chunks of {seq_len} tokens, budget {train_cfg.time_budget_s} s",
-        file=sys.stderr,
     )
-    result = train(model, task, train_cfg, args.run_dir, move_stale=True)  # settings changed: old run moved aside
-    print(f"done: {result}", file=sys.stderr)
     return 0
 
 

@@ -143,9 +143,10 @@ def _train(args: argparse.Namespace) -> int:
 
     from repro.data.errors import DataError
     from repro.data.synthetic import load_task
-    from repro.models import ConfigError, count_parameters
+    from repro.models import ConfigError
     from repro.papers.sixteen_heads import runs
-    from repro.training import TrainConfig, train
+    from repro.runs import train_run
+    from repro.training import TrainConfig
     from repro.training.seeding import derive_seed
 
     spec = json.loads(args.spec)
@@ -183,13 +184,14 @@ def _train(args: argparse.Namespace) -> int:
             return _fail(str(err))
         print(f"initialised from {init_label}; new: {', '.join(fresh)}", file=sys.stderr)
     runs.write_run_model(args.run_dir, family, configs, sep_id)
-    print(
-        f"{task.name} ({family}) seed {train_cfg.seed}: {count_parameters(model):,} parameters, "
+    train_run(
+        model,
+        train_task,
+        train_cfg,
+        args.run_dir,
+        f"{task.name} ({family}) seed {train_cfg.seed}",
         f"{task.meta['sizes']['train']:,} training examples, eval on {eval_split}",
-        file=sys.stderr,
     )
-    result = train(model, train_task, train_cfg, args.run_dir, move_stale=True)  # settings changed: old run moved aside
-    print(f"done: {result}", file=sys.stderr)
     return 0
 
 
