@@ -498,6 +498,12 @@ def test_fig05_claim_judges_the_partial_correlation_and_fails_on_its_null(tmp_pa
         dict(family="gpt", depth=2, seed=0, task="sent", target="onehot", prefix=p, bias=2.0 - p, diversity=0.1 * p)
         for p in range(3)
     ]
-    row = _judge(tmp_path, "bias_and_diversity_rise_together", fig05_examples=examples, fig05_prefixes=prefixes)
+    learned = _depth_rows({("gpt", "sent"): [0.6, 0.7, 0.75, 0.78]})
+    tables = dict(fig05_examples=examples, fig05_prefixes=prefixes, fig06_depth=learned, table01_tasks=TWO_TASKS)
+    row = _judge(tmp_path, "bias_and_diversity_rise_together", **tables)
     assert row["verdict"] == REPRODUCED and row["null"].startswith(NOT_REPRODUCED), row
     assert "plain ρ(Bias_i, Div_i) = 0.9" in row["detail"]
+    # the same correlations on a model that learned nothing are not judged
+    tables["fig06_depth"] = _depth_rows({("gpt", "sent"): [0.5, 0.51, 0.49, 0.5]})
+    row = _judge(tmp_path, "bias_and_diversity_rise_together", **tables)
+    assert row["verdict"] == NOT_MEASURABLE and row["gate"].startswith("failed"), row

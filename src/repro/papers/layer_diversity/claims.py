@@ -285,6 +285,26 @@ def _task_signal_check(data) -> tuple[bool, str]:
     return bool(tasks), f"tasks with signal: {', '.join(tasks) or 'none'}"
 
 
+def _signal_pairs(data) -> pd.DataFrame:
+    """The (family, task) pairs with signal (depth_scaling.signal_table)."""
+    table = signal_table(data[DEPTH], data[TASK_TABLE])
+    return table.loc[table["signal"], ["family", "task"]]
+
+
+def _signal_check(data) -> tuple[bool, str]:
+    table = signal_table(data[DEPTH], data[TASK_TABLE])
+    inside = table[table["signal"]]
+    names = ", ".join(f"{r.family}/{r.task}" for r in inside.itertuples()) or "none"
+    return len(inside) > 0, f"{len(inside)} of {len(table)} (family, task) pairs have signal ({names})"
+
+
+SIGNAL_GATE = Gate(
+    f"at least one (family, task) whose best depth is {LEARNED_SHARE:.0%} of the way from chance to 1 and whose "
+    f"shallowest depth is {CEILING_ROOM:.0%} of that span below 1; the claim is judged on those pairs only",
+    _signal_check,
+)
+
+
 def _model_rho(units: pd.DataFrame, quantity: str) -> dict[str, pd.Series]:
     """Per task: Spearman ρ(quantity, accuracy) of each seed over the models (module form: one unit per
     model, ō = its logits; one-hot target; families and depths pooled)."""
@@ -388,20 +408,23 @@ def lag_share(prefixes: pd.DataFrame) -> tuple[float, int]:
     statement="Per example, diversity is larger where bias is larger (diversity matters when outputs are far from "
     "the truth), beyond what their shared Ω gives.",
     paper_value="diversity is especially critical when layers' outputs are far from the ground truth (C, abstract)",
-    tolerance="seed mean of the mean per-run partial Spearman ρ(Bias_i, Div_i | Ω_i) over pooled prefixes ℓ ≥ 1 > 0 "
-    "(Bias = Ω − 2⟨ō, y⟩ + ‖y‖² and Div = Ω − ‖ō‖² share Ω, which alone makes the plain ρ positive)",
-    inputs=[EXAMPLES, PREFIXES],
+    tolerance="seed mean of the mean per-run partial Spearman ρ(Bias_i, Div_i | Ω_i) over pooled prefixes ℓ ≥ 1 > 0, "
+    "over the runs of (family, task) pairs with signal (Bias = Ω − 2⟨ō, y⟩ + ‖y‖² and Div = Ω − ‖ō‖² share Ω, "
+    "which alone makes the plain ρ positive)",
+    inputs=[EXAMPLES, PREFIXES, DEPTH, TASK_TABLE],
     kind="empirical",
+    gate=SIGNAL_GATE,
     null=Null(
         "Bias and Div related through Ω only (partial ρ = 0 in every run)",
         lambda data: {EXAMPLES: data[EXAMPLES].assign(partial_spearman_given_omega=0.0)},
     ),
 )
 def bias_and_diversity_rise_together(data) -> Measurement:
-    examples = data[EXAMPLES].dropna(subset=["partial_spearman_given_omega"])
+    judged = data[EXAMPLES].merge(_signal_pairs(data), on=["family", "task"])
+    examples = judged.dropna(subset=["partial_spearman_given_omega"])
     per_seed = examples.groupby("seed")["partial_spearman_given_omega"].mean()
     per_task = examples.groupby("task")["partial_spearman_given_omega"].mean()
-    plain = data[EXAMPLES].groupby("seed")["spearman_bias_diversity"].mean().dropna()
+    plain = judged.groupby("seed")["spearman_bias_diversity"].mean().dropna()
     share, runs = lag_share(data[PREFIXES])
     ok = len(per_seed) > 0 and per_seed.mean() > 0
     return Measurement(
@@ -409,8 +432,8 @@ def bias_and_diversity_rise_together(data) -> Measurement:
         verdict=verdict(bool(ok)),
         seeds=len(per_seed),
         detail=(
-            "per task (all seeds): "
-            + ", ".join(f"{t} {format_number(per_task.get(t, np.nan))}" for t in TASKS)
+            "per task with signal (all seeds): "
+            + ", ".join(f"{t} {format_number(per_task[t])}" for t in per_task.index)
             + f". Reported, not judged: the plain ρ(Bias_i, Div_i) = "
             f"{format_mean_spread(plain) if len(plain) else 'undefined'}; the largest diversity rise comes no "
             f"earlier than the largest bias drop in {format_number(share)} of {runs} runs (depth ≥ 2)."
@@ -520,20 +543,6 @@ def information_grows_with_prefix(data) -> Measurement:
     )
 
 
-def _signal_check(data) -> tuple[bool, str]:
-    table = signal_table(data[DEPTH], data[TASK_TABLE])
-    inside = table[table["signal"]]
-    names = ", ".join(f"{r.family}/{r.task}" for r in inside.itertuples()) or "none"
-    return len(inside) > 0, f"{len(inside)} of {len(table)} (family, task) pairs have signal ({names})"
-
-
-SIGNAL_GATE = Gate(
-    f"at least one (family, task) whose best depth is {LEARNED_SHARE:.0%} of the way from chance to 1 and whose "
-    f"shallowest depth is {CEILING_ROOM:.0%} of that span below 1; the claim is judged on those pairs only",
-    _signal_check,
-)
-
-
 def _linear_in_depth(data) -> dict[str, pd.DataFrame]:
     # accuracy 0.5 + 0.05 L: every doubling of depth gains twice the previous one
     return {DEPTH: data[DEPTH].assign(accuracy=0.5 + 0.05 * data[DEPTH]["depth"])}
@@ -553,8 +562,7 @@ def _linear_in_depth(data) -> dict[str, pd.DataFrame]:
     null=Null("accuracy 0.5 + 0.05·L (each doubling gains twice the last)", _linear_in_depth),
 )
 def doubling_gains_diminish(data) -> Measurement:
-    signal = signal_table(data[DEPTH], data[TASK_TABLE])
-    depth = data[DEPTH].merge(signal.loc[signal["signal"], ["family", "task"]], on=["family", "task"])
+    depth = data[DEPTH].merge(_signal_pairs(data), on=["family", "task"])
     fits = data[FITS]
     if depth.empty:
         return Measurement("no (family, task) with signal", NOT_MEASURABLE, _seeds(data[DEPTH]))
@@ -803,7 +811,8 @@ def duplicated_block_no_better_than_trained(data) -> Measurement:
     claim_id="bias_stays_above_zero",
     statement="Bias does not reach 0 in practice: every model's layers stay away from the ground truth.",
     paper_value="Section 5.4: bias does not go to 0 in practice, so diversity matters (C, reviewers)",
-    tolerance="min over (family, depth, task) of the seed-mean Bias (logit lens, all layers, one-hot y) > 0.01·‖y‖²",
+    tolerance="reported, not judged: in logit space Bias ≥ MSE = ‖ō − y‖² > 0 for any finite logits and a "
+    "one-hot y, so no model could fail a 'Bias > 0' check (the smallest Bias is reported)",
     inputs=[SUMMARY],
     kind="empirical",
 )
@@ -814,7 +823,9 @@ def bias_stays_above_zero(data) -> Measurement:
     return Measurement(
         measured=f"smallest mean Bias = {format_number(float(low['mean']))} ({low['family']}, L = {int(low['depth'])}, "
         f"{low['task']})",
-        verdict=verdict(bool(low["mean"] > 0.01)),
+        verdict=NOT_MEASURABLE,
         seeds=int(bias["seeds"].max()),
-        detail=f"over {len(bias)} (family, depth, task) cells; ‖y‖² = 1 for one-hot targets",
+        detail=f"over {len(bias)} (family, depth, task) cells; ‖y‖² = 1 for one-hot targets. Not judged: the logit "
+        "lens never gives the one-hot vector itself, so the check could not fail (catalog pitfall 4); a Bias "
+        "that can reach 0 needs outputs on the target's scale, such as probabilities.",
     )
