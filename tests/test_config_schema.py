@@ -201,3 +201,17 @@ def test_fill_defaults_refuses_what_the_schema_refuses():
 
     with pytest.raises(PipelineConfigError, match="unknown config key sacle"):
         fill_defaults(broken(lambda c: c.update(sacle="laptop")))
+
+
+def test_checking_a_config_imports_no_torch():
+    """Every snakemake call parses the Snakefile, which checks the config: that must not pay for torch."""
+    code = (
+        "import sys, yaml\n"
+        "from repro.pipeline.configcheck import check_config, fill_defaults\n"
+        "for name in ('smoke', 'config', 'paper'):\n"
+        "    config = yaml.safe_load(open(f'config/{name}.yaml'))\n"
+        "    check_config(config); fill_defaults(config)\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr

@@ -13,7 +13,7 @@ import yaml
 
 from repro.data.npz import write_npz
 from repro.models import Transformer, config_from_dict
-from repro.papers.param_allocation.head_dim_decoders import grid_spec, train_head_dim_grid
+from repro.papers.param_allocation.head_dim_decoders import train_head_dim_grid
 from repro.papers.param_allocation.head_replacement import (
     HeadDistillationTask,
     StudentHead,
@@ -34,6 +34,7 @@ from repro.papers.param_allocation.recovery import (
     with_recovery,
 )
 from repro.papers.param_allocation.replacement_study import replacement_study, student_jobs
+from repro.papers.param_allocation.specs import grid_spec
 from repro.pipeline.configcheck import PipelineConfigError, check_config
 from repro.training import LanguageModelTask, evaluate
 

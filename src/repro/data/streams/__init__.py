@@ -14,45 +14,23 @@ Families, one module each:
   teacher_attention `TeacherAttention`: the output of one bounded-logit teacher head over L keys,
                    for the saturation experiments (not a sequence stream: queries attend to key sets)
 
-`make_stream(name, seed, **params)` builds a sequence stream by name.
+`make_stream(name, seed, **params)` builds a sequence stream by name (`registry`); `params` checks a
+stream's parameters without building it. Names load their module on first use (repro.lazy), so
+checking a config imports no torch.
 """
 
 from __future__ import annotations
 
-from repro.data.errors import DataError
-from repro.data.streams.common import SequenceStream
-from repro.data.streams.induction import PreviousTokens
-from repro.data.streams.ngram import ContinuousNGram, DiscreteNGram
-from repro.data.streams.nonlinear import NonlinearLags
-from repro.data.streams.teacher_attention import TeacherAttention
+from repro.lazy import lazy_exports
 
-STREAMS: dict[str, type[SequenceStream]] = {
-    "discrete_ngram": DiscreteNGram,
-    "continuous_ngram": ContinuousNGram,
-    "previous_tokens": PreviousTokens,
-    "nonlinear_lags": NonlinearLags,
-}
-
-
-def make_stream(name: str, seed: int, **params) -> SequenceStream:
-    """The stream `name` with task instance drawn from `seed`; unknown names or parameters are refused."""
-    try:
-        cls = STREAMS[name]
-    except KeyError:
-        raise DataError(f"unknown stream {name!r}; known streams: {', '.join(STREAMS)}") from None
-    try:
-        return cls(seed=seed, **params)
-    except TypeError as err:
-        raise DataError(f"stream {name!r}: {err}") from None
-
-
-__all__ = [
-    "STREAMS",
-    "ContinuousNGram",
-    "DiscreteNGram",
-    "NonlinearLags",
-    "PreviousTokens",
-    "SequenceStream",
-    "TeacherAttention",
-    "make_stream",
-]
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "repro.data.streams.common": ("SequenceStream",),
+        "repro.data.streams.induction": ("PreviousTokens",),
+        "repro.data.streams.ngram": ("ContinuousNGram", "DiscreteNGram"),
+        "repro.data.streams.nonlinear": ("NonlinearLags",),
+        "repro.data.streams.registry": ("STREAMS", "make_stream"),
+        "repro.data.streams.teacher_attention": ("TeacherAttention",),
+    },
+)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from repro.data.errors import DataError
+from repro.data.streams.params import check_length, check_positive
 from repro.training.seeding import generator
 
 IGNORE_INDEX = -100  # label of a position without a target (as F.cross_entropy's ignore_index)
@@ -58,11 +58,7 @@ class SequenceStream:
         return {"stream": type(self).__name__, "seed": self.seed, **self.params()}
 
     def check_length(self, seq_len: int) -> None:
-        if seq_len <= self.max_lag:
-            raise DataError(
-                f"{type(self).__name__}: seq_len={seq_len} leaves no position with a full target; "
-                f"it must exceed the largest lag {self.max_lag}"
-            )
+        check_length(type(self).__name__, self.max_lag, seq_len)
 
 
 def sphere(gen: torch.Generator, *shape: int, radius: float = 1.0) -> Tensor:
@@ -88,7 +84,4 @@ def shift(x: Tensor, lag: int, fill: float | int = 0) -> Tensor:
     return out
 
 
-def check_positive(owner: str, **values: int) -> None:
-    for name, value in values.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise DataError(f"{owner}: {name}={value!r} must be a positive integer")
+__all__ = ["IGNORE_INDEX", "SequenceStream", "check_positive", "random_orthogonal", "shift", "sphere"]

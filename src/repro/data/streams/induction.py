@@ -10,7 +10,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from repro.data.streams.common import IGNORE_INDEX, SequenceStream, check_positive, shift
+from repro.data.streams import params as stream_params
+from repro.data.streams.common import IGNORE_INDEX, SequenceStream, shift
 
 
 class PreviousTokens(SequenceStream):
@@ -19,14 +20,11 @@ class PreviousTokens(SequenceStream):
 
     def __init__(self, seed: int, vocab: int = 16, lags: int = 2):
         super().__init__(seed)
-        check_positive("PreviousTokens", vocab=vocab, lags=lags)
-        if vocab < 2:
-            raise ValueError(f"PreviousTokens: vocab={vocab} must be ≥ 2")
+        self.max_lag = stream_params.previous_tokens(vocab, lags)
         self.vocab, self.lags = vocab, lags
         self.input_size = self.classes = vocab
         self.n_targets = lags
         self.output_size = lags * vocab
-        self.max_lag = lags
 
     def params(self) -> dict:
         return {"vocab": self.vocab, "lags": self.lags}

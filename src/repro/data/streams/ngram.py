@@ -16,7 +16,8 @@ import math
 import torch
 from torch import Tensor
 
-from repro.data.streams.common import IGNORE_INDEX, SequenceStream, check_positive, random_orthogonal, shift, sphere
+from repro.data.streams import params as stream_params
+from repro.data.streams.common import IGNORE_INDEX, SequenceStream, random_orthogonal, shift, sphere
 
 
 class DiscreteNGram(SequenceStream):
@@ -25,12 +26,9 @@ class DiscreteNGram(SequenceStream):
 
     def __init__(self, seed: int, vocab: int = 8, order: int = 4):
         super().__init__(seed)
-        check_positive("DiscreteNGram", vocab=vocab, order=order)
-        if vocab < 2 or vocab**order > 2**22:
-            raise ValueError(f"DiscreteNGram: need vocab ≥ 2 and vocab**order ≤ 2**22 (got {vocab}**{order})")
+        self.max_lag = stream_params.discrete_ngram(vocab, order)
         self.vocab, self.order = vocab, order
         self.input_size = self.classes = self.output_size = vocab
-        self.max_lag = order - 1
         self.table = torch.randint(0, vocab, (vocab**order,), generator=self.rule_generator())  # [V^n]
 
     def params(self) -> dict:
@@ -61,12 +59,9 @@ class ContinuousNGram(SequenceStream):
 
     def __init__(self, seed: int, dim: int = 16, lags: int = 4, decay: float = 0.0):
         super().__init__(seed)
-        check_positive("ContinuousNGram", dim=dim, lags=lags)
-        if decay < 0:
-            raise ValueError(f"ContinuousNGram: decay={decay} must be ≥ 0")
+        self.max_lag = stream_params.continuous_ngram(dim, lags, decay)
         self.dim, self.lags, self.decay = dim, lags, float(decay)
         self.input_size = self.output_size = dim
-        self.max_lag = lags
         gen = self.rule_generator()
         self.rotations = torch.stack([random_orthogonal(dim, gen) for _ in range(lags)])  # [M, d, d]
         self.weights = torch.tensor([math.exp(-self.decay * m) for m in range(lags)])  # α_1..α_M

@@ -14,7 +14,8 @@ import math
 import torch
 from torch import Tensor
 
-from repro.data.streams.common import SequenceStream, check_positive, random_orthogonal, shift, sphere
+from repro.data.streams import params as stream_params
+from repro.data.streams.common import SequenceStream, random_orthogonal, shift, sphere
 
 
 class NonlinearLags(SequenceStream):
@@ -23,10 +24,9 @@ class NonlinearLags(SequenceStream):
 
     def __init__(self, seed: int, dim: int = 16, lags: int = 3):
         super().__init__(seed)
-        check_positive("NonlinearLags", dim=dim, lags=lags)
+        self.max_lag = stream_params.nonlinear_lags(dim, lags)
         self.dim, self.lags = dim, lags
         self.input_size = self.output_size = dim
-        self.max_lag = lags
         gen = self.rule_generator()
         self.rotations = torch.stack([random_orthogonal(dim, gen) for _ in range(lags)])  # [M, d, d]
 

@@ -11,7 +11,7 @@ def check_section(config: dict, paper: str = PAPER) -> list[str]:
     for a task's lags, ranks above the teacher's dimension, unknown stream parameters, and training
     settings TrainConfig refuses. Builds the very objects the runs build (cheaply: no training)."""
     from repro.data.errors import DataError
-    from repro.data.streams import make_stream
+    from repro.data.streams.params import check_length, max_lag
     from repro.training.config import TrainConfig
 
     problems: list[str] = []
@@ -24,8 +24,7 @@ def check_section(config: dict, paper: str = PAPER) -> list[str]:
             )
     for task, entry in sweep_cfg["tasks"].items():
         try:
-            stream = make_stream(entry["stream"], 0, **entry["params"])
-            stream.check_length(sweep_cfg["seq_len"])
+            check_length(task, max_lag(entry["stream"], **entry["params"]), sweep_cfg["seq_len"])
         except (DataError, ValueError) as err:
             problems.append(f"{paper}.sweep.tasks.{task}: {err}")
     saturation_cfg = section["saturation"]
@@ -49,8 +48,7 @@ def _check_decoder_parts(config: dict, paper: str) -> list[str]:
     replaced layers and heads that exist, ranks within the head dim, buckets and lengths within the context,
     lengths that divide tokens_per_step."""
     from repro.models import ConfigError, config_from_dict
-    from repro.papers.param_allocation.head_dim_decoders import grid_spec
-    from repro.papers.param_allocation.head_replacement import UNSUPPORTED_POSITIONS
+    from repro.papers.param_allocation.specs import UNSUPPORTED_POSITIONS, grid_spec
     from repro.training.config import TrainConfig
 
     problems: list[str] = []

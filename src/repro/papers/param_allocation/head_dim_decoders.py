@@ -18,32 +18,13 @@ import pandas as pd
 
 from repro.data.lm_tokens import load_lm_splits
 from repro.models import config_from_dict, count_parameters
+from repro.papers.param_allocation.specs import grid_spec
 from repro.runs import new_run_model, read_metrics
-from repro.training import LanguageModelTask, TrainConfig, train
+from repro.training import LanguageModelTask, train
 
 
 def run_name(length: int, head_dim: int) -> str:
     return f"L{int(length):04d}_dh{int(head_dim):03d}"
-
-
-def grid_spec(
-    model: dict,
-    train_config: dict,
-    length: int,
-    head_dim: int,
-    tokens_per_step: int,
-    vocab_size: int,
-    seed: int,
-    threads: int = 1,
-) -> tuple[dict, TrainConfig]:
-    """The model fields and TrainConfig of one grid point (raises ValueError on a bad combination)."""
-    if tokens_per_step % length:
-        raise ValueError(f"tokens_per_step={tokens_per_step} is not a multiple of the sequence length {length}")
-    fields = dict(model, max_seq_len=int(length), head_dim=int(head_dim), vocab_size=int(vocab_size))
-    config = TrainConfig(
-        **dict(train_config, batch_size=tokens_per_step // length, seed=int(seed), threads=int(threads))
-    )
-    return fields, config
 
 
 def train_head_dim_grid(
@@ -109,4 +90,4 @@ def train_head_dim_grid(
     return pd.DataFrame(runs), pd.DataFrame(curves)
 
 
-__all__ = ["grid_spec", "run_name", "train_head_dim_grid"]
+__all__ = ["run_name", "train_head_dim_grid"]

@@ -44,10 +44,9 @@ from torch import Tensor, nn
 
 from repro.models.attention import Attention
 from repro.models.transformer import Transformer
+from repro.papers.param_allocation.specs import UNSUPPORTED_POSITIONS
 from repro.training.seeding import generator
 from repro.training.tasks import EpochSampler, tensor_digest
-
-UNSUPPORTED_POSITIONS = ("rope", "alibi")
 
 
 class StudentHead(nn.Module):

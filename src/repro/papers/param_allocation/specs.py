@@ -5,9 +5,14 @@ heavy imports: the Snakefile imports it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from repro.training.config import TrainConfig
 
 PAPER = "param_allocation"
+#: Positions under which a head's logits are not a bilinear form of its inputs, so it cannot be replaced exactly.
+UNSUPPORTED_POSITIONS = ("rope", "alibi")
 # Steps whose settings are their own part of the section, as they are.
 PLAIN_STEPS = ("jacobian", "low_rank", "sweep", "saturation", "decoders")
 
@@ -69,3 +74,26 @@ def trained_models(config: dict) -> list[dict[str, Any]]:
                 }
             )
     return out
+
+
+def grid_spec(
+    model: dict,
+    train_config: dict,
+    length: int,
+    head_dim: int,
+    tokens_per_step: int,
+    vocab_size: int,
+    seed: int,
+    threads: int = 1,
+) -> tuple[dict, TrainConfig]:
+    """The model fields and TrainConfig of one Fig 5 decoder (sequence length, head dim) of the grid (raises
+    ValueError on a bad combination): batch = tokens_per_step / length, so every run sees the same tokens."""
+    from repro.training.config import TrainConfig
+
+    if tokens_per_step % length:
+        raise ValueError(f"tokens_per_step={tokens_per_step} is not a multiple of the sequence length {length}")
+    fields = dict(model, max_seq_len=int(length), head_dim=int(head_dim), vocab_size=int(vocab_size))
+    config = TrainConfig(
+        **dict(train_config, batch_size=tokens_per_step // length, seed=int(seed), threads=int(threads))
+    )
+    return fields, config
