@@ -14,6 +14,7 @@ must be finite.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Iterable
@@ -78,6 +79,12 @@ def _validator(path: Path) -> jsonschema.protocols.Validator:
 def problems(instance: Any, schema_file: Path, prefix: str) -> list[str]:
     """What is wrong with `instance` by the schema in `schema_file`, one line each (see `describe`)."""
     return describe_all(_validator(schema_file).iter_errors(instance), prefix)
+
+
+def field_problems(instance: Any, schema_file: Path, prefix: str) -> list[str]:
+    """`problems` of a dataclass instance's fields (tuples read as JSON arrays)."""
+    values = {f.name: getattr(instance, f.name) for f in dataclasses.fields(instance)}
+    return problems({k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}, schema_file, prefix)
 
 
 def describe_all(errors: Iterable[jsonschema.ValidationError], prefix: str) -> list[str]:

@@ -210,10 +210,7 @@ class TransformerConfig:
     # -- validation -----------------------------------------------------------------
     def _check_fields(self, where: str = "model") -> None:
         """Each field against the schema (types, ranges, allowed values)."""
-        values = {
-            f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in dataclasses.fields(self)
-        }
-        problems = schemas.problems(values, SCHEMA_FILE, prefix=f"{where}.")
+        problems = schemas.field_problems(self, SCHEMA_FILE, prefix=f"{where}.")
         if problems:
             raise ConfigError("; ".join(problems))
 

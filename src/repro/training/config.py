@@ -129,10 +129,7 @@ class TrainConfig:
     # -- validation ---------------------------------------------------------------------
     def _check_fields(self) -> None:
         """Each field against the schema (types, ranges, allowed values)."""
-        values = {
-            f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in dataclasses.fields(self)
-        }
-        problems = schemas.problems(values, SCHEMA_FILE, prefix="TrainConfig.")
+        problems = schemas.field_problems(self, SCHEMA_FILE, prefix="TrainConfig.")
         if problems:
             raise TrainConfigError("; ".join(problems))
 
