@@ -220,6 +220,36 @@ def test_mc_label_is_the_option_holding_the_sum(tasks):
             assert len(set(options)) == 4 and options.index((a + b) % 31) == label
 
 
+def test_topic_confusion_draws_words_of_the_next_topic_only():
+    from repro.data.synthetic.prompt_tasks import generate_prompt_task
+
+    task = generate_prompt_task("topic", 0, {"train": 400, "test": 10}, {"confusion": 0.3})
+    name = names_of(task)
+    own = other = 0
+    for body, label in prompt_parts(task, task.splits["train"]):
+        topics = [int(m[1]) for m in (re.fullmatch(r"t(\d)_\d+", name[t]) for t in body) if m]
+        assert set(topics) <= {label, (label + 1) % 4}
+        own, other = own + topics.count(label), other + topics.count((label + 1) % 4)
+    assert 0.25 < other / (own + other) < 0.35
+
+
+def test_mc_modulus_sets_the_numbers_and_bad_values_are_refused():
+    from repro.data.errors import DataError
+    from repro.data.synthetic.prompt_tasks import generate_prompt_task
+
+    task = generate_prompt_task("mc", 0, {"train": 200, "test": 10}, {"modulus": 5})
+    name = names_of(task)
+    value = {i: int(n[1:]) for i, n in enumerate(name) if re.fullmatch(r"n\d+", n)}
+    for body, label in prompt_parts(task, task.splits["train"]):
+        a, b, options = value[body[0]], value[body[1]], [value[t] for t in body[3::2]]
+        assert max(a, b, *options) < 5 and options.index((a + b) % 5) == label
+    for bad in ({"modulus": 3}, {"modulus": 32}):
+        with pytest.raises(DataError, match="modulus"):
+            generate_prompt_task("mc", 0, {"train": 10, "test": 10}, bad)
+    with pytest.raises(DataError, match="confusion"):
+        generate_prompt_task("topic", 0, {"train": 10, "test": 10}, {"confusion": 1.0})
+
+
 # --------------------------------------------------------------------------- common properties
 
 

@@ -9,17 +9,21 @@ balanced in every split.
          of 2-3 distinct words; YES iff every hypothesis word is in the premise. A NO hypothesis
          has 1 or 2 of its words (at random) replaced by words absent from the premise.
   TOPIC  (AG-News-like, K=4: T0..T3) each word is, with probability noise_prob (0.4), a uniform
-         shared noise word, else a Zipf(1.2) draw from the topic's own 10 words; at least one
-         topic word. The topic vocabularies are disjoint, so the label is the topic of those words.
-  MC     (ARC-like, K=4: A B C D)    ``a b A x_A B x_B C x_C D x_D`` with numbers mod 31; the
-         answer is the option whose number equals (a + b) mod 31; the other three are distinct
-         wrong numbers. Meant to be hard for a small model (the catalog's "no gain" case).
+         shared noise word, else a Zipf(1.2) draw from a topic's 10 words: the next topic's
+         ((k + 1) mod K) with probability confusion (0: none), else the example's own; at least
+         one topic word. The topic vocabularies are disjoint; with confusion > 0 the label is the
+         topic whose words dominate, and a few words can mislead (the Bayes accuracy is below 1).
+  MC     (ARC-like, K=4: A B C D)    ``a b A x_A B x_B C x_C D x_D`` with numbers mod p
+         (modulus, at most 31); the answer is the option whose number equals (a + b) mod p; the
+         other three are distinct wrong numbers. Hard for a small model at p = 31 (the catalog's
+         "no gain" case).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from repro.data.errors import DataError
 from repro.data.synthetic.common import (
     TaskKind,
     balanced_labels,
@@ -69,14 +73,18 @@ def _topic(rng, label, params):
     if noise.all():
         return None  # nothing says the topic; draw again
     words = rng.choice(TOPIC_VOCABULARIES[label], size=length, p=TOPIC_ZIPF)
+    if params["confusion"] > 0:  # drawn only when used, so confusion 0 keeps the data of before
+        other = rng.random(length) < params["confusion"]
+        words[other] = rng.choice(TOPIC_VOCABULARIES[(label + 1) % TOPICS], size=int(other.sum()), p=TOPIC_ZIPF)
     words[noise] = rng.choice(TOPIC_NOISE_WORDS, size=int(noise.sum()))
     return words.tolist()
 
 
 def _mc(rng, label, params):
-    a, b = rng.integers(MC_MODULUS, size=2)
-    answer = (a + b) % MC_MODULUS
-    wrong = rng.choice(np.setdiff1d(np.arange(MC_MODULUS), [answer]), size=3, replace=False)
+    modulus = params["modulus"]
+    a, b = rng.integers(modulus, size=2)
+    answer = (a + b) % modulus
+    wrong = rng.choice(np.setdiff1d(np.arange(modulus), [answer]), size=3, replace=False)
     options = np.insert(wrong, label, answer)
     body = [NUMBERS[a], NUMBERS[b]]
     for letter, value in zip(V.group("mc_labels"), options):
@@ -92,9 +100,9 @@ PROMPT_TASKS = {
         _topic,
         "topic_labels",
         tuple(f"topic{k}" for k in range(TOPICS)),
-        {"length": (8, 20), "noise_prob": 0.4},
+        {"length": (8, 20), "noise_prob": 0.4, "confusion": 0.0},
     ),
-    "mc": (_mc, "mc_labels", ("A", "B", "C", "D"), {}),
+    "mc": (_mc, "mc_labels", ("A", "B", "C", "D"), {"modulus": MC_MODULUS}),
 }
 
 
@@ -106,6 +114,13 @@ def generate_prompt_task(task: str, seed: int, sizes: dict | None = None, params
     for name, value in params.items():
         if name.endswith("len") or name == "length":
             check_range(task, name, value, 1)
+    for name in ("noise_prob", "confusion", "not_prob"):
+        if name in params and not 0 <= params[name] < 1:
+            raise DataError(f"{task}: {name}={params[name]!r} must be in [0, 1)")
+    if "modulus" in params and not (isinstance(params["modulus"], int) and 4 <= params["modulus"] <= MC_MODULUS):
+        raise DataError(
+            f"{task}: modulus={params['modulus']!r} must be an integer in [4, {MC_MODULUS}] (4 distinct options)"
+        )
     label_token_ids = V.group(label_group)
 
     def make_split(rng, split, n):
