@@ -19,6 +19,13 @@ ENV = "../../environment.yml"
 # A timing job holds every core, so that no other job runs beside it and its measurement is of the
 # code, not of the neighbours; at smoke scale nothing is judged, and the DAG runs faster without.
 TIMING_THREADS = 1 if SCALE == "smoke" else workflow.cores
+# Scheduling priorities (Snakemake starts the ready jobs of higher priority first; the default is 0).
+# A job that holds every core can start only when two jobs happen to end together, so once one has
+# started the others follow it back to back, and the jobs they feed come next. Long training jobs
+# start before the many short ones, which then fill the gaps at the end of the run.
+PRIORITY_TIMING = 3  # the jobs that hold every core, and the data they wait for
+PRIORITY_AFTER_TIMING = 2  # the jobs that only the timing jobs feed
+PRIORITY_LONG = 1  # training jobs of several minutes each
 
 
 wildcard_constraints:

@@ -87,6 +87,7 @@ rule layer_diversity_train:
         f"{RESULTS}/benchmarks/{LD}/train/{{family}}_seed{{seed}}.tsv"
     wildcard_constraints:
         family="|".join(LD_FAMILIES),
+    priority: PRIORITY_LONG
     conda:
         ENV
     threads: LD_CFG["threads"]

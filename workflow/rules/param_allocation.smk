@@ -78,6 +78,7 @@ rule param_allocation_sweep:
         f"{RESULTS}/logs/{PA}/sweep/seed{{seed}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/{PA}/sweep/seed{{seed}}.tsv"
+    priority: PRIORITY_LONG
     conda:
         ENV
     threads: PA_CFG["threads"]
@@ -194,6 +195,7 @@ rule param_allocation_teacher_train:
         f"{RESULTS}/logs/{PA}/teacher/train_seed{{seed}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/{PA}/teacher/train_seed{{seed}}.tsv"
+    priority: PRIORITY_LONG
     conda:
         ENV
     threads: PA_CFG["threads"]
@@ -254,6 +256,7 @@ rule param_allocation_decoders:
         f"{RESULTS}/logs/{PA}/decoders/seed{{seed}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/{PA}/decoders/seed{{seed}}.tsv"
+    priority: PRIORITY_LONG
     conda:
         ENV
     threads: PA_CFG["threads"]

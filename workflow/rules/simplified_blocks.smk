@@ -169,6 +169,7 @@ rule simplified_blocks_throughput:
         f"{RESULTS}/logs/{SB}/throughput.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/throughput.tsv"
+    priority: PRIORITY_TIMING
     conda:
         ENV
     # A timing job holds every core, so that no other job runs beside it; it times with the

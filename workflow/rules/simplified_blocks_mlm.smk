@@ -22,6 +22,7 @@ rule simplified_blocks_mlm_prose:
         f"{RESULTS}/logs/{SB}/mlm/prose.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/mlm/prose.tsv"
+    priority: PRIORITY_TIMING
     conda:
         ENV
     threads: 1
@@ -50,6 +51,7 @@ rule simplified_blocks_mlm_tokens:
         f"{RESULTS}/logs/{SB}/mlm/tokens.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/mlm/tokens.tsv"
+    priority: PRIORITY_TIMING
     conda:
         ENV
     threads: 1
@@ -75,6 +77,7 @@ rule simplified_blocks_mlm_glue_data:
         f"{RESULTS}/logs/{SB}/mlm/glue_data.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/mlm/glue_data.tsv"
+    priority: PRIORITY_TIMING
     conda:
         ENV
     threads: 1
@@ -100,6 +103,7 @@ rule simplified_blocks_mlm_hub_text:
         f"{RESULTS}/logs/{SB}/mlm/hub_text.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/mlm/hub_text.tsv"
+    priority: PRIORITY_TIMING
     conda:
         ENV
     threads: 1
@@ -126,6 +130,7 @@ rule simplified_blocks_mlm_hub_glue:
         f"{RESULTS}/logs/{SB}/mlm/hub_glue.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/mlm/hub_glue.tsv"
+    priority: PRIORITY_TIMING
     conda:
         ENV
     threads: 1
@@ -156,6 +161,7 @@ rule simplified_blocks_mlm_pretrain:
         f"{RESULTS}/benchmarks/{SB}/mlm/pretrain/{{variant}}_seed{{seed}}.tsv"
     wildcard_constraints:
         variant=mlm_variant_pattern(),
+    priority: PRIORITY_TIMING
     conda:
         ENV
     # The blocks are compared at equal wall-clock budgets: a pre-training job holds every core, so
@@ -206,6 +212,7 @@ rule simplified_blocks_mlm_finetune:
         f"{RESULTS}/benchmarks/{SB}/mlm/finetune/part{{shard}}.tsv"
     wildcard_constraints:
         shard=r"\d+",
+    priority: PRIORITY_AFTER_TIMING
     conda:
         ENV
     threads: MLM_CFG["threads"]

@@ -105,6 +105,7 @@ rule sixteen_heads_train:
         f"{RESULTS}/logs/{SH}/train/{{task}}_seed{{seed}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SH}/train/{{task}}_seed{{seed}}.tsv"
+    priority: PRIORITY_LONG
     conda:
         ENV
     threads: SH_CFG["threads"]
@@ -211,6 +212,7 @@ rule sixteen_heads_speed:
         f"{RESULTS}/logs/{SH}/speed.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SH}/speed.tsv"
+    priority: PRIORITY_TIMING
     conda:
         ENV
     # Timed with the 2 threads of the catalog's analogue (torch.set_num_threads(2)); as a timing job it
