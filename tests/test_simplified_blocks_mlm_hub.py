@@ -194,6 +194,10 @@ def test_pretrain_and_finetune_read_the_hub_files_unchanged(built, tmp_path):
     spec["eval_chunks"] = 2
     assert len(load_token_chunks(built["root"] / "text" / "valid.npz", 8)) >= 2
     run = tmp_path / "mlm_runs" / "pre_ln" / "seed0"
+    step_times = tmp_path / "step_times.csv"
+    timing = ["simplified_blocks", "step-times", "--specs", json.dumps([spec]), "--out", str(step_times)]
+    settings = json.dumps({"warmup_rounds": 0, "timed_steps": 1, "rounds": 1})
+    assert main([*timing, "--settings", settings, "--tokens", str(built["root"] / "text" / "train.npz")]) == 0
     assert (
         main(
             [
@@ -205,6 +209,8 @@ def test_pretrain_and_finetune_read_the_hub_files_unchanged(built, tmp_path):
                 str(built["root"] / "text" / "train.npz"),
                 "--valid-tokens",
                 str(built["root"] / "text" / "valid.npz"),
+                "--step-times",
+                str(step_times),
                 "--run-dir",
                 str(run),
             ]

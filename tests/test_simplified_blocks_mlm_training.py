@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -129,21 +130,100 @@ def _curves(steps: dict[str, list[int]], losses: dict[str, list[float]]) -> pd.D
     return pd.DataFrame(rows)
 
 
+ORDER = ["sas_p_nonorm", "sas_p", "sas", "parallel", "pre_ln", "vskipinit"]
+
+
+def _step_times(seconds: dict[str, float], rounds: int = 6, jitter: float = 0.02) -> pd.DataFrame:
+    """Interleaved timing rounds: each block's seconds per update times a load factor shared by the
+    blocks of a round (the machine's), and a little noise of its own."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for round_ in range(rounds):
+        load = 1.0 + 0.3 * rng.random()
+        for position, (variant, base) in enumerate(seconds.items()):
+            own = 1.0 + jitter * (rng.random() - 0.5)
+            rows.append(dict(variant=variant, round=round_, position=position, seconds_per_step=base * load * own))
+    return pd.DataFrame(rows)
+
+
 def test_mlm_claims_on_hand_made_curves():
-    order = ["sas_p_nonorm", "sas_p", "sas", "parallel", "pre_ln", "vskipinit"]
-    steps = {v: [120 - 5 * i, 121 - 5 * i] for i, v in enumerate(order)}
-    losses = {v: [5.0, 5.0] for v in order} | {"vskipinit": [5.5, 5.6], "sas": [5.05, 5.06]}
+    steps = {v: [120 - 5 * i, 121 - 5 * i] for i, v in enumerate(ORDER)}
+    losses = {v: [5.0, 5.0] for v in ORDER} | {"vskipinit": [5.5, 5.6], "sas": [5.05, 5.06]}
     data = {mlm_claims.MLM_CURVES: _curves(steps, losses)}
-    assert mlm_claims.mlm_steps_in_budget_order(data).verdict == REPRODUCED
-    assert mlm_claims.mlm_speed_order(data).verdict == REPRODUCED
     assert mlm_claims.mlm_sas_matches_pre_ln_in_time(data).verdict == REPRODUCED  # 0.055 ≤ 0.1
     assert mlm_claims.mlm_vskipinit_slower_in_time(data).verdict == REPRODUCED
-    steps["pre_ln"] = [200, 200]
-    assert (
-        mlm_claims.mlm_steps_in_budget_order({mlm_claims.MLM_CURVES: _curves(steps, losses)}).verdict == NOT_REPRODUCED
-    )
     one_seed = {mlm_claims.MLM_CURVES: data[mlm_claims.MLM_CURVES].query("seed == 0")}
     assert mlm_claims.mlm_sas_p_matches_pre_ln_in_time(one_seed).verdict == NOT_MEASURABLE
+
+
+def test_mlm_speed_claims_judge_paired_rounds_and_fail_on_their_null():
+    # the paper's order, each block 4% faster than the next: the shared load of a round cancels
+    fast = {v: 0.1 * 1.04**i for i, v in enumerate(ORDER)}
+    data = {mlm_claims.MLM_STEP_TIMES: _step_times(fast)}
+    for claim, null in (
+        (mlm_claims.mlm_steps_in_budget_order, mlm_claims.ORDER_NULL),
+        (mlm_claims.mlm_speed_order, mlm_claims.SPEED_NULL),
+    ):
+        assert claim(data).verdict == REPRODUCED
+        assert claim({**data, **null.make(data)}).verdict == NOT_REPRODUCED
+    # ties satisfy an order with slack, so equal speeds are not its null; they are the speed claim's
+    equal = {**data, **mlm_claims.SPEED_NULL.make(data)}
+    assert mlm_claims.mlm_steps_in_budget_order(equal).verdict == REPRODUCED
+    slow_pre_ln = {mlm_claims.MLM_STEP_TIMES: _step_times(fast | {"pre_ln": 0.2})}
+    assert mlm_claims.mlm_steps_in_budget_order(slow_pre_ln).verdict == NOT_REPRODUCED
+    assert (
+        mlm_claims.mlm_speed_order({mlm_claims.MLM_STEP_TIMES: _step_times(fast, rounds=2)}).verdict == NOT_MEASURABLE
+    )
+
+
+def test_budget_steps_are_the_budget_over_the_median_timed_step(tmp_path):
+    from repro.papers.simplified_blocks.mlm_commands import budget_steps
+
+    table = _step_times({"pre_ln": 0.1, "sas": 0.05}, rounds=3, jitter=0.0).assign(vocab_size=64)
+    table.loc[table["variant"] == "sas", "seconds_per_step"] = [0.05, 0.04, 0.5]  # median 0.05
+    path = tmp_path / "times.csv"
+    table.to_csv(path, index=False)
+    assert budget_steps(path, "sas", 64, budget_s=3.0, cap=10**9) == 60
+    assert budget_steps(path, "sas", 64, budget_s=3.0, cap=7) == 7
+    assert budget_steps(path, "sas", 64, budget_s=0.001, cap=10**9) == 1
+    with pytest.raises(ValueError, match="no step times of 'vskipinit'"):
+        budget_steps(path, "vskipinit", 64, budget_s=3.0, cap=10)
+    with pytest.raises(ValueError, match="vocabulary of \\[64\\] ids but the tokens have 32"):
+        budget_steps(path, "sas", 32, budget_s=3.0, cap=10)
+
+
+def test_step_times_time_every_block_in_rotated_rounds(tmp_path):
+    from repro.cli import main
+
+    section = {
+        "variants": {"pre_ln": {"model": {"block": "pre_ln"}}, "sas": {"model": {"block": "sas"}}},
+        "model": dict(ENCODER, output="none", qk_bias=True, vo_bias=False, mlp_bias=False),
+        "train": {
+            "steps": 10**6,
+            "time_budget_s": 1.0,
+            "batch_size": 4,
+            "lr": 1e-3,
+            "schedule": "triangular",
+            "peak_fraction": 0.75,
+            "weight_decay": 0.1,
+            "eval_every": 0,
+        },
+        "mask_prob": 0.25,
+        "eval_chunks": 2,
+    }
+    specs = [run_spec(section, v, 0) for v in section["variants"]]
+    for spec in specs:
+        spec["model"].pop("vocab_size")
+    out = tmp_path / "times.csv"
+    settings = '{"warmup_rounds": 1, "timed_steps": 2, "rounds": 3}'
+    args = ["simplified_blocks", "step-times", "--specs", json.dumps(specs), "--settings", settings]
+    assert main([*args, "--vocab-size", "50", "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert len(table) == 6 and set(table["vocab_size"]) == {50} and (table["seconds_per_step"] > 0).all()
+    assert table["seconds_per_step"].tolist() == pytest.approx((table["seconds"] / 2).tolist(), rel=1e-5)  # 6 digits
+    assert table.groupby("round")["variant"].first().tolist() == ["pre_ln", "sas", "pre_ln"]  # rotated by one
+    bad = settings.replace("rounds", "round_count")
+    assert main([*args[:4], "--settings", bad, "--vocab-size", "50", "--out", str(out)]) == 2
 
 
 def test_glue_claims_pool_seeds_and_count_divergence():

@@ -25,9 +25,10 @@ The runs must agree on what they computed; wall-clock timings may differ. Decide
   5. everything else (figures, notebooks, markdown) is compared byte for byte and reported;
      differences there are listed but do not fail the check, since a figure or notebook that shows a
      timing, or records its own execution time, differs between any two runs;
-  6. outputs of wall-clock-budgeted training (simplified_blocks' masked-LM runs stop after
-     `mlm.train.time_budget_s` seconds, 1 s at smoke scale, so their last step, their weights and
-     everything computed from them differ between any two runs, two local ones included) are held
+  6. outputs of time-budgeted training (simplified_blocks' masked-LM runs make the updates that
+     `mlm.train.time_budget_s`, 1 s at smoke scale, buys at each block's step time, timed in the same
+     DAG run, so their last step, their weights and everything computed from them differ between any
+     two runs, two local ones included) are held
      to their form only: model files the same tensor names, dtypes and shapes, CSVs the same
      columns; their claims (ids mlm_*, glue_*) are left out of claims.csv like the timing claims.
      Decided before the first comparison of the whole smoke DAG had finished, from the config alone,
@@ -50,7 +51,7 @@ SKIP_DIRS = {"benchmarks", "logs"}
 TIME_COLUMN = re.compile(r"second|time|throughput|per_s|/s\b|wall|elapsed|speed|rss|memory", re.IGNORECASE)
 TIMING_CLAIM = re.compile(r"speed|throughput|latency|in_time", re.IGNORECASE)
 CLAIM_TABLES = {"claims.csv", "scorecard.csv"}
-# Files computed from the wall-clock-budgeted masked-LM runs, and their claims (item 6 above).
+# Files computed from the time-budgeted masked-LM runs, and their claims (item 6 above).
 BUDGETED = re.compile(
     r"^simplified_blocks/(mlm_runs/|data/(mlm_curves\.csv|mlm_finetune/|glue_)|(tables|report)/table0[12]\.csv$)"
 )

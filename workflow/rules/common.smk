@@ -20,11 +20,12 @@ ENV = "../../environment.yml"
 # code, not of the neighbours; at smoke scale nothing is judged, and the DAG runs faster without.
 TIMING_THREADS = 1 if SCALE == "smoke" else workflow.cores
 # Scheduling priorities (Snakemake starts the ready jobs of higher priority first; the default is 0).
-# A job that holds every core can start only when two jobs happen to end together, so once one has
-# started the others follow it back to back, and the jobs they feed come next. Long training jobs
-# start before the many short ones, which then fill the gaps at the end of the run.
-PRIORITY_TIMING = 3  # the jobs that hold every core, and the data they wait for
-PRIORITY_AFTER_TIMING = 2  # the jobs that only the timing jobs feed
+# A job that holds every core can start only when every core is free, which, once other jobs run,
+# happens only when two of them end together: so the timing jobs that others wait for need no
+# input and run first, while the machine is still free. Then the data that long chains of jobs
+# wait for, then the long training jobs, and the many short jobs fill the gaps at the end.
+PRIORITY_TIMING = 3  # the jobs that hold every core
+PRIORITY_DATA = 2  # the datasets that the training jobs read
 PRIORITY_LONG = 1  # training jobs of several minutes each
 
 

@@ -15,7 +15,7 @@ rule code_corpus:
         f"{RESULTS}/logs/data/code_corpus.log",
     benchmark:
         f"{RESULTS}/benchmarks/data/code_corpus.tsv"
-    priority: PRIORITY_TIMING
+    priority: PRIORITY_DATA
     conda:
         ENV
     threads: 1
@@ -41,7 +41,7 @@ rule code_tokenizer:
         f"{RESULTS}/logs/data/code_tokenizer.log",
     benchmark:
         f"{RESULTS}/benchmarks/data/code_tokenizer.tsv"
-    priority: PRIORITY_TIMING
+    priority: PRIORITY_DATA
     conda:
         ENV
     threads: 1

@@ -1,7 +1,8 @@
 # "Simplifying Transformer Blocks", masked-LM part (crammed-BERT stand-in): Figs 7, 27, Table 2
 # and the GLUE column of Table 1.
-#   prose of the code corpus -> tokens -> one MLM run per (block, seed) under an equal wall-clock
-#   budget -> mlm_curves.csv (Figs 7, 27)
+#   the blocks' seconds per update, timed interleaved -> mlm_step_times.csv (Figs 7, 27, Table 1)
+#   prose of the code corpus -> tokens -> one MLM run per (block, seed), of the updates its time
+#   budget buys at its timed step -> mlm_curves.csv (Figs 7, 27)
 #   code lines -> GLUE stand-in tasks -> fine-tuning of each block's seed-0 encoder, several seeds
 #   -> glue_scores.csv, glue_average.csv (Table 2, Table 1's GLUE column)
 #   at paper scale (mlm.data.source hub): the Pile and the real GLUE tasks from the hub instead
@@ -22,7 +23,7 @@ rule simplified_blocks_mlm_prose:
         f"{RESULTS}/logs/{SB}/mlm/prose.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/mlm/prose.tsv"
-    priority: PRIORITY_TIMING
+    priority: PRIORITY_DATA
     conda:
         ENV
     threads: 1
@@ -51,7 +52,7 @@ rule simplified_blocks_mlm_tokens:
         f"{RESULTS}/logs/{SB}/mlm/tokens.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/mlm/tokens.tsv"
-    priority: PRIORITY_TIMING
+    priority: PRIORITY_DATA
     conda:
         ENV
     threads: 1
@@ -77,7 +78,7 @@ rule simplified_blocks_mlm_glue_data:
         f"{RESULTS}/logs/{SB}/mlm/glue_data.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/mlm/glue_data.tsv"
-    priority: PRIORITY_TIMING
+    priority: PRIORITY_DATA
     conda:
         ENV
     threads: 1
@@ -103,7 +104,7 @@ rule simplified_blocks_mlm_hub_text:
         f"{RESULTS}/logs/{SB}/mlm/hub_text.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/mlm/hub_text.tsv"
-    priority: PRIORITY_TIMING
+    priority: PRIORITY_DATA
     conda:
         ENV
     threads: 1
@@ -130,7 +131,7 @@ rule simplified_blocks_mlm_hub_glue:
         f"{RESULTS}/logs/{SB}/mlm/hub_glue.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/mlm/hub_glue.tsv"
-    priority: PRIORITY_TIMING
+    priority: PRIORITY_DATA
     conda:
         ENV
     threads: 1
@@ -147,10 +148,39 @@ rule simplified_blocks_mlm_hub_glue:
         "--max-tokens {params.max_tokens} {params.limit} {params.mirror} > {log} 2>&1"
 
 
+rule simplified_blocks_mlm_step_times:
+    input:
+        tokens=mlm_step_times_tokens,
+    output:
+        f"{SB_DATA}/mlm_step_times.csv",
+    log:
+        f"{RESULTS}/logs/{SB}/mlm/step_times.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SB}/mlm/step_times.tsv"
+    priority: PRIORITY_TIMING
+    conda:
+        ENV
+    # A timing job holds every core, so that no other job runs beside it; it times with mlm.threads,
+    # as the runs train. The blocks are compared at equal time through these step times.
+    threads: TIMING_THREADS
+    resources:
+        mem_mb=MLM_PRETRAIN_MEM_MB,
+        runtime=20,
+    params:
+        specs=mlm_step_times_specs,
+        settings=json.dumps(MLM_CFG["step_timing"], sort_keys=True),
+        vocabulary=mlm_step_times_vocabulary,
+        threads=MLM_CFG["threads"],
+    shell:
+        "python -m repro simplified_blocks step-times --specs {params.specs:q} --settings {params.settings:q} "
+        "{params.vocabulary} --threads {params.threads} --out {output} > {log} 2>&1"
+
+
 rule simplified_blocks_mlm_pretrain:
     input:
         train=mlm_token_file("train"),
         valid=mlm_token_file("valid"),
+        step_times=rules.simplified_blocks_mlm_step_times.output,
     output:
         model=f"{MLM_RUNS}/{{variant}}/seed{{seed}}/model.safetensors",
         run=f"{MLM_RUNS}/{{variant}}/seed{{seed}}/run.json",
@@ -161,22 +191,19 @@ rule simplified_blocks_mlm_pretrain:
         f"{RESULTS}/benchmarks/{SB}/mlm/pretrain/{{variant}}_seed{{seed}}.tsv"
     wildcard_constraints:
         variant=mlm_variant_pattern(),
-    priority: PRIORITY_TIMING
+    priority: PRIORITY_LONG
     conda:
         ENV
-    # The blocks are compared at equal wall-clock budgets: a pre-training job holds every core, so
-    # that no other job runs beside it, and trains with mlm.threads.
-    threads: TIMING_THREADS
+    threads: MLM_CFG["threads"]
     resources:
         mem_mb=MLM_PRETRAIN_MEM_MB,
         runtime=30,
     params:
-        threads=MLM_CFG["threads"],
         spec=mlm_spec_json,
         run_dir=parent_dir,
     shell:
         "python -m repro simplified_blocks pretrain --spec {params.spec:q} --train-tokens {input.train} --valid-tokens {input.valid} "
-        "--run-dir {params.run_dir} --threads {params.threads} > {log} 2>&1"
+        "--step-times {input.step_times} --run-dir {params.run_dir} --threads {threads} > {log} 2>&1"
 
 
 rule simplified_blocks_mlm_curves:
@@ -212,7 +239,7 @@ rule simplified_blocks_mlm_finetune:
         f"{RESULTS}/benchmarks/{SB}/mlm/finetune/part{{shard}}.tsv"
     wildcard_constraints:
         shard=r"\d+",
-    priority: PRIORITY_AFTER_TIMING
+    priority: PRIORITY_LONG
     conda:
         ENV
     threads: MLM_CFG["threads"]
@@ -249,8 +276,8 @@ rule simplified_blocks_mlm_glue:
         "python -m repro simplified_blocks glue --inputs {input} --out-scores {output.scores} --out-average {output.average} > {log} 2>&1"
 
 
-register_notebook(SB, "fig07", [sb_data("mlm_curves.csv")])
-register_notebook(SB, "fig27", [sb_data("mlm_curves.csv")])
+register_notebook(SB, "fig07", [sb_data("mlm_curves.csv"), sb_data("mlm_step_times.csv")])
+register_notebook(SB, "fig27", [sb_data("mlm_curves.csv"), sb_data("mlm_step_times.csv")])
 register_notebook(SB, "table02", [sb_data("glue_scores.csv"), sb_data("glue_average.csv")])
 # Table 1's GLUE column: table01.py joins glue_average.csv when it is among its inputs (after the three
 # decoder tables); added here, once, so the decoder rules need not know about the masked-LM part.

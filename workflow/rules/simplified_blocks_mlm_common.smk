@@ -68,3 +68,19 @@ def mlm_token_file(split):
 def mlm_glue_limit_option():
     limit = MLM_DATA_CFG.get("glue_train_limit")
     return f"--train-limit {int(limit)}" if limit else ""
+
+
+def mlm_step_times_tokens(wildcards):
+    """The step timing needs no data, only the vocabulary: the tokenizer's configured size offline;
+    a hub tokenizer's is read from its token file (and the job then waits for it)."""
+    return [mlm_token_file("train")] if MLM_HUB else []
+
+
+def mlm_step_times_vocabulary(wildcards, input):
+    return f"--tokens {input.tokens[0]}" if MLM_HUB else f"--vocab-size {config['tokenizer']['vocab_size']}"
+
+
+def mlm_step_times_specs(wildcards):
+    """One run spec per block (the first seed; the seed does not change the cost of an update)."""
+    seed = MLM_CFG["seeds"][0]
+    return json.dumps([mlm_run_spec(MLM_CFG, v, seed) for v in MLM_CFG["variants"]], sort_keys=True)

@@ -30,6 +30,6 @@ __getattr__, __dir__, __all__ = lazy_exports(
             "Task",
             "padding_mask",
         ),
-        "repro.training.trainer": ("TrainingInterrupted", "TrainResult", "evaluate", "train"),
+        "repro.training.trainer": ("TrainingInterrupted", "TrainResult", "evaluate", "train", "update_stepper"),
     },
 )

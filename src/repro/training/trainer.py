@@ -429,6 +429,30 @@ class _Run:
         )
 
 
+@contextlib.contextmanager
+def update_stepper(model: nn.Module, task: Task, config: TrainConfig):
+    """A zero-argument callable that makes one optimizer update exactly as `train` makes it (batch,
+    schedule, autocast, loss, backward, clipping, AdamW), for timing: its run directory is a scratch
+    directory, removed on exit, and nothing is checkpointed or logged. On a GPU each call waits for
+    its work to finish, so that a clock around it measures the update."""
+    import tempfile
+
+    torch.set_num_threads(config.threads)
+    with tempfile.TemporaryDirectory(prefix="repro-steps-") as scratch:
+        run = _Run(model, task, config, Path(scratch))
+        run.open(restart=False)
+        synchronize = torch.cuda.synchronize if run.device.type == "cuda" else (lambda: None)
+
+        def step() -> None:
+            run.update()
+            synchronize()
+
+        try:
+            yield step
+        finally:
+            run.metrics.close()
+
+
 def train(
     model: nn.Module,
     task: Task,

@@ -104,7 +104,7 @@ def mlm_problems(config: dict, paper: str) -> list[str]:
         if spec["train"].get("time_budget_s") is None:
             found.setdefault(
                 source_key(where, mlm, variant, "train", "time_budget_s"),
-                "is null; the masked-LM runs are compared at equal wall-clock time: set it in seconds",
+                "is null; the masked-LM runs are compared at equal training time: set it in seconds",
             )
         if need is not None and cfg.position in TABLE_POSITIONS and cfg.max_seq_len < need:
             found.setdefault(

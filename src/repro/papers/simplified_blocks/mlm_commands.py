@@ -3,7 +3,8 @@ Transformer Blocks" (crammed-BERT stand-in, Figs 7, 27, Tables 1-2).
 
     prose      docstrings and comments of the code corpus, as a text corpus (repro.data.mlm_text)
     glue-data  the GLUE stand-in tasks from the code corpus' lines (repro.data.glue_standin)
-    pretrain   one masked-LM run of a block, under a wall-clock budget (SparseMaskedLMTask)
+    step-times seconds per update of every block, timed interleaved with random tokens (a timing job)
+    pretrain   one masked-LM run of a block: the updates its time budget buys at its timed step
     finetune   fine-tune one pre-trained encoder on every task, several seeds -> tidy CSV
     glue       gather the fine-tuning CSVs -> glue_scores.csv (one row per run and column) and
                glue_average.csv (per block: GLUE average, mean and sd over seeds)
@@ -18,6 +19,7 @@ The spec of one pre-training run comes from repro.papers.simplified_blocks.specs
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -57,10 +59,21 @@ def add_actions(actions) -> None:
     hub_glue.add_argument("--mirror", default=None, help="local copy: MIRROR/<task>/<hub split>.parquet|jsonl|csv")
     hub_glue.set_defaults(func=hub_glue_cmd)
 
-    pretrain = actions.add_parser("pretrain", help="one masked-LM run under a wall-clock budget")
+    timing = actions.add_parser("step-times", help="seconds per masked-LM update of every block, timed interleaved")
+    timing.add_argument("--specs", required=True, help="JSON list of specs.mlm_run_spec, one per block")
+    timing.add_argument("--settings", required=True, help="JSON: warmup_rounds, timed_steps, rounds")
+    vocabulary = timing.add_mutually_exclusive_group(required=True)
+    vocabulary.add_argument("--vocab-size", type=int, help="ids of the tokenizer the runs will read")
+    vocabulary.add_argument("--tokens", help="a token file of the runs (its vocabulary and special ids)")
+    timing.add_argument("--threads", type=int, default=1)
+    timing.add_argument("--out", required=True)
+    timing.set_defaults(func=step_times_cmd)
+
+    pretrain = actions.add_parser("pretrain", help="one masked-LM run: the updates its time budget buys")
     pretrain.add_argument("--spec", required=True, help="JSON from specs.mlm_run_spec")
     pretrain.add_argument("--train-tokens", required=True)
     pretrain.add_argument("--valid-tokens", required=True)
+    pretrain.add_argument("--step-times", required=True, help="CSV from step-times (seconds per update of each block)")
     pretrain.add_argument("--run-dir", required=True)
     pretrain.add_argument("--threads", type=int, default=1)
     pretrain.set_defaults(func=pretrain_cmd)
@@ -138,29 +151,117 @@ def hub_glue_cmd(args: argparse.Namespace) -> int:
 # -- pre-training --------------------------------------------------------------------------------
 
 
+def _encoder_settings(spec: dict, vocab: int, threads: int):
+    """The model and training settings of one masked-LM run of `spec` (from specs.mlm_run_spec), or an
+    error message; the run itself is compared with the others at equal time, so it needs a budget."""
+    from repro.models import ConfigError, config_from_dict
+    from repro.training import TrainConfig
+
+    try:
+        cfg = config_from_dict(dict(spec["model"], vocab_size=vocab), where=f"mlm {spec['variant']}.model")
+        train_cfg = TrainConfig(**dict(spec["train"], threads=threads))
+    except (ConfigError, ValueError, TypeError) as err:
+        return None, None, str(err)
+    if cfg.causal or cfg.output != "none" or not cfg.tie_embeddings:
+        return None, None, "a masked-LM encoder needs causal: false, output: none and tie_embeddings: true"
+    if train_cfg.time_budget_s is None:
+        return None, None, "the masked-LM runs are compared at equal training time: set train.time_budget_s"
+    return cfg, train_cfg, None
+
+
+def _masked_lm_task(train_chunks, eval_chunks, meta: dict, vocab: int, mask_prob: float):
+    from repro.data.tokenizer import EOS_ID, MASK_ID
+    from repro.training.sparse_mlm import SparseMaskedLMTask
+
+    # token files from a hub tokenizer carry its mask and special ids (`data hub-tokens --masked-lm`);
+    # the offline ones use ours
+    mask_id, special_ids = int(meta.get("mask_id", MASK_ID)), tuple(meta.get("special_ids", (EOS_ID, MASK_ID)))
+    return SparseMaskedLMTask(
+        train_chunks, eval_chunks, mask_token_id=mask_id, vocab_size=vocab, mask_prob=mask_prob, special_ids=special_ids
+    )
+
+
+def step_times_cmd(args: argparse.Namespace) -> int:
+    """Seconds per training update of every block, timed interleaved in one process (a timing job)."""
+    import pandas as pd
+    import torch
+
+    from repro.analysis.throughput import time_interleaved
+    from repro.data.lm_tokens import load_token_stream
+    from repro.models import Transformer
+    from repro.training import update_stepper
+
+    specs, settings = json.loads(args.specs), json.loads(args.settings)
+    unknown = set(settings) - {"warmup_rounds", "timed_steps", "rounds"}
+    if unknown or not specs:
+        return _error(f"unknown step-timing settings {sorted(unknown)}" if unknown else "no run specs to time")
+    meta = {} if args.tokens is None else load_token_stream(args.tokens)[2]
+    vocab = int(meta["vocab_size"]) if args.tokens is not None else args.vocab_size
+    torch.set_num_threads(args.threads)
+    # The cost of an update does not depend on which tokens it sees: random chunks of the right
+    # vocabulary and length stand in for the corpus, so that this job needs no data.
+    generator = torch.Generator().manual_seed(0)
+    steppers, configs = {}, {}
+    with contextlib.ExitStack() as stack:
+        for spec in specs:
+            cfg, train_cfg, problem = _encoder_settings(spec, vocab, args.threads)
+            if problem:
+                return _error(problem)
+            chunks = torch.randint(0, vocab, (4 * train_cfg.batch_size, cfg.max_seq_len), generator=generator)
+            task = _masked_lm_task(chunks, chunks[: train_cfg.batch_size], meta, vocab, spec["mask_prob"])
+            torch.manual_seed(train_cfg.seed)
+            update = stack.enter_context(update_stepper(Transformer(cfg), task, train_cfg))
+            steppers[spec["variant"]] = lambda update=update: [update() for _ in range(settings["timed_steps"])]
+            configs[spec["variant"]] = train_cfg
+        table = time_interleaved(steppers, rounds=settings["rounds"], warmup=settings["warmup_rounds"])
+    table["seconds_per_step"] = table["seconds"] / settings["timed_steps"]
+    table["batch_size"] = table["variant"].map(lambda v: configs[v].batch_size)
+    table["vocab_size"] = vocab
+    write_csv(pd.DataFrame(table), args.out, float_format=CSV_FLOATS)
+    medians = table.groupby("variant", sort=False)["seconds_per_step"].median()
+    print("median seconds per update: " + ", ".join(f"{v} {s:.4f}" for v, s in medians.items()), file=sys.stderr)
+    return 0
+
+
+def budget_steps(step_times: str | Path, variant: str, vocab: int, budget_s: float, cap: int) -> int:
+    """The updates `variant` makes in `budget_s` seconds at its median timed step (at least 1, at most
+    `cap`), from a `step-times` table. Raises ValueError when the table does not time this run."""
+    import pandas as pd
+
+    table = pd.read_csv(step_times)
+    rows = table[table["variant"] == variant]
+    if rows.empty:
+        raise ValueError(f"{step_times} has no step times of {variant!r} (timed: {sorted(set(table['variant']))})")
+    if set(rows["vocab_size"]) != {vocab}:
+        raise ValueError(
+            f"{step_times} timed {variant!r} with a vocabulary of {sorted(set(rows['vocab_size']))} ids but the "
+            f"tokens have {vocab}: time the blocks again with this vocabulary"
+        )
+    return max(1, min(cap, int(budget_s / float(rows["seconds_per_step"].median()))))
+
+
 def pretrain_cmd(args: argparse.Namespace) -> int:
+    import dataclasses
+
     import torch
 
     from repro.data.errors import DataError
     from repro.data.lm_tokens import load_lm_splits, load_token_stream
-    from repro.data.tokenizer import EOS_ID, MASK_ID
-    from repro.models import ConfigError, config_from_dict
     from repro.runs import new_run_model, train_run
-    from repro.training import TrainConfig
-    from repro.training.sparse_mlm import SparseMaskedLMTask
 
     spec = json.loads(args.spec)
     _, _, meta = load_token_stream(args.train_tokens)
     vocab = int(meta["vocab_size"])
+    cfg, train_cfg, problem = _encoder_settings(spec, vocab, args.threads)
+    if problem:
+        return _error(problem)
     try:
-        cfg = config_from_dict(dict(spec["model"], vocab_size=vocab), where=f"mlm {spec['variant']}.model")
-        train_cfg = TrainConfig(**dict(spec["train"], threads=args.threads))
-    except (ConfigError, ValueError, TypeError) as err:
-        return _error(str(err))
-    if cfg.causal or cfg.output != "none" or not cfg.tie_embeddings:
-        return _error("a masked-LM encoder needs causal: false, output: none and tie_embeddings: true")
-    if train_cfg.time_budget_s is None:
-        return _error("the masked-LM runs are compared at equal wall-clock time: set train.time_budget_s")
+        steps = budget_steps(args.step_times, spec["variant"], vocab, train_cfg.time_budget_s, train_cfg.steps)
+    except (ValueError, KeyError, OSError) as err:
+        return _error(f"step times: {err}")
+    budget = train_cfg.time_budget_s
+    # Equal time, as a number of updates: the run is deterministic and may share the machine.
+    train_cfg = dataclasses.replace(train_cfg, steps=steps, time_budget_s=None)
     seq_len = cfg.max_seq_len
     try:
         train_chunks, eval_chunks = load_lm_splits(
@@ -172,17 +273,7 @@ def pretrain_cmd(args: argparse.Namespace) -> int:
         )
     except DataError as err:
         return _error(str(err))
-    # token files from a hub tokenizer carry its mask and special ids (`data hub-tokens --masked-lm`);
-    # the offline ones use ours
-    mask_id, special_ids = int(meta.get("mask_id", MASK_ID)), tuple(meta.get("special_ids", (EOS_ID, MASK_ID)))
-    task = SparseMaskedLMTask(
-        train_chunks,
-        eval_chunks,
-        mask_token_id=mask_id,
-        vocab_size=vocab,
-        mask_prob=spec["mask_prob"],
-        special_ids=special_ids,
-    )
+    task = _masked_lm_task(train_chunks, eval_chunks, meta, vocab, spec["mask_prob"])
     torch.set_num_threads(args.threads)
     model = new_run_model(args.run_dir, cfg, train_cfg.seed)
     train_run(
@@ -191,7 +282,8 @@ def pretrain_cmd(args: argparse.Namespace) -> int:
         train_cfg,
         args.run_dir,
         f"mlm {spec['variant']} seed {train_cfg.seed}",
-        f"{len(train_chunks):,} train chunks of {seq_len} tokens, budget {train_cfg.time_budget_s} s",
+        f"{len(train_chunks):,} train chunks of {seq_len} tokens, {steps:,} updates (the {budget} s budget at the "
+        "timed step)",
     )
     return 0
 
