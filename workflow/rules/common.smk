@@ -24,8 +24,10 @@ TIMING_THREADS = 1 if SCALE == "smoke" else workflow.cores
 # happens only when two of them end together: so the timing jobs that others wait for need no
 # input and run first, while the machine is still free. Then the data that long chains of jobs
 # wait for, then the long training jobs, and the many short jobs fill the gaps at the end.
-PRIORITY_TIMING = 3  # the jobs that hold every core
-PRIORITY_DATA = 2  # the datasets that the training jobs read
+# Snakemake picks the set of ready jobs with the largest sum of priorities that fits the free cores,
+# so a timing job's priority must exceed the sum of a full machine of other jobs.
+PRIORITY_TIMING = 1000  # the jobs that hold every core
+PRIORITY_DATA = 10  # the datasets that the training jobs read (above two training jobs together)
 PRIORITY_LONG = 1  # training jobs of several minutes each
 
 
