@@ -1,14 +1,16 @@
 """What the simplified_blocks claims share: the block names of their measured texts, the catalog's
-"matches" and "clearly worse", and the registration of a table of claims (a row per claim, its type
-extending repro.pipeline.claims.ClaimRow with what its measure reads).
+"matches" and "clearly worse", the null of a speed order, and the registration of a table of claims
+(a row per claim, its type extending repro.pipeline.claims.ClaimRow with what its measure reads).
 """
 
 from __future__ import annotations
 
+import pandas as pd
+
 from repro.pipeline import claims
 from repro.pipeline.claims import ClaimRow
 
-__all__ = ["NAMES", "PAPER", "ClaimRow", "clearly_worse", "matches", "register_table"]
+__all__ = ["NAMES", "PAPER", "ClaimRow", "as_fast_as_pre_ln", "clearly_worse", "matches", "register_table"]
 
 PAPER = "simplified_blocks"
 
@@ -31,6 +33,13 @@ def matches(gap: float, delta: float) -> bool:
 def clearly_worse(gap: float, delta: float) -> bool:
     """The catalog's "clearly worse": mean gap > δ."""
     return gap > delta
+
+
+def as_fast_as_pre_ln(timings: pd.DataFrame, value: str, keys: list[str]) -> pd.DataFrame:
+    """`timings` with every block's `value` replaced by Pre-LN's at the same `keys` (such as the
+    timing round): the null of a speed order, where no block is faster or slower than Pre-LN."""
+    pre_ln = timings.loc[timings["variant"] == "pre_ln", [*keys, value]]
+    return timings.assign(**{value: timings[keys].merge(pre_ln, on=keys, how="left")[value].to_numpy()})
 
 
 def register_table(rows, measure, *, inputs, kind, null=None):

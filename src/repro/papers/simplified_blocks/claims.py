@@ -26,6 +26,7 @@ from repro.papers.simplified_blocks.claim_table import (
     NAMES,
     PAPER,
     ClaimRow,
+    as_fast_as_pre_ln,
     clearly_worse,
     matches,
     register_table,
@@ -649,10 +650,7 @@ def _speed_order(data, row: _SpeedOrder) -> Measurement:
 
 def _as_fast_as_pre_ln(data) -> dict[str, pd.DataFrame]:
     """The null of a speed order: every block runs at Pre-LN's tokens/s of the same round."""
-    timings = data[TIMINGS]
-    pre_ln = timings[timings["variant"] == "pre_ln"].set_index(["mode", "round"])["tokens_per_s"]
-    same = pre_ln.reindex(pd.MultiIndex.from_frame(timings[["mode", "round"]])).to_numpy()
-    return {TIMINGS: timings.assign(tokens_per_s=same)}
+    return {TIMINGS: as_fast_as_pre_ln(data[TIMINGS], "tokens_per_s", ["mode", "round"])}
 
 
 FASTER, NO_FASTER = Region.above(1.0), Region.at_most(1.0)

@@ -36,6 +36,7 @@ from repro.papers.simplified_blocks.claim_table import (
     NAMES,
     PAPER,
     ClaimRow,
+    as_fast_as_pre_ln,
     clearly_worse,
     matches,
     register_table,
@@ -145,9 +146,7 @@ def _speed_parts(data, pairs) -> dict:
 
 def _as_fast_as_pre_ln(data) -> dict[str, pd.DataFrame]:
     """The null of a speed order: every block takes Pre-LN's seconds per update of the same round."""
-    times = data[MLM_STEP_TIMES]
-    pre_ln = times[times["variant"] == "pre_ln"].set_index("round")["seconds_per_step"]
-    return {MLM_STEP_TIMES: times.assign(seconds_per_step=times["round"].map(pre_ln))}
+    return {MLM_STEP_TIMES: as_fast_as_pre_ln(data[MLM_STEP_TIMES], "seconds_per_step", ["round"])}
 
 
 def _order_reversed(data) -> dict[str, pd.DataFrame]:

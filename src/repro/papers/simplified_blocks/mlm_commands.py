@@ -183,7 +183,6 @@ def _masked_lm_task(train_chunks, eval_chunks, meta: dict, vocab: int, mask_prob
 
 def step_times_cmd(args: argparse.Namespace) -> int:
     """Seconds per training update of every block, timed interleaved in one process (a timing job)."""
-    import pandas as pd
     import torch
 
     from repro.analysis.throughput import time_interleaved
@@ -201,7 +200,7 @@ def step_times_cmd(args: argparse.Namespace) -> int:
     # The cost of an update does not depend on which tokens it sees: random chunks of the right
     # vocabulary and length stand in for the corpus, so that this job needs no data.
     generator = torch.Generator().manual_seed(0)
-    steppers, configs = {}, {}
+    steppers, batch_sizes = {}, {}
     with contextlib.ExitStack() as stack:
         for spec in specs:
             cfg, train_cfg, problem = _encoder_settings(spec, vocab, args.threads)
@@ -212,12 +211,12 @@ def step_times_cmd(args: argparse.Namespace) -> int:
             torch.manual_seed(train_cfg.seed)
             update = stack.enter_context(update_stepper(Transformer(cfg), task, train_cfg))
             steppers[spec["variant"]] = lambda update=update: [update() for _ in range(settings["timed_steps"])]
-            configs[spec["variant"]] = train_cfg
+            batch_sizes[spec["variant"]] = train_cfg.batch_size
         table = time_interleaved(steppers, rounds=settings["rounds"], warmup=settings["warmup_rounds"])
     table["seconds_per_step"] = table["seconds"] / settings["timed_steps"]
-    table["batch_size"] = table["variant"].map(lambda v: configs[v].batch_size)
+    table["batch_size"] = table["variant"].map(batch_sizes)
     table["vocab_size"] = vocab
-    write_csv(pd.DataFrame(table), args.out, float_format=CSV_FLOATS)
+    write_csv(table, args.out, float_format=CSV_FLOATS)
     medians = table.groupby("variant", sort=False)["seconds_per_step"].median()
     print("median seconds per update: " + ", ".join(f"{v} {s:.4f}" for v, s in medians.items()), file=sys.stderr)
     return 0
