@@ -69,6 +69,7 @@ rule code_tokens:
         f"{RESULTS}/logs/data/code_tokens.log",
     benchmark:
         f"{RESULTS}/benchmarks/data/code_tokens.tsv"
+    priority: PRIORITY_DATA
     conda:
         ENV
     threads: 1

@@ -19,6 +19,7 @@ rule layer_diversity_data:
         f"{RESULTS}/logs/{LD}/data.log",
     benchmark:
         f"{RESULTS}/benchmarks/{LD}/data.tsv"
+    priority: PRIORITY_DATA
     conda:
         ENV
     threads: 1
@@ -50,6 +51,7 @@ rule layer_diversity_hub_data:
         f"{RESULTS}/benchmarks/{LD}/hub_data/{{family}}.tsv"
     wildcard_constraints:
         family="|".join(LD_FAMILIES),
+    priority: PRIORITY_DATA
     conda:
         ENV
     threads: 1

@@ -163,6 +163,7 @@ rule param_allocation_hub_tokens:
         f"{RESULTS}/logs/{PA}/hub_tokens.log",
     benchmark:
         f"{RESULTS}/benchmarks/{PA}/hub_tokens.tsv"
+    priority: PRIORITY_DATA
     conda:
         ENV
     threads: 1

@@ -24,6 +24,7 @@ rule simplified_blocks_hub_tokens:
         f"{RESULTS}/logs/{SB}/hub_tokens.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SB}/hub_tokens.tsv"
+    priority: PRIORITY_DATA
     conda:
         ENV
     threads: 1

@@ -25,6 +25,7 @@ rule sixteen_heads_data:
         f"{RESULTS}/logs/{SH}/data/{{task}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SH}/data/{{task}}.tsv"
+    priority: PRIORITY_DATA
     conda:
         ENV
     threads: 1
@@ -50,6 +51,7 @@ rule sixteen_heads_hub_data:
         f"{RESULTS}/logs/{SH}/hub_data/{{task}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/{SH}/hub_data/{{task}}.tsv"
+    priority: PRIORITY_DATA
     conda:
         ENV
     threads: 1
@@ -79,6 +81,7 @@ rule sixteen_heads_convert:
         f"{RESULTS}/benchmarks/{SH}/convert/{{family}}.tsv"
     wildcard_constraints:
         family="cls",
+    priority: PRIORITY_DATA
     conda:
         ENV
     threads: 1
