@@ -233,6 +233,43 @@ def test_topic_confusion_draws_words_of_the_next_topic_only():
     assert 0.25 < other / (own + other) < 0.35
 
 
+def test_bayes_accuracy_is_the_full_posterior_argmax():
+    """TOPIC's Bayes accuracy equals the argmax of the posterior built from every factor of the generator
+    (noise words, Zipf ranks included), so the factors the function drops do cancel; the rule tasks are 1."""
+    from repro.data.synthetic.prompt_tasks import (
+        TOPIC_NOISE_WORDS,
+        TOPIC_VOCABULARIES,
+        TOPIC_ZIPF,
+        bayes_accuracy,
+        generate_prompt_task,
+    )
+
+    params = {"length": [4, 10], "noise_prob": 0.6, "confusion": 0.3}
+    task = generate_prompt_task("topic", 3, {"train": 4, "test": 600}, params)
+    split = task.splits["test"]
+    credit = []
+    for row, pos, label in zip(split["input_ids"], split["answer_pos"], split["labels"]):
+        likelihood = np.ones(4)
+        for word in row[1:pos]:
+            for y in range(4):
+                p = 0.6 / len(TOPIC_NOISE_WORDS) if word in TOPIC_NOISE_WORDS else 0.0
+                for k, share in ((y, 0.7), ((y + 1) % 4, 0.3)):
+                    hits = np.flatnonzero(TOPIC_VOCABULARIES[k] == word)
+                    p += 0.4 * share * (TOPIC_ZIPF[hits[0]] if len(hits) else 0.0)
+                likelihood[y] *= p
+        best = np.isclose(likelihood, likelihood.max(), rtol=1e-9, atol=0.0)
+        credit.append(best[label] / best.sum())
+    assert bayes_accuracy("topic", split, task.meta["params"]) == pytest.approx(np.mean(credit), abs=1e-12)
+    assert 0.85 < np.mean(credit) < 0.95  # noisy by design: below 1, far above chance
+    clean = generate_prompt_task("topic", 3, {"train": 4, "test": 200}, {})
+    assert bayes_accuracy("topic", clean.splits["test"], clean.meta["params"]) == 1.0
+    for name in ("sent", "entail", "mc"):
+        other = generate_prompt_task(name, 0, {"train": 4, "test": 8}, {})
+        assert bayes_accuracy(name, other.splits["test"], other.meta["params"]) == 1.0
+    with pytest.raises(DataError, match="unknown prompt task"):
+        bayes_accuracy("nope", split, {})
+
+
 def test_mc_modulus_sets_the_numbers_and_bad_values_are_refused():
     from repro.data.errors import DataError
     from repro.data.synthetic.prompt_tasks import generate_prompt_task

@@ -16,7 +16,15 @@ from repro.data.errors import DataError
 from repro.papers.layer_diversity import claims
 from repro.papers.layer_diversity.checks import check_section as check_config_section
 from repro.papers.layer_diversity.specs import family_run_spec
-from repro.pipeline.claims import NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, judge_claim, judge_paper, load_claims
+from repro.pipeline.claims import (
+    INCONCLUSIVE,
+    NOT_MEASURABLE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    judge_claim,
+    judge_paper,
+    load_claims,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 TASKS = ["sent", "entail", "topic", "mc"]
@@ -428,6 +436,20 @@ def test_depth_claims_rest_on_the_pairs_with_signal_only():
     }
 
 
+def test_signal_is_measured_against_the_tasks_bayes_accuracy():
+    """A task noisy by design (TOPIC: Bayes accuracy below 1) whose shallowest model is at its Bayes accuracy
+    has nothing for depth to show, although it is below 1."""
+    from repro.papers.layer_diversity.depth_scaling import signal_table
+
+    curves = {("llama", "topic"): [0.905, 0.91, 0.911, 0.91], ("llama", "sent"): [0.6, 0.7, 0.75, 0.78]}
+    depth = pd.DataFrame(_depth_rows(curves))
+    without = signal_table(depth, TWO_TASKS).set_index("task")
+    assert bool(without.loc["topic", "signal"]) and without.loc["topic", "ceiling"] == 1.0
+    with_bayes = signal_table(depth, TWO_TASKS.assign(ceiling=[1.0, 0.911])).set_index("task")
+    assert not with_bayes.loc["topic", "signal"] and with_bayes.loc["topic", "ceiling"] == 0.911
+    assert bool(with_bayes.loc["sent", "signal"])
+
+
 def test_doubling_claim_is_gated_on_signal_and_fails_on_its_null(tmp_path):
     noise = {("gpt", "sent"): [0.5, 0.51, 0.49, 0.52], ("gpt", "topic"): [1.0, 1.0, 1.0, 1.0]}
     row = _judge_depth(tmp_path, noise)
@@ -507,3 +529,47 @@ def test_fig05_claim_judges_the_partial_correlation_and_fails_on_its_null(tmp_pa
     tables["fig06_depth"] = _depth_rows({("gpt", "sent"): [0.5, 0.51, 0.49, 0.5]})
     row = _judge(tmp_path, "bias_and_diversity_rise_together", **tables)
     assert row["verdict"] == NOT_MEASURABLE and row["gate"].startswith("failed"), row
+
+
+def _duplication(gaps):
+    """fig07_duplication.csv rows of llama at base depth 1 on sent: acc(duplicated) = acc(trained) + gap[seed]."""
+    rows = []
+    for seed, gap in enumerate(gaps):
+        for variant, acc in (("original", 0.65), ("trained", 0.8), ("duplicated", 0.8 + gap)):
+            rows.append(
+                dict(
+                    family="llama",
+                    base_depth=1,
+                    seed=seed,
+                    task="sent",
+                    variant=variant,
+                    layers=1 + (variant != "original"),
+                    accuracy=acc,
+                    diversity=1.0,
+                    module_diversity_per_m2=1.0,
+                )
+            )
+    return rows
+
+
+def test_duplicated_block_claim_is_judged_by_interval_and_fails_on_its_null(tmp_path):
+    curves = {("llama", "sent"): [0.65, 0.8, 0.85, 0.9], ("llama", "topic"): [0.25, 0.25, 0.25, 0.25]}
+    depth = pd.DataFrame(
+        [r for r in _depth_rows(curves)] + [dict(r, seed=2) for r in _depth_rows(curves) if r["seed"] == 0]
+    )
+
+    def judge(gaps):
+        return _judge(
+            tmp_path,
+            "duplicated_block_no_better_than_trained",
+            fig07_duplication=_duplication(gaps),
+            fig06_depth=depth,
+            table01_tasks=TWO_TASKS,
+        )
+
+    row = judge([-0.1, -0.12, -0.09])
+    assert row["verdict"] == REPRODUCED and row["null"].startswith(NOT_REPRODUCED) and "llama/sent" in row["detail"]
+    assert judge([-0.1, 0.05, -0.09])["verdict"] == INCONCLUSIVE  # the interval straddles 0
+    assert judge([0.1, 0.12, 0.09])["verdict"] == NOT_REPRODUCED
+    # a tie satisfies "no better than" and so does its swap: the check cannot fail there
+    assert judge([0.0, 0.0, 0.0])["verdict"] == NOT_MEASURABLE

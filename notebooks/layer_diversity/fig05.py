@@ -36,7 +36,9 @@ from repro.pipeline.plotting import accuracy_axis, palette, save_figure, use_sty
 use_style()
 prefixes = pd.read_csv(inputs[0])
 examples = pd.read_csv(inputs[1])
-chance = 1 / pd.read_csv(inputs[2]).set_index("task")["labels"]  # a constant guess of a balanced task
+task_table = pd.read_csv(inputs[2]).set_index("task")
+chance = 1 / task_table["labels"]  # a constant guess of a balanced task
+ceiling = task_table["ceiling"]  # the Bayes accuracy of the test split
 prefixes = prefixes[prefixes["target"] == "onehot"]
 families = list(dict.fromkeys(prefixes["family"]))
 colors = palette(families)
@@ -59,7 +61,7 @@ for r, task in enumerate(tasks):
                 layer = part.groupby("prefix")["layer_accuracy"].mean()
                 ax.plot(layer.index, layer.values, color=colors[family], linestyle="--", linewidth=1)
         if column == "accuracy":
-            accuracy_axis(ax, chance[task])
+            accuracy_axis(ax, chance[task], ceiling[task])
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if r == 0:
             ax.set_title(title + (" (— ensemble, -- layer ℓ)" if column == "accuracy" else ""), fontsize=9)

@@ -229,7 +229,8 @@ def accuracy_axis(ax, chance: float, ceiling: float = 1.0) -> None:
     chance or at the ceiling reads as such instead of being autoscaled into a slope."""
     margin = 0.04 * (ceiling - chance)
     ax.set_ylim(chance - margin, ceiling + margin)
-    for y, name in ((chance, f"chance {chance:.2f}"), (ceiling, "ceiling")):
+    top = "ceiling" if ceiling == 1 else f"ceiling {ceiling:.3f}"
+    for y, name in ((chance, f"chance {chance:.2f}"), (ceiling, top)):
         ax.axhline(y, color="#777777", ls=":", lw=0.8, zorder=0)
         ax.annotate(
             name,

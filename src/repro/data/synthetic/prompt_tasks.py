@@ -145,3 +145,35 @@ def generate_topic(seed: int, sizes: dict | None = None, params: dict | None = N
 
 def generate_mc(seed: int, sizes: dict | None = None, params: dict | None = None):
     return generate_prompt_task("mc", seed, sizes, params)
+
+
+def bayes_accuracy(task: str, split: dict, params: dict) -> float:
+    """The accuracy of the Bayes-optimal classifier on one split of a prompt task: the ceiling a model can
+    reach there. SENT, ENTAIL and MC label every body by a rule (1.0). TOPIC's words are noisy draws, so a
+    body can point to the wrong topic: its posterior over labels (uniform prior) is the product over topic
+    words of (1 − confusion)·[word of topic y] + confusion·[word of topic y + 1]; noise words, the Zipf rank
+    and the length are the same under every label and cancel. Ties count 1/(tied labels)."""
+    if task != "topic":
+        if task not in PROMPT_TASKS:
+            raise DataError(f"unknown prompt task {task!r}; choose one of {', '.join(PROMPT_TASKS)}")
+        return 1.0
+    confusion = float(resolve_params(task, PROMPT_TASKS[task][3], params)["confusion"])
+    topic_of = np.full(V.size, -1, dtype=np.int64)
+    topic_of[TOPIC_VOCABULARIES.ravel()] = np.repeat(np.arange(TOPICS), TOPIC_WORDS)
+    ids, answer_pos, labels = (np.asarray(split[key]) for key in ("input_ids", "answer_pos", "labels"))
+    # counts[n, k]: topic-k words in row n's body (between BOS and ANS)
+    body = (np.arange(ids.shape[1]) >= 1) & (np.arange(ids.shape[1]) < answer_pos[:, None])
+    topics = np.where(body, topic_of[ids], -1)
+    counts = np.stack([(topics == k).sum(axis=1) for k in range(TOPICS)], axis=1)
+    # log P(body | y) up to terms shared by every y: Σ_k counts[k] · log P(topic-k word | y)
+    own = np.log1p(-confusion)
+    other = np.log(confusion) if confusion > 0 else -np.inf
+    word_given = np.full((TOPICS, TOPICS), -np.inf)  # [y, k]
+    for y in range(TOPICS):
+        word_given[y, y] = own
+        word_given[y, (y + 1) % TOPICS] = other
+    with np.errstate(invalid="ignore"):
+        terms = np.where(counts[:, None, :] > 0, counts[:, None, :] * word_given[None], 0.0)  # [n, y, k]
+    log_post = terms.sum(axis=2)
+    best = log_post == log_post.max(axis=1, keepdims=True)
+    return float((best[np.arange(len(labels)), labels] / best.sum(axis=1)).mean())

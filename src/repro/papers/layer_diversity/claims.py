@@ -35,7 +35,7 @@ from repro.pipeline.claims import (
     register_table,
     verdict,
 )
-from repro.pipeline.decisions import CEILING_ROOM, LEARNED_SHARE
+from repro.pipeline.decisions import CEILING_ROOM, LEARNED_SHARE, Region, judge_parts
 
 PAPER = "layer_diversity"
 TASKS = ("sent", "entail", "topic", "mc")
@@ -82,6 +82,10 @@ DEVIATIONS = [
     "generator's 0.15, so that negation, which a one-layer model cannot resolve, decides the label often and depth "
     "matters. These settings were chosen from profiling and training curves so that deeper models learn more, "
     "never from claim verdicts.",
+    "ENTAIL and MC stay at chance in every family at the laptop scale (each model predicts one label), also with "
+    "the catalog's batch 64 and lr 1e-3 and with shorter premises and a smaller modulus (config/README.md); "
+    "TOPIC is noisy by design, and every family reaches its Bayes accuracy (0.911) at depth 1. The claims on "
+    "trained models are therefore judged on the (family, task) pairs with signal, in practice SENT.",
     "The exact module decomposition freezes the final norm's statistics of the full stream (direct logit "
     "attribution) so that the members sum exactly to the logits; the paper treats the norm as linear without "
     "saying how (catalog §2.1).",
@@ -301,8 +305,9 @@ def _signal_check(data) -> tuple[bool, str]:
 
 
 SIGNAL_GATE = Gate(
-    f"at least one (family, task) whose best depth is {LEARNED_SHARE:.0%} of the way from chance to 1 and whose "
-    f"shallowest depth is {CEILING_ROOM:.0%} of that span below 1; the claim is judged on those pairs only",
+    f"at least one (family, task) whose best depth is {LEARNED_SHARE:.0%} of the way from chance to the task's "
+    f"ceiling (its Bayes accuracy) and whose shallowest depth is {CEILING_ROOM:.0%} of that span below it; the "
+    "claim is judged on those pairs only",
     _signal_check,
 )
 
@@ -473,6 +478,17 @@ def tasks_are_balanced(data) -> Measurement:
 
 # --------------------------------------------------------------------------- Fig. 1 (toy inset)
 
+SYNTHETIC_MEMBERS = Gate(
+    "none needed: the members are constructed with known errors, no model is trained",
+    lambda data: (True, "constructed members"),
+)
+
+
+def _identical_as_independent(data) -> dict[str, pd.DataFrame]:
+    toy = data[TOY]
+    identical = toy[toy["ensemble"] == "identical"]
+    return {TOY: pd.concat([identical, identical.assign(ensemble="independent")], ignore_index=True)}
+
 
 @claim(
     paper=PAPER,
@@ -483,6 +499,8 @@ def tasks_are_balanced(data) -> Measurement:
     tolerance="MSE(M+1) < MSE(M) for every M = 1..M_max−1 (independent members)",
     inputs=[TOY],
     kind="empirical",
+    gate=SYNTHETIC_MEMBERS,
+    null=Null("the identical members in place of the independent ones (no diversity)", _identical_as_independent),
 )
 def toy_diverse_members_lower_mse(data) -> Measurement:
     toy = data[TOY]
@@ -604,6 +622,10 @@ def doubling_gains_diminish(data) -> Measurement:
     )
 
 
+def _judged_at_smallest_n(tests: pd.DataFrame) -> pd.DataFrame:
+    return tests.assign(judged=tests["samples"] == tests["samples"].min())
+
+
 @claim(
     paper=PAPER,
     item="fig06",
@@ -613,6 +635,11 @@ def doubling_gains_diminish(data) -> Measurement:
     tolerance="F(T∪{i}) − F(T) − [F(S∪{i}) − F(S)] ≤ 1e-3 bits for every prefix pair S ⊂ T, i ∉ T (plug-in, judged N)",
     inputs=[SUBMODULARITY, REAL_LAYERS],
     kind="empirical",
+    gate=SYNTHETIC_MEMBERS,
+    null=Null(
+        "the same tests at the smallest N, where the plug-in bias exceeds the tolerance",
+        lambda data: {SUBMODULARITY: _judged_at_smallest_n(data[SUBMODULARITY])},
+    ),
 )
 def independent_members_submodular(data) -> Measurement:
     # N: the catalog asks for 1e-3 bits at N = 20k. Chosen before any run from the known estimator bias:
@@ -765,40 +792,59 @@ def independent_member_adds_information(data) -> Measurement:
     )
 
 
+def _duplicated_and_trained_swapped(data) -> dict[str, pd.DataFrame]:
+    rows = data[DUPLICATION]
+    swap = {"duplicated": "trained", "trained": "duplicated"}
+    return {DUPLICATION: rows.assign(variant=rows["variant"].map(lambda v: swap.get(v, v)))}
+
+
 @claim(
     paper=PAPER,
     item="fig07",
     claim_id="duplicated_block_no_better_than_trained",
     statement="A copy of the last trained block, inserted untrained, helps no more than a trained extra layer.",
     paper_value="optional intervention of the catalog (Fig. 7 content U): expect duplicated ≤ trained",
-    tolerance="per family, seed means averaged over tasks and base depths: acc(duplicated) ≤ acc(trained L+1)",
-    inputs=[DUPLICATION],
+    tolerance="per family, the 95% interval over seeds of acc(duplicated) − acc(trained L+1), averaged over the "
+    "tasks with signal and the base depths, lies at or below 0",
+    inputs=[DUPLICATION, DEPTH, TASK_TABLE],
     kind="empirical",
+    gate=SIGNAL_GATE,
+    null=Null("the duplicated and the trained model swapped", _duplicated_and_trained_swapped),
 )
 def duplicated_block_no_better_than_trained(data) -> Measurement:
-    rows = data[DUPLICATION]
+    rows = data[DUPLICATION].merge(_signal_pairs(data), on=["family", "task"])
     wide = rows.pivot_table(
         index=["family", "base_depth", "task", "seed"], columns="variant", values=["accuracy", "diversity"]
     )
     if wide.empty or "trained" not in wide["accuracy"] or "duplicated" not in wide["accuracy"]:
-        return Measurement("no duplicated model has a trained model one layer deeper", NOT_MEASURABLE, _seeds(rows))
+        return Measurement(
+            "no duplicated model on a task with signal has a trained model one layer deeper", NOT_MEASURABLE, None
+        )
     wide = wide.dropna()
     acc, div = wide["accuracy"], wide["diversity"]
-    delta = (acc["duplicated"] - acc["trained"]).groupby(["family", "base_depth", "task"]).mean()  # seed means
-    per_family = delta.groupby("family").mean()
+    per_seed = (acc["duplicated"] - acc["trained"]).groupby(["family", "seed"]).mean()  # over tasks, base depths
     d_dup = (acc["duplicated"] - acc["original"]).groupby("family").mean()
     d_trained = (acc["trained"] - acc["original"]).groupby("family").mean()
     div_dup = (div["duplicated"] - div["original"]).groupby("family").mean()
     div_trained = (div["trained"] - div["original"]).groupby("family").mean()
+    families = sorted(per_seed.index.get_level_values("family").unique())
+    pairs = rows[["family", "task"]].drop_duplicates()
+    judged = judge_parts(
+        {family: (per_seed.loc[family].to_numpy(), Region.at_most(0.0)) for family in families},
+        detail="acc(duplicated) − acc(trained L+1) per family, on "
+        + ", ".join(f"{r.family}/{r.task}" for r in pairs.itertuples())
+        + ".",
+    )
     return Measurement(
-        measured="acc(dup) − acc(trained): " + ", ".join(f"{f} {v:+.3f}" for f, v in per_family.items()),
-        verdict=verdict(bool((per_family <= 0).all())),
-        seeds=int(rows["seed"].nunique()),
+        measured=judged.measured,
+        verdict=judged.verdict,
+        seeds=judged.seeds,
         detail=(
-            "Δacc from the original depth L, duplicated vs trained: "
-            + ", ".join(f"{f} {d_dup[f]:+.3f} vs {d_trained[f]:+.3f}" for f in per_family.index)
+            judged.detail
+            + " Δacc from the original depth L, duplicated vs trained: "
+            + ", ".join(f"{f} {d_dup[f]:+.3f} vs {d_trained[f]:+.3f}" for f in families)
             + ". ΔDiv (logit lens), duplicated vs trained: "
-            + ", ".join(f"{f} {div_dup[f]:+.3g} vs {div_trained[f]:+.3g}" for f in per_family.index)
+            + ", ".join(f"{f} {div_dup[f]:+.3g} vs {div_trained[f]:+.3g}" for f in families)
             + f". Base depths {sorted(rows['base_depth'].unique().tolist())}."
         ),
     )

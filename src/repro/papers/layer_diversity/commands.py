@@ -402,7 +402,11 @@ def correlations(units: pd.DataFrame) -> pd.DataFrame:
 
 
 def task_table(tasks: dict, stands_for: dict[str, str]) -> pd.DataFrame:
-    """One row per task: labels, label words, sizes, template, generator seed and parameters."""
+    """One row per task: labels, label words, sizes, template, generator seed and parameters, and the
+    ceiling: the Bayes accuracy of the test split for a synthetic task (below 1 where its labels are noisy
+    by design), 1 for hub data (human labels: no generator to compute it from)."""
+    from repro.data.synthetic import prompt_tasks
+
     rows = []
     for name, task in tasks.items():
         meta = task.meta
@@ -417,6 +421,11 @@ def task_table(tasks: dict, stands_for: dict[str, str]) -> pd.DataFrame:
                 "task": name,
                 "stands_for": stands_for.get(name, ""),
                 "labels": len(meta["label_names"]),
+                "ceiling": (
+                    prompt_tasks.bayes_accuracy(name, test, meta["params"])
+                    if meta.get("generator") == prompt_tasks.__name__
+                    else 1.0
+                ),
                 "label_words": label_words,
                 "label_names": " ".join(meta["label_names"]),
                 "train_examples": meta["sizes"].get("train", 0),

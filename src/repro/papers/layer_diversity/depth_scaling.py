@@ -66,17 +66,23 @@ __all__ = ["diminishing_doublings", "doubling_chain", "doubling_gains", "log_dep
 
 
 def signal_table(depth: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
-    """Per (family, task): chance (1 / labels, balanced test sets), the seed-mean accuracy of the best and of
-    the shallowest depth, and whether the pair has signal: its best depth at least LEARNED_SHARE of the way
-    from chance to 1, its shallowest depth at least CEILING_ROOM of that span below 1 (the conventions of
-    repro.pipeline.decisions.classifier_gate, fixed before this rule saw a laptop result)."""
-    chance = 1 / tasks.set_index("task")["labels"].astype(float)
+    """Per (family, task): chance (1 / labels, balanced test sets), ceiling (the task's Bayes accuracy, the
+    table's `ceiling` column; 1 where it has none), the seed-mean accuracy of the best and of the shallowest
+    depth, and whether the pair has signal: its best depth at least LEARNED_SHARE of the way from chance to
+    the ceiling, its shallowest depth at least CEILING_ROOM of that span below the ceiling (the conventions
+    of repro.pipeline.decisions.classifier_gate, fixed before this rule saw a laptop result)."""
+    table = tasks.set_index("task")
+    chance = 1 / table["labels"].astype(float)
+    ceiling = table["ceiling"].astype(float) if "ceiling" in table else pd.Series(1.0, index=table.index)
     means = depth.groupby(["family", "task", "depth"])["accuracy"].mean()
     rows = []
     for (family, task), curve in means.groupby(level=[0, 1], sort=True):
         curve = curve.droplevel([0, 1]).sort_index()
-        low, span = float(chance[task]), 1.0 - float(chance[task])
+        low, high = float(chance[task]), float(ceiling[task])
+        span = high - low
         best, shallowest = float(curve.max()), float(curve.iloc[0])
-        signal = best >= low + LEARNED_SHARE * span and shallowest <= 1.0 - CEILING_ROOM * span
-        rows.append(dict(family=family, task=task, chance=low, best=best, shallowest=shallowest, signal=signal))
-    return pd.DataFrame(rows, columns=["family", "task", "chance", "best", "shallowest", "signal"])
+        signal = best >= low + LEARNED_SHARE * span and shallowest <= high - CEILING_ROOM * span
+        rows.append(
+            dict(family=family, task=task, chance=low, ceiling=high, best=best, shallowest=shallowest, signal=signal)
+        )
+    return pd.DataFrame(rows, columns=["family", "task", "chance", "ceiling", "best", "shallowest", "signal"])
