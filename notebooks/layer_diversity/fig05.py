@@ -31,14 +31,13 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
+from repro.papers.layer_diversity.depth_scaling import task_levels
 from repro.pipeline.plotting import accuracy_axis, palette, save_figure, use_style
 
 use_style()
 prefixes = pd.read_csv(inputs[0])
 examples = pd.read_csv(inputs[1])
-task_table = pd.read_csv(inputs[2]).set_index("task")
-chance = 1 / task_table["labels"]  # a constant guess of a balanced task
-ceiling = task_table["ceiling"]  # the Bayes accuracy of the test split
+chance, ceiling = task_levels(pd.read_csv(inputs[2]))  # a constant guess of a balanced task; the Bayes accuracy
 prefixes = prefixes[prefixes["target"] == "onehot"]
 families = list(dict.fromkeys(prefixes["family"]))
 colors = palette(families)

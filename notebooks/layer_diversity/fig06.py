@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
-from repro.papers.layer_diversity.depth_scaling import signal_table
+from repro.papers.layer_diversity.depth_scaling import signal_table, task_levels
 from repro.pipeline.plotting import accuracy_axis, palette, save_figure, use_style
 
 use_style()
@@ -52,8 +52,7 @@ info = pd.read_csv(inputs[2])
 tests = pd.read_csv(inputs[3])
 real = pd.read_csv(inputs[4])
 task_table = pd.read_csv(inputs[5])
-chance = 1 / task_table.set_index("task")["labels"]  # a constant guess of a balanced task
-ceiling = task_table.set_index("task")["ceiling"]  # the Bayes accuracy of the test split
+chance, ceiling = task_levels(task_table)  # a constant guess of a balanced task; the Bayes accuracy
 # A fitted trend is drawn only where depth has something to show (the gate of the depth claims).
 signal = signal_table(depth, task_table).set_index(["family", "task"])["signal"]
 tasks = ["sent", "entail", "topic", "mc"]

@@ -62,7 +62,16 @@ def doubling_chain(gains: Mapping[tuple[int, int], float]) -> list[tuple[int, in
     return chain
 
 
-__all__ = ["diminishing_doublings", "doubling_chain", "doubling_gains", "log_depth_fit"]
+__all__ = ["diminishing_doublings", "doubling_chain", "doubling_gains", "log_depth_fit", "signal_table", "task_levels"]
+
+
+def task_levels(tasks: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """Per task of Table 1: chance (1 / labels: the test splits are balanced) and ceiling (its `ceiling`
+    column, the Bayes accuracy; 1 for a table written before that column existed)."""
+    table = tasks.set_index("task")
+    chance = 1 / table["labels"].astype(float)
+    ceiling = table["ceiling"].astype(float) if "ceiling" in table else pd.Series(1.0, index=table.index)
+    return chance, ceiling
 
 
 def signal_table(depth: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
@@ -71,9 +80,7 @@ def signal_table(depth: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
     depth, and whether the pair has signal: its best depth at least LEARNED_SHARE of the way from chance to
     the ceiling, its shallowest depth at least CEILING_ROOM of that span below the ceiling (the conventions
     of repro.pipeline.decisions.classifier_gate, fixed before this rule saw a laptop result)."""
-    table = tasks.set_index("task")
-    chance = 1 / table["labels"].astype(float)
-    ceiling = table["ceiling"].astype(float) if "ceiling" in table else pd.Series(1.0, index=table.index)
+    chance, ceiling = task_levels(tasks)
     means = depth.groupby(["family", "task", "depth"])["accuracy"].mean()
     rows = []
     for (family, task), curve in means.groupby(level=[0, 1], sort=True):
