@@ -67,6 +67,26 @@ rule simplified_blocks_mlm_tokens:
         "--out-dir {params.out_dir} --threads {threads} > {log} 2>&1"
 
 
+# The levels a masked LM of the pre-training text must beat: the held-out split's unigram (and bigram)
+# cross-entropy under counts of the train split; a masked token is drawn from the same unigram.
+rule simplified_blocks_mlm_reference_levels:
+    input:
+        train=mlm_token_file("train"),
+        valid=mlm_token_file("valid"),
+    output:
+        f"{MLM_DATA}/reference_levels.json",
+    log:
+        f"{RESULTS}/logs/{SB}/mlm/reference_levels.log",
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=5,
+    shell:
+        "python -m repro data reference-levels --train {input.train} --valid {input.valid} --out {output} > {log} 2>&1"
+
+
 rule simplified_blocks_mlm_glue_data:
     input:
         train=rules.code_corpus.output.train,

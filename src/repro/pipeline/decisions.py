@@ -222,17 +222,23 @@ def judge_parts(
 CODE_REFERENCE_LEVELS = "../data/code_corpus/tokens/reference_levels.json"
 
 
-def lm_gate(final_losses, margin: float = 1.0, levels: str = CODE_REFERENCE_LEVELS) -> Gate:
+def lm_gate(
+    final_losses, margin: float = 1.0, levels: str = CODE_REFERENCE_LEVELS, runs: str = "every language model"
+) -> Gate:
     """Every language model a claim rests on ends at least `margin` nats below the unigram level of its
     held-out split. `final_losses(data)` gives their final eval losses (nats/token); the claim lists
-    `levels` (the JSON of `python -m repro data reference-levels`) among its inputs."""
+    `levels` (the JSON of `python -m repro data reference-levels`) among its inputs. `runs` says in
+    words which models these are (the gate's description)."""
 
     def check(data) -> tuple[bool, str]:
         unigram = float(json.loads(data.path(levels).read_text())["unigram_nats"])
-        worst = max(float(x) for x in final_losses(data))
+        losses = [float(x) for x in final_losses(data)]
+        if not losses:
+            return False, "no run to check"
+        worst = max(losses)
         return worst <= unigram - margin, f"worst final eval loss {worst:.3f} nats against unigram {unigram:.3f}"
 
-    return Gate(f"every language model at least {margin:g} nat below its unigram level", check)
+    return Gate(f"{runs}: each at least {margin:g} nat below the unigram level of its split", check)
 
 
 #: A classifier has learned when it is at least this share of the way from chance to the ceiling ...

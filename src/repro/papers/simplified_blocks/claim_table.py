@@ -42,6 +42,6 @@ def as_fast_as_pre_ln(timings: pd.DataFrame, value: str, keys: list[str]) -> pd.
     return timings.assign(**{value: timings[keys].merge(pre_ln, on=keys, how="left")[value].to_numpy()})
 
 
-def register_table(rows, measure, *, inputs, kind, null=None):
+def register_table(rows, measure, *, inputs, kind, gate=None, null=None):
     """repro.pipeline.claims.register_table for this paper."""
-    return claims.register_table(PAPER, rows, measure, inputs=inputs, kind=kind, null=null)
+    return claims.register_table(PAPER, rows, measure, inputs=inputs, kind=kind, gate=gate, null=null)

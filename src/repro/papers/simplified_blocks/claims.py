@@ -11,6 +11,10 @@ Every tolerance below was fixed before any laptop-scale result of its figure exi
   stricter test than the paper's own figures support).
 - ε = 0.5% of the Pre-LN loss is the noise allowance of orderings ("non-decreasing", "≤ ... + ε").
 - Structural claims are exact: float64 rounding (1e-12) or exact integers.
+- Every loss claim is judged only when its reference runs end at least 1 nat below the code corpus'
+  unigram level, and declares a null on which it must not be reproduced (an untrained run, no effect,
+  an order reversed): see repro.papers.simplified_blocks.gates_and_nulls. The gains claims also need
+  a run that can move its gains across the claim's threshold at all.
 """
 
 from __future__ import annotations
@@ -34,8 +38,19 @@ from repro.papers.simplified_blocks.claim_table import (
 from repro.papers.simplified_blocks.equal_budget import loss_at, total
 from repro.papers.simplified_blocks.gain_trajectories import final as final_step
 from repro.papers.simplified_blocks.gain_trajectories import ratios
+from repro.papers.simplified_blocks.gates_and_nulls import (
+    LEVELS,
+    both,
+    learned,
+    no_effect,
+    pair_null,
+    relabelled,
+    reversed_order,
+    untrained,
+)
 from repro.pipeline.claims import (
     NOT_MEASURABLE,
+    Gate,
     Measurement,
     Null,
     claim,
@@ -112,10 +127,20 @@ class _Gap(ClaimRow):
     reference: str
     test: Callable[[float, float], bool]
     label: str
+    asserts: str  # gates_and_nulls.pair_null: as_good, no_better or differs
 
 
 def _fig26_gap(data, row: _Gap) -> Measurement:
     return _compare(data, [CURVES], row.variant, row.reference, row.test, row.label)
+
+
+def _fig26_gate(row: _Gap) -> Gate:
+    return learned([CURVES], (row.reference,), f"the {NAMES[row.reference]} runs")
+
+
+def _fig26_null(row: _Gap):
+    names = (NAMES[row.variant], NAMES[row.reference])
+    return pair_null([CURVES], row.asserts, lambda data: [row.variant], lambda data: [row.reference], names)
 
 
 # Fig 2's V-SkipInit claim reads the Fig 26 runs as well.
@@ -130,6 +155,7 @@ FIG26_GAPS = [
         reference="pre_ln",
         test=matches,
         label="L(sas) − L(Pre-LN)",
+        asserts="as_good",
     ),
     _Gap(
         item="fig26",
@@ -141,6 +167,7 @@ FIG26_GAPS = [
         reference="pre_ln",
         test=matches,
         label="L(sas_p) − L(Pre-LN)",
+        asserts="as_good",
     ),
     _Gap(
         item="fig26",
@@ -152,6 +179,7 @@ FIG26_GAPS = [
         reference="pre_ln",
         test=matches,
         label="L(parallel) − L(Pre-LN)",
+        asserts="as_good",
     ),
     _Gap(
         item="fig26",
@@ -163,6 +191,7 @@ FIG26_GAPS = [
         reference="sas_p",
         test=lambda gap, delta: gap >= 0.0,
         label="L(SAS-P no norm) − L(SAS-P)",
+        asserts="no_better",
     ),
     _Gap(
         item="fig26",
@@ -174,6 +203,7 @@ FIG26_GAPS = [
         reference="pre_ln",
         test=clearly_worse,
         label="L(V-SkipInit) − L(Pre-LN)",
+        asserts="differs",
     ),
     _Gap(
         item="fig02",
@@ -185,13 +215,25 @@ FIG26_GAPS = [
         reference="pre_ln",
         test=clearly_worse,
         label="L(V-SkipInit) − L(Pre-LN)",
+        asserts="differs",
     ),
 ]
 # Each claim's function stays a module attribute named after its claim, as with @claim.
-globals().update(register_table(FIG26_GAPS, _fig26_gap, inputs=[CURVES], kind="empirical"))
+globals().update(
+    register_table(
+        FIG26_GAPS, _fig26_gap, inputs=[CURVES, LEVELS], kind="empirical", gate=_fig26_gate, null=_fig26_null
+    )
+)
 
 
 # ----------------------------------------------------------------------------------------- Fig 2
+
+
+def _eval_at_first(data) -> dict[str, pd.DataFrame]:
+    curves = data[CURVES]
+    evals = curves["split"] == "eval"
+    first = curves[evals].sort_values("step").groupby(["variant", "seed"])["loss"].transform("first")
+    return {CURVES: curves.assign(loss=curves["loss"].where(~evals, first.reindex(curves.index)))}
 
 
 @claim(
@@ -201,8 +243,10 @@ globals().update(register_table(FIG26_GAPS, _fig26_gap, inputs=[CURVES], kind="e
     statement="Train and eval losses agree for Pre-LN and V-SkipInit (single-epoch regime, no overfitting).",
     paper_value="train ≈ eval for both blocks",
     tolerance="|train − eval| ≤ 5% of eval at the last 3 evaluations, every seed of both blocks",
-    inputs=[CURVES],
+    inputs=[CURVES, LEVELS],
     kind="empirical",
+    gate=learned([CURVES]),
+    null=Null("every eval loss at the run's first evaluation (eval apart from training)", _eval_at_first),
 )
 def train_equals_eval(data) -> Measurement:
     curves = data[CURVES]
@@ -244,6 +288,32 @@ def _grid(data, csvs=(GRID,)) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["variant", "init", "beta", "ratio", "tie", "seed", "loss"])
 
 
+def _fixed(grid: pd.DataFrame) -> pd.DataFrame:
+    """One row per variant of the untied, ratio-1 runs of a `_grid` table."""
+    return grid[(grid["tie"] == "none") & (grid["ratio"] == 1.0)].drop_duplicates("variant")
+
+
+def _beta_reversed(data) -> dict[str, str]:
+    out = {}
+    for _, rows in _fixed(_grid(data)).groupby("init"):
+        out.update(reversed_order(rows.sort_values("beta")["variant"].tolist()))
+    return out
+
+
+def _inits_swapped(data) -> dict[str, str]:
+    wide = _fixed(_grid(data)).pivot(index="beta", columns="init", values="variant").dropna()
+    pairs = dict(zip(wide.get("identity", []), wide.get("orthogonal", [])))
+    return {**pairs, **{b: a for a, b in pairs.items()}}
+
+
+def _identity_beta0(data) -> list[str]:
+    fixed = _fixed(_grid(data))
+    return fixed.loc[(fixed["init"] == "identity") & (fixed["beta"] == 0.0), "variant"].tolist()
+
+
+GRID_GATE = learned([GRID])
+
+
 def _monotone(curve: pd.Series, epsilon: float) -> tuple[bool, float]:
     """Is the mean curve (index sorted) non-decreasing up to epsilon? Returns (ok, worst step)."""
     steps = np.diff(curve.sort_index().to_numpy(float))
@@ -258,8 +328,10 @@ def _monotone(curve: pd.Series, epsilon: float) -> tuple[bool, float]:
     statement="With fixed W^V = W_init + β·ΔW (and W^P alike), the final loss falls monotonically as β → 0, for identity and orthogonal W_init.",
     paper_value="orth ≈1.25 → 1.47, identity ≈1.18 → 1.38 from β = 0 to 1",
     tolerance="mean-over-seeds L(β) non-decreasing in β up to ε = 0.5% of L_PreLN, each init, ≥3 β values, ≥2 seeds",
-    inputs=[GRID, VARIANTS],
+    inputs=[GRID, VARIANTS, LEVELS],
     kind="empirical",
+    gate=GRID_GATE,
+    null=relabelled([GRID], _beta_reversed, "the β grid reversed (each init's runs relabelled in reverse β order)"),
 )
 def loss_rises_with_value_proj_beta(data) -> Measurement:
     grid = _grid(data)
@@ -290,8 +362,10 @@ def loss_rises_with_value_proj_beta(data) -> Measurement:
     statement="Identity W_init gives a lower loss than orthogonal W_init at every fixed β.",
     paper_value="identity below orthogonal at every β",
     tolerance="L_id(β) ≤ L_orth(β) + ε (ε = 0.5% of L_PreLN), per-seed gaps averaged, every β, ≥2 seeds",
-    inputs=[GRID, VARIANTS],
+    inputs=[GRID, VARIANTS, LEVELS],
     kind="empirical",
+    gate=GRID_GATE,
+    null=relabelled([GRID], _inits_swapped, "identity and orthogonal W_init swapped at every β"),
 )
 def identity_init_beats_orthogonal(data) -> Measurement:
     grid = _grid(data)
@@ -320,8 +394,10 @@ def identity_init_beats_orthogonal(data) -> Measurement:
     statement="With W^V = W^P = I fixed (identity, β = 0) the skipless-attention model reaches the Pre-LN loss.",
     paper_value="1.178 (identity, β = 0) vs Pre-LN ≈1.155–1.178",
     tolerance="L_id(β=0) ≤ L_PreLN + 2% of L_PreLN, mean over ≥2 seeds",
-    inputs=[GRID, VARIANTS],
+    inputs=[GRID, VARIANTS, LEVELS],
     kind="empirical",
+    gate=GRID_GATE,
+    null=untrained([GRID], _identity_beta0, "the identity β = 0 run"),
 )
 def identity_beta0_matches_pre_ln(data) -> Measurement:
     grid = _grid(data)
@@ -336,6 +412,14 @@ def identity_beta0_matches_pre_ln(data) -> Measurement:
 # ---------------------------------------------------------------------------------------- Fig 15
 
 
+def _tying_reversed(data) -> dict[str, str]:
+    grid = _grid(data, (GRID, TIED))
+    at0 = grid[(grid["beta"] == 0.0) & (grid["ratio"] == 1.0)].drop_duplicates("variant")
+    name = {(init, tie): v for init, tie, v in zip(at0["init"], at0["tie"], at0["variant"])}
+    order = [("orthogonal", "none"), ("orthogonal", "last"), ("orthogonal", "all"), ("identity", "none")]
+    return reversed_order([name[key] for key in order if key in name])
+
+
 @claim(
     paper=PAPER,
     item="fig15",
@@ -343,8 +427,10 @@ def identity_beta0_matches_pre_ln(data) -> Measurement:
     statement="At β = 0: orthogonal is worst, then LL-tied, then all-tied, and identity is best.",
     paper_value="orth < LL-tied < all-tied < identity (better →)",
     tolerance="mean-over-seeds L_orth ≥ L_LL-tied ≥ L_all-tied ≥ L_id, each step up to ε = 0.5% of L_PreLN, ≥2 seeds",
-    inputs=[GRID, TIED, VARIANTS],
+    inputs=[GRID, TIED, VARIANTS, LEVELS],
     kind="empirical",
+    gate=GRID_GATE,
+    null=relabelled([GRID, TIED], _tying_reversed, "the order reversed (identity as orthogonal, LL- as all-tied)"),
 )
 def tied_orthogonal_order(data) -> Measurement:
     grid = _grid(data, (GRID, TIED))
@@ -420,6 +506,21 @@ FIG09_DUALITY = [
 globals().update(register_table(FIG09_DUALITY, _duality, inputs=[CHECKS], kind="identity"))
 
 
+def _ratio_points(data) -> pd.DataFrame:
+    """The runs of the learning-rate-ratio grid, one row per (variant, seed): β = 1 runs at their ratio,
+    and the β = 0 run as ratio 0 (ratio r trains ΔW at r·lr with β = 1; r = 0 leaves W = W_init fixed)."""
+    grid = _grid(data, (GRID, LR_RATIO))
+    grid = grid[grid["tie"] == "none"]
+    return pd.concat([grid[grid["beta"] == 1.0], grid[grid["beta"] == 0.0].assign(ratio=0.0)])
+
+
+def _ratios_reversed(data) -> dict[str, str]:
+    out = {}
+    for _, rows in _ratio_points(data).drop_duplicates("variant").groupby("init"):
+        out.update(reversed_order(rows.sort_values("ratio")["variant"].tolist()))
+    return out
+
+
 @claim(
     paper=PAPER,
     item="fig09",
@@ -427,14 +528,13 @@ globals().update(register_table(FIG09_DUALITY, _duality, inputs=[CHECKS], kind="
     statement="A smaller learning rate for W^V, W^P (relative to the other parameters) gives a lower final loss, mirroring Fig 3.",
     paper_value="loss falls as the LR ratio → 0, for identity and orthogonal init",
     tolerance="mean-over-seeds L(ratio) non-decreasing in the ratio up to ε = 0.5% of L_PreLN, each init, ≥3 ratios, ≥2 seeds",
-    inputs=[LR_RATIO, GRID, VARIANTS],
+    inputs=[LR_RATIO, GRID, VARIANTS, LEVELS],
     kind="empirical",
+    gate=GRID_GATE,
+    null=relabelled([LR_RATIO, GRID], _ratios_reversed, "the ratio grid reversed (runs relabelled in reverse order)"),
 )
 def smaller_value_proj_lr_helps(data) -> Measurement:
-    grid = _grid(data, (GRID, LR_RATIO))
-    grid = grid[grid["tie"] == "none"]
-    # Ratio r trains ΔW at r·lr with β = 1; r = 0 leaves W = W_init fixed, which is the β = 0 run.
-    points = pd.concat([grid[grid["beta"] == 1.0], grid[grid["beta"] == 0.0].assign(ratio=0.0)])
+    points = _ratio_points(data)
     epsilon = RELATIVE_EPSILON * float(_final(data, GRID)["pre_ln"].mean())
     parts, ok = [], True
     for init, rows in points.groupby("init"):
@@ -733,6 +833,10 @@ class _InTime(ClaimRow):
     block: str  # compared with Pre-LN at Pre-LN's training time
 
 
+def _in_time_null(row: _InTime):
+    return untrained([CURVES], lambda data: [row.block], NAMES[row.block])
+
+
 def _at_pre_ln_time(data, row: _InTime) -> Measurement:
     return _at_reference_time(
         data,
@@ -762,7 +866,16 @@ FIG05_IN_TIME = [
         block="sas",
     ),
 ]
-globals().update(register_table(FIG05_IN_TIME, _at_pre_ln_time, inputs=[CURVES], kind="empirical"))
+globals().update(
+    register_table(
+        FIG05_IN_TIME,
+        _at_pre_ln_time,
+        inputs=[CURVES, LEVELS],
+        kind="empirical",
+        gate=learned([CURVES]),
+        null=_in_time_null,
+    )
+)
 
 
 # ------------------------------------------------------------------------------- Figs 4, 16-22
@@ -773,24 +886,57 @@ def _final_ratios(data, item: str) -> pd.DataFrame:
     return r.assign(abs_ratio=r["ratio"].abs())
 
 
-def _reach(data, item: str) -> str:
-    """How far the scalars could move, as context for a ratio that did not vanish: Adam's step is
-    typically at most about the LR, so over a run α and β each move by about Σ_t lr_t ≈ lr·steps/2
-    (warmup plus linear decay) at most; the smallest |β/α| reachable from (α0, β0) is then about
-    (β0 − Σ)/(α0 + Σ). This explains a verdict; it does not change it."""
+def _gain_budget(data, item: str) -> tuple[float, str]:
+    """How far a scalar gain of the run can move: Adam's step is typically at most about the LR, so
+    over a run a gain moves by about Σ_t lr_t ≈ lr·steps/2 (warmup plus linear decay) at most."""
     gains = data[GAINS[item]]
     facts = _variant_facts(data)
     variant = gains["variant"].iloc[0]
     lr, steps = float(facts.loc[variant, "lr"]), int(facts.loc[variant, "steps"])
-    budget = 0.5 * lr * steps
-    start = gains[gains["step"] == 0]
+    return 0.5 * lr * steps, f"with lr {lr:g} over {steps} steps a gain moves by at most ≈ Σ lr_t"
+
+
+def _reach(data, item: str) -> tuple[float, str]:
+    """The smallest |β/α| of W^V the run can reach from its init (α0, β0): about (β0 − Σ)/(α0 + Σ),
+    with Σ from `_gain_budget`; and the same in words."""
+    budget, said = _gain_budget(data, item)
+    start = data[GAINS[item]]
+    start = start[start["step"] == 0]
     alpha0 = float(start.loc[start["symbol"] == "alpha_V", "value"].iloc[0])
     beta0 = float(start.loc[start["symbol"] == "beta_V", "value"].iloc[0])
     floor = max(0.0, beta0 - budget) / (alpha0 + budget)
-    return (
-        f"with lr {lr:g} over {steps} steps a gain moves by at most ≈ Σ lr_t ≈ {budget:.2g}, so |β/α| "
-        f"cannot fall below ≈ {floor:.2g} from {beta0:g}/{alpha0:g} in this run"
-    )
+    return floor, f"{said} ≈ {budget:.2g}, so |β/α| cannot fall below ≈ {floor:.2g} from {beta0:g}/{alpha0:g}"
+
+
+def _can_vanish(item: str) -> Gate:
+    """The run can bring |β/α| below the 0.05 line at all (a run too short to move its gains says nothing
+    about whether they vanish)."""
+
+    def check(data) -> tuple[bool, str]:
+        floor, said = _reach(data, item)
+        return floor < RATIO_VANISHED, said
+
+    return Gate(f"the run's reachable |β/α| below {RATIO_VANISHED:g}", check)
+
+
+def _gains_run_gate(item: str) -> Gate:
+    return both(learned([f"data/{item}_curves.csv"], None, "the run whose gains are read"), _can_vanish(item))
+
+
+def _gains_at_init(item: str) -> Null:
+    """The gains of the run never moved: every logged value at its step-0 value."""
+
+    def make(data) -> dict[str, pd.DataFrame]:
+        gains = data[GAINS[item]]
+        keys = ["variant", "seed", "layer", "symbol", "head"]
+        start = gains[gains["step"] == 0].set_index(keys)["value"]
+        return {GAINS[item]: gains.assign(value=start.reindex(pd.MultiIndex.from_frame(gains[keys])).to_numpy())}
+
+    return Null("the gains at their initial values (a run that did not move them)", make)
+
+
+def _gains_curves(item: str) -> list[str]:
+    return [f"data/{item}_curves.csv", LEVELS]
 
 
 @claim(
@@ -800,8 +946,10 @@ def _reach(data, item: str) -> str:
     statement="With trainable α, β (init 1, 0.2), β/α of W^V and W^P goes to 0 in almost every layer.",
     paper_value="all ratios → 0 except layer-1 V (> 0.05)",
     tolerance="final |β/α| < 0.05 for ≥ 90% of (layer, V/P) pairs, pooled over ≥2 seeds",
-    inputs=[GAINS["fig04"], VARIANTS],
+    inputs=[GAINS["fig04"], VARIANTS, *_gains_curves("fig04")],
     kind="empirical",
+    gate=_gains_run_gate("fig04"),
+    null=_gains_at_init("fig04"),
 )
 def value_proj_ratios_vanish(data) -> Measurement:
     r = _final_ratios(data, "fig04")
@@ -809,8 +957,13 @@ def value_proj_ratios_vanish(data) -> Measurement:
     measured = f"{fraction:.0%} of {len(r)} final ratios below 0.05 (median |β/α| {r['abs_ratio'].median():.3f})"
     short = too_few(r["seed"].nunique(), measured, MIN_SEEDS)
     return short or Measurement(
-        measured, verdict(fraction >= 0.9), seeds=int(r["seed"].nunique()), detail=_reach(data, "fig04")
+        measured, verdict(fraction >= 0.9), seeds=int(r["seed"].nunique()), detail=_reach(data, "fig04")[1]
     )
+
+
+def _layers_reversed(data) -> dict[str, pd.DataFrame]:
+    gains = data[GAINS["fig04"]]
+    return {GAINS["fig04"]: gains.assign(layer=gains["layer"].max() - gains["layer"])}
 
 
 @claim(
@@ -820,8 +973,10 @@ def value_proj_ratios_vanish(data) -> Measurement:
     statement="The largest final β/α is that of the first layer's W^V.",
     paper_value="only layer-1 V stays above 0.05",
     tolerance="argmax over (layer, V/P) of final |β/α| is (layer 1, V), every seed (≥2)",
-    inputs=[GAINS["fig04"]],
+    inputs=[GAINS["fig04"], *_gains_curves("fig04")],
     kind="empirical",
+    gate=learned(["data/fig04_curves.csv"], None, "the run whose gains are read"),
+    null=Null("the layers in reverse order", _layers_reversed),
 )
 def first_layer_value_ratio_largest(data) -> Measurement:
     r = _final_ratios(data, "fig04")
@@ -839,8 +994,10 @@ def first_layer_value_ratio_largest(data) -> Measurement:
     statement="Trainable value/projection gains do not beat fixing W^V = W^P = I.",
     paper_value="1.194 (trainable) vs 1.178 (fixed identity)",
     tolerance="L_trainable ≥ L_fixed-I − ε (ε = 0.5% of L_PreLN), mean over ≥2 seeds",
-    inputs=[GAINS_CURVES, GRID, VARIANTS],
+    inputs=[GAINS_CURVES, GRID, VARIANTS, LEVELS],
     kind="empirical",
+    gate=learned([GRID], runs="the fixed-identity runs", select=_identity_beta0),
+    null=untrained([GRID], _identity_beta0, "the fixed-identity run"),
 )
 def trainable_gains_not_better_than_fixed_identity(data) -> Measurement:
     grid = _grid(data)
@@ -869,8 +1026,10 @@ def trainable_gains_not_better_than_fixed_identity(data) -> Measurement:
     statement="In SAS-P with trainable value/projection gains, layer-1 W^V is the only β/α that stays above 0.05.",
     paper_value="same as Fig 4: layer-1 V is the only ratio > 0.05",
     tolerance="every final |β/α| ≥ 0.05 is layer-1 V, every seed (≥2)",
-    inputs=[GAINS["fig16"], VARIANTS],
+    inputs=[GAINS["fig16"], VARIANTS, *_gains_curves("fig16")],
     kind="empirical",
+    gate=_gains_run_gate("fig16"),
+    null=_gains_at_init("fig16"),
 )
 def sas_p_only_first_value_ratio_survives(data) -> Measurement:
     r = _final_ratios(data, "fig16")
@@ -879,7 +1038,7 @@ def sas_p_only_first_value_ratio_survives(data) -> Measurement:
     measured = f"{len(big)} of {len(r)} final ratios ≥ 0.05, {len(others)} of them not layer-1 V"
     short = too_few(r["seed"].nunique(), measured, MIN_SEEDS)
     return short or Measurement(
-        measured, verdict(others.empty), seeds=int(r["seed"].nunique()), detail=_reach(data, "fig16")
+        measured, verdict(others.empty), seeds=int(r["seed"].nunique()), detail=_reach(data, "fig16")[1]
     )
 
 
@@ -890,8 +1049,10 @@ def sas_p_only_first_value_ratio_survives(data) -> Measurement:
     statement="With orthogonal W_init the trainable β/α ratios still go to 0 (with more outliers).",
     paper_value="ratios → 0 from 0.2, more outliers than identity",
     tolerance="median final |β/α| < 0.05, pooled over layers, V/P and ≥2 seeds",
-    inputs=[GAINS["fig21"], VARIANTS],
+    inputs=[GAINS["fig21"], VARIANTS, *_gains_curves("fig21")],
     kind="empirical",
+    gate=_gains_run_gate("fig21"),
+    null=_gains_at_init("fig21"),
 )
 def orthogonal_ratios_vanish(data) -> Measurement:
     r = _final_ratios(data, "fig21")
@@ -899,8 +1060,13 @@ def orthogonal_ratios_vanish(data) -> Measurement:
     measured = f"median final |β/α| {median:.3f}; {int((r['abs_ratio'] >= RATIO_VANISHED).sum())} of {len(r)} ≥ 0.05"
     short = too_few(r["seed"].nunique(), measured, MIN_SEEDS)
     return short or Measurement(
-        measured, verdict(median < RATIO_VANISHED), seeds=int(r["seed"].nunique()), detail=_reach(data, "fig21")
+        measured, verdict(median < RATIO_VANISHED), seeds=int(r["seed"].nunique()), detail=_reach(data, "fig21")[1]
     )
+
+
+def _pre_ln_gains_as_sas(data) -> dict[str, pd.DataFrame]:
+    pre_ln = data[GAINS["fig22"]]["variant"].iloc[0]
+    return {GAINS["fig22"]: data[GAINS["fig04"]].assign(variant=pre_ln)}
 
 
 @claim(
@@ -910,8 +1076,10 @@ def orthogonal_ratios_vanish(data) -> Measurement:
     statement="With the attention skip kept (Pre-LN), the trainable β/α ratios do not vanish: they stay above those of the skipless model.",
     paper_value="many Pre-LN ratios increase",
     tolerance="median final |β/α| (Pre-LN) > median final |β/α| (SAS, Fig 4), pooled over layers, V/P and ≥2 seeds",
-    inputs=[GAINS["fig22"], GAINS["fig04"]],
+    inputs=[GAINS["fig22"], GAINS["fig04"], "data/fig22_curves.csv", "data/fig04_curves.csv", LEVELS],
     kind="empirical",
+    gate=learned(["data/fig22_curves.csv", "data/fig04_curves.csv"], None, "both runs whose gains are read"),
+    null=Null("no effect: the Pre-LN run given the SAS run's gains", _pre_ln_gains_as_sas),
 )
 def pre_ln_keeps_value_proj(data) -> Measurement:
     pre, sas = _final_ratios(data, "fig22"), _final_ratios(data, "fig04")
@@ -925,6 +1093,31 @@ def pre_ln_keeps_value_proj(data) -> Measurement:
 class _GainSurvives(ClaimRow):
     symbol: str  # in the gains table
     name: str  # in the measured text
+
+
+def _gain_can_vanish(row: _GainSurvives) -> Gate:
+    """The run can move the gain from its init to below 0.1 of it (else "does not vanish" cannot fail)."""
+
+    def check(data) -> tuple[bool, str]:
+        budget, said = _gain_budget(data, "fig04")
+        gains = data[GAINS["fig04"]]
+        init = float(gains.loc[(gains["symbol"] == row.symbol) & (gains["step"] == 0), "value"].abs().min())
+        return budget >= 0.9 * init, f"{said} ≈ {budget:.2g}; |{row.name}| starts at {init:g}"
+
+    return Gate(f"the run can move {row.name} below 0.1 of its initial value", check)
+
+
+def _gain_vanished(row: _GainSurvives) -> Null:
+    def make(data) -> dict[str, pd.DataFrame]:
+        gains = data[GAINS["fig04"]]
+        last = (gains["symbol"] == row.symbol) & (gains["step"] == gains.groupby("seed")["step"].transform("max"))
+        return {GAINS["fig04"]: gains.assign(value=gains["value"].where(~last, 0.0))}
+
+    return Null(f"{row.name} at 0 at the end of training (vanished)", make)
+
+
+def _gain_survives_gate(row: _GainSurvives) -> Gate:
+    return both(learned(["data/fig04_curves.csv"], None, "the run whose gains are read"), _gain_can_vanish(row))
 
 
 def _gain_survives(data, row: _GainSurvives) -> Measurement:
@@ -978,7 +1171,16 @@ GAINS_SURVIVE = [
         name="β_FF",
     ),
 ]
-globals().update(register_table(GAINS_SURVIVE, _gain_survives, inputs=[GAINS["fig04"]], kind="empirical"))
+globals().update(
+    register_table(
+        GAINS_SURVIVE,
+        _gain_survives,
+        inputs=[GAINS["fig04"], VARIANTS, *_gains_curves("fig04")],
+        kind="empirical",
+        gate=_gain_survives_gate,
+        null=_gain_vanished,
+    )
+)
 
 
 # ------------------------------------------------------------------ Figs 6, 8, 12-14, 23-25, 28
@@ -1056,16 +1258,37 @@ class _Contrast(ClaimRow):
     b: object
     label: str  # {a} and {b} stand for the two values
     test: Callable[[float, float], bool]
+    asserts: str  # about run a against run b, for its null (gates_and_nulls.pair_null)
     margin: float = 0.0  # the tolerance, relative to the figure's Pre-LN loss
 
 
-def _contrast(data, row: _Contrast) -> Measurement:
-    table, facts = _runs(data, ABLATION[row.item])
+def _contrast_pairs(data, row: _Contrast) -> tuple[dict[str, tuple[str | None, str | None]], object, object]:
+    """{block name: (run a, run b)} of a contrast, and the fact's values a and b."""
+    _, facts = _runs(data, ABLATION[row.item])
     a, b = (value(facts[row.fact]) if callable(value) else value for value in (row.a, row.b))
     pairs = {
         NAMES[key]: (_one(facts, row.item, key=key, **{row.fact: a}), _one(facts, row.item, key=key, **{row.fact: b}))
         for key in row.blocks
     }
+    return pairs, a, b
+
+
+def _contrast_side(row: _Contrast, side: int):
+    return lambda data: [pair[side] for pair in _contrast_pairs(data, row)[0].values() if pair[side] is not None]
+
+
+def _contrast_gate(row: _Contrast) -> Gate:
+    return learned([ABLATION[row.item]], runs="the runs of the unchanged setting", select=_contrast_side(row, 1))
+
+
+def _contrast_null(row: _Contrast) -> Null:
+    names = ("the changed setting", "the unchanged setting")
+    return pair_null([ABLATION[row.item]], row.asserts, _contrast_side(row, 0), _contrast_side(row, 1), names)
+
+
+def _contrast(data, row: _Contrast) -> Measurement:
+    table, facts = _runs(data, ABLATION[row.item])
+    pairs, a, b = _contrast_pairs(data, row)
     tolerance = 0.0
     if row.margin:
         # Where Pre-LN itself is varied, its run b (the unchanged block) sets the scale.
@@ -1086,6 +1309,7 @@ CONTRASTS = [
         a=pd.Series.max,
         b=pd.Series.min,
         label="L(L={a}) − L(L={b})",
+        asserts="differs",
         test=lambda gap, tol: gap < tol,
     ),
     _Contrast(
@@ -1099,6 +1323,7 @@ CONTRASTS = [
         a="linear",
         b="cosine",
         label="L_linear − L_cosine",
+        asserts="differs",
         test=lambda gap, tol: gap < tol,
     ),
     _Contrast(
@@ -1112,6 +1337,7 @@ CONTRASTS = [
         a="shaped",
         b="eq4",
         label="L_shaped − L_eq4",
+        asserts="as_good",
         test=lambda gap, tol: gap <= tol,
         margin=RELATIVE_EPSILON,
     ),
@@ -1126,6 +1352,7 @@ CONTRASTS = [
         a="identity",
         b="linear",
         label="L(W^V=W^P=I) − L(trained)",
+        asserts="no_better",
         test=lambda gap, tol: gap >= -tol,
         margin=RELATIVE_EPSILON,
     ),
@@ -1140,13 +1367,29 @@ CONTRASTS = [
         a="reparam",
         b="identity",
         label="L(trainable W^V_1) − L(W^V_1 = I)",
+        asserts="as_good",
         test=lambda gap, tol: gap <= tol,
         margin=RELATIVE_EPSILON,
     ),
 ]
 globals().update(
-    register_table(CONTRASTS, _contrast, inputs=lambda row: [ABLATION[row.item], VARIANTS], kind="empirical")
+    register_table(
+        CONTRASTS,
+        _contrast,
+        inputs=lambda row: [ABLATION[row.item], VARIANTS, LEVELS],
+        kind="empirical",
+        gate=_contrast_gate,
+        null=_contrast_null,
+    )
 )
+
+
+def _vskipinit_as_pre_ln(data) -> dict[str, str]:
+    _, facts = _runs(data, ABLATION["fig06"])
+    return {
+        _one(facts, "fig06", key="vskipinit", n_layers=depth): _one(facts, "fig06", key="pre_ln", n_layers=depth)
+        for depth in facts["n_layers"].unique()
+    }
 
 
 @claim(
@@ -1156,8 +1399,10 @@ globals().update(
     statement="V-SkipInit falls further behind Pre-LN in the deep model than in the shallow one.",
     paper_value="V-SkipInit is worse at 72 layers than at 18; its gap to Pre-LN grows",
     tolerance="mean per-seed [L_VSI − L_PreLN](deep) − [L_VSI − L_PreLN](shallow) > 0, ≥2 seeds",
-    inputs=[ABLATION["fig06"], VARIANTS],
+    inputs=[ABLATION["fig06"], VARIANTS, LEVELS],
     kind="empirical",
+    gate=learned([ABLATION["fig06"]]),
+    null=no_effect([ABLATION["fig06"]], _vskipinit_as_pre_ln, "V-SkipInit given Pre-LN's losses at each depth"),
 )
 def vskipinit_gap_grows_with_depth(data) -> Measurement:
     table, facts = _runs(data, ABLATION["fig06"])
@@ -1179,10 +1424,19 @@ def vskipinit_gap_grows_with_depth(data) -> Measurement:
     return short or Measurement(measured, verdict(float(growth.mean()) > 0), seeds=len(growth))
 
 
+def _x3_run(data, block: str) -> str | None:
+    _, facts = _runs(data, ABLATION["fig08"])
+    return _one(facts, "fig08", key=block, steps=facts["steps"].max())
+
+
+def _x3_null(row: _InTime) -> Null:
+    return untrained([ABLATION["fig08"]], lambda data: [_x3_run(data, row.block)], f"the 3x {NAMES[row.block]} run")
+
+
 def _x3(data, row: _InTime) -> Measurement:
     _, facts = _runs(data, ABLATION["fig08"])
     longest = facts["steps"].max()
-    variant, reference = (_one(facts, "fig08", key=k, steps=longest) for k in (row.block, "pre_ln"))
+    variant, reference = (_x3_run(data, k) for k in (row.block, "pre_ln"))
     if variant is None or reference is None or longest == facts["steps"].min():
         return Measurement("no 3x runs", NOT_MEASURABLE, detail="fig08 needs 3x runs of Pre-LN and the block")
     return _at_reference_time(
@@ -1208,7 +1462,22 @@ FIG08_IN_TIME_3X = [
         block="sas",
     ),
 ]
-globals().update(register_table(FIG08_IN_TIME_3X, _x3, inputs=[ABLATION["fig08"], VARIANTS], kind="empirical"))
+globals().update(
+    register_table(
+        FIG08_IN_TIME_3X,
+        _x3,
+        inputs=[ABLATION["fig08"], VARIANTS, LEVELS],
+        kind="empirical",
+        gate=learned([ABLATION["fig08"]], runs="the 3x Pre-LN runs", select=lambda data: [_x3_run(data, "pre_ln")]),
+        null=_x3_null,
+    )
+)
+
+
+def _beta_ff_below_one(data) -> list[str]:
+    _, facts = _runs(data, ABLATION["fig14"])
+    sas = facts[facts["key"] == "sas"]
+    return [v for v in sas.index if float(sas.loc[v, "spec_mlp_gain"]) < 1.0]
 
 
 @claim(
@@ -1218,8 +1487,10 @@ globals().update(register_table(FIG08_IN_TIME_3X, _x3, inputs=[ABLATION["fig08"]
     statement="The best β_FF initialisation of SAS is below 1 (the paper picks 0.1 at 18 layers).",
     paper_value="β_FF = 0.1 chosen at L=18; grid and curve shape not stated",
     tolerance="argmin over the β_FF grid of the mean-over-seeds final loss < 1, grid containing 1, ≥2 seeds",
-    inputs=[ABLATION["fig14"], VARIANTS],
+    inputs=[ABLATION["fig14"], VARIANTS, LEVELS],
     kind="empirical",
+    gate=learned([ABLATION["fig14"]]),
+    null=untrained([ABLATION["fig14"]], _beta_ff_below_one, "every run with β_FF < 1"),
 )
 def beta_ff_best_below_one(data) -> Measurement:
     table, facts = _runs(data, ABLATION["fig14"])
@@ -1243,6 +1514,22 @@ def _no_skip_runs(facts: pd.DataFrame) -> pd.DataFrame:
     return facts[(facts["key"] == "sas") & (facts["spec_mlp_skip"] == 0)]
 
 
+def _sas_with_skip(data) -> list[str]:
+    _, facts = _runs(data, ABLATION["fig25"])
+    return [_one(facts, "fig25", key="sas", spec_mlp_skip=1.0)]
+
+
+def _relu_no_skip(data) -> list[str]:
+    _, facts = _runs(data, ABLATION["fig25"])
+    return [_one(_no_skip_runs(facts), "fig25", activation="relu")]
+
+
+def _no_skip_as_sas(data) -> dict[str, str]:
+    _, facts = _runs(data, ABLATION["fig25"])
+    sas = _sas_with_skip(data)[0]
+    return {v: sas for v in _no_skip_runs(facts).index}
+
+
 @claim(
     paper=PAPER,
     item="fig25",
@@ -1250,8 +1537,10 @@ def _no_skip_runs(facts: pd.DataFrame) -> pd.DataFrame:
     statement="Without the MLP skip (ReLU or leaky ReLU, LR 1e-4) SAS trains much slower.",
     paper_value="all no-skip runs much slower than SAS",
     tolerance="mean per-seed L_no-skip − L_SAS > δ = 2% of L_PreLN, for every no-skip run, ≥2 seeds",
-    inputs=[ABLATION["fig25"], VARIANTS],
+    inputs=[ABLATION["fig25"], VARIANTS, LEVELS],
     kind="empirical",
+    gate=learned([ABLATION["fig25"]], runs="the SAS runs (with the MLP skip)", select=_sas_with_skip),
+    null=no_effect([ABLATION["fig25"]], _no_skip_as_sas, "every no-skip run given SAS's losses"),
 )
 def no_mlp_skip_trains_slower(data) -> Measurement:
     table, facts = _runs(data, ABLATION["fig25"])
@@ -1274,8 +1563,10 @@ def no_mlp_skip_trains_slower(data) -> Measurement:
     statement="Without the MLP skip, leaky ReLU (slope 0.2 or 1 − 1/√L) is no better than ReLU.",
     paper_value="LReLU no better than ReLU",
     tolerance="mean per-seed L_LReLU − L_ReLU ≥ −ε, ε = 0.5% of L_PreLN, for every slope, ≥2 seeds",
-    inputs=[ABLATION["fig25"], VARIANTS],
+    inputs=[ABLATION["fig25"], VARIANTS, LEVELS],
     kind="empirical",
+    gate=learned([ABLATION["fig25"]], runs="the no-skip ReLU runs", select=_relu_no_skip),
+    null=untrained([ABLATION["fig25"]], _relu_no_skip, "the no-skip ReLU run"),
 )
 def leaky_relu_no_better_than_relu(data) -> Measurement:
     table, facts = _runs(data, ABLATION["fig25"])
@@ -1297,8 +1588,12 @@ def leaky_relu_no_better_than_relu(data) -> Measurement:
     statement="On the longer-context LM (ALiBi, GeLU), SAS reaches the perplexity of the Parallel block.",
     paper_value="SAS 22.37 vs Parallel 22.39 (Languini books, 15% fewer parameters)",
     tolerance="mean over seeds of ppl_SAS / ppl_Parallel = exp(L_SAS − L_Parallel) ≤ 1.02, ≥2 seeds",
-    inputs=[ABLATION["fig28"], VARIANTS],
+    inputs=[ABLATION["fig28"], VARIANTS, LEVELS],
     kind="empirical",
+    gate=learned([ABLATION["fig28"]], ("parallel",), "the Parallel runs"),
+    null=untrained(
+        [ABLATION["fig28"]], lambda data: _runs(data, ABLATION["fig28"])[1].query("key == 'sas'").index, "the SAS run"
+    ),
 )
 def sas_perplexity_matches_parallel(data) -> Measurement:
     table, facts = _runs(data, ABLATION["fig28"])

@@ -41,8 +41,10 @@ from repro.papers.simplified_blocks.claim_table import (
     matches,
     register_table,
 )
+from repro.papers.simplified_blocks.gates_and_nulls import learned, pair_null
 from repro.pipeline.claims import (
     NOT_MEASURABLE,
+    Gate,
     Measurement,
     Null,
     claim,
@@ -56,6 +58,8 @@ from repro.pipeline.decisions import Region, judge_parts
 MLM_CURVES = "data/mlm_curves.csv"
 MLM_STEP_TIMES = "data/mlm_step_times.csv"
 GLUE_SCORES = "data/glue_scores.csv"
+#: Unigram and bigram levels of the pre-training text's held-out split (`python -m repro data reference-levels`).
+MLM_LEVELS = "mlm_data/reference_levels.json"
 
 RELATIVE_DELTA = 0.02
 STEP_SLACK = 0.01
@@ -78,6 +82,12 @@ class _EqualTime(ClaimRow):
 
     variant: str
     test: Callable[[float, float], bool]
+    asserts: str  # about the block against Pre-LN, for its null (gates_and_nulls.pair_null)
+
+
+def _equal_time_null(row: _EqualTime) -> Null:
+    names = (NAMES[row.variant], "Pre-LN")
+    return pair_null([MLM_CURVES], row.asserts, lambda data: [row.variant], lambda data: ["pre_ln"], names)
 
 
 def _equal_time_gap(data, row: _EqualTime) -> Measurement:
@@ -105,6 +115,7 @@ EQUAL_TIME_GAPS = [
         tolerance="|L_SAS − L_PreLN| ≤ 2% of L_PreLN at the end of equal budgets, mean over ≥2 seeds",
         variant="sas",
         test=matches,
+        asserts="as_good",
     ),
     _EqualTime(
         item="fig07",
@@ -114,6 +125,7 @@ EQUAL_TIME_GAPS = [
         tolerance="|L_SAS-P − L_PreLN| ≤ 2% of L_PreLN at the end of equal budgets, mean over ≥2 seeds",
         variant="sas_p",
         test=matches,
+        asserts="as_good",
     ),
     _EqualTime(
         item="fig07",
@@ -123,10 +135,20 @@ EQUAL_TIME_GAPS = [
         tolerance="L_VSkipInit − L_PreLN > 2% of L_PreLN at the end of equal budgets, mean over ≥2 seeds",
         variant="vskipinit",
         test=clearly_worse,
+        asserts="differs",
     ),
 ]
 # Each claim's function stays a module attribute named after its claim: the tests call them.
-globals().update(register_table(EQUAL_TIME_GAPS, _equal_time_gap, inputs=[MLM_CURVES], kind="empirical"))
+globals().update(
+    register_table(
+        EQUAL_TIME_GAPS,
+        _equal_time_gap,
+        inputs=[MLM_CURVES, MLM_LEVELS],
+        kind="empirical",
+        gate=learned([MLM_CURVES], runs="the Pre-LN encoders", levels=MLM_LEVELS),
+        null=_equal_time_null,
+    )
+)
 
 
 # ----------------------------------------------------------------------------------- Fig 27
@@ -231,6 +253,29 @@ class _GlueMatch(ClaimRow):
     variant: str  # its GLUE average against Pre-LN's
 
 
+def _pre_ln_above_chance(data) -> tuple[bool, str]:
+    per_seed = glue_per_seed(data[GLUE_SCORES])
+    reference = float(per_seed.loc[per_seed["variant"] == "pre_ln", "glue"].mean())
+    chance = chance_level(data[GLUE_SCORES])
+    return reference >= chance + CHANCE_MARGIN, f"Pre-LN's GLUE average {reference:.1f}, chance {chance:.1f}"
+
+
+#: The fine-tuned Pre-LN encoders transferred something (the guard fixed before any run of the six blocks).
+GLUE_GATE = Gate(f"Pre-LN's GLUE average at least {CHANCE_MARGIN:g} points above chance", _pre_ln_above_chance)
+
+
+def _at_chance(variants: tuple[str, ...]):
+    """Null: the fine-tuned scores of `variants` replaced by a predictor at chance on every column."""
+
+    def make(data) -> dict[str, pd.DataFrame]:
+        scores = data[GLUE_SCORES]
+        chance = scores.apply(lambda row: chance_level(pd.DataFrame([row])), axis=1)
+        return {GLUE_SCORES: scores.assign(score=scores["score"].where(~scores["variant"].isin(variants), chance))}
+
+    names = " and ".join(NAMES[v] for v in variants)
+    return Null(f"{names} fine-tuned to chance on every task (a constant predictor)", make)
+
+
 def _glue_matches(data, row: _GlueMatch) -> Measurement:
     per_seed = glue_per_seed(data[GLUE_SCORES])
     x = per_seed.loc[per_seed["variant"] == row.variant, "glue"].dropna()
@@ -239,14 +284,6 @@ def _glue_matches(data, row: _GlueMatch) -> Measurement:
     short = too_few(min(len(x), len(ref)), measured, MIN_SEEDS, "finite fine-tuning seeds")
     if short:
         return short
-    chance = chance_level(data[GLUE_SCORES])
-    if float(ref.mean()) < chance + CHANCE_MARGIN:
-        return Measurement(
-            measured,
-            NOT_MEASURABLE,
-            seeds=min(len(x), len(ref)),
-            detail=f"Pre-LN's GLUE average is within {CHANCE_MARGIN:g} points of chance ({chance:.1f})",
-        )
     sd = pooled_sd(x, ref)
     gap = float(x.mean() - ref.mean())
     return Measurement(
@@ -291,7 +328,16 @@ GLUE_MATCHES = [
         variant="vskipinit",
     ),
 ]
-globals().update(register_table(GLUE_MATCHES, _glue_matches, inputs=[GLUE_SCORES], kind="empirical"))
+globals().update(
+    register_table(
+        GLUE_MATCHES,
+        _glue_matches,
+        inputs=[GLUE_SCORES],
+        kind="empirical",
+        gate=GLUE_GATE,
+        null=lambda row: _at_chance((row.variant,)),
+    )
+)
 
 
 @claim(
@@ -300,7 +346,8 @@ globals().update(register_table(GLUE_MATCHES, _glue_matches, inputs=[GLUE_SCORES
     claim_id="glue_sas_p_nonorm_diverges",
     statement="Fine-tuning SAS-P without norms gives NaNs (recorded, not assumed).",
     paper_value="– (NaNs when fine-tuning)",
-    tolerance="reproduced if at least one fine-tuning run of SAS-P no norm has a non-finite loss or prediction",
+    tolerance="recorded, not judged: the count of SAS-P-no-norm fine-tuning runs with a non-finite loss or "
+    "prediction (a divergence is an event of the paper's setting, not a property a smaller analogue must share)",
     inputs=[GLUE_SCORES],
     kind="empirical",
 )
@@ -312,9 +359,9 @@ def glue_sas_p_nonorm_diverges(data) -> Measurement:
     measured = f"{n_div} of {len(runs)} SAS-P-no-norm fine-tuning runs diverged ({n_other} of {len(others)} for the other blocks)"
     return Measurement(
         measured,
-        verdict(n_div > 0),
+        NOT_MEASURABLE,
         seeds=int(runs["seed"].nunique()),
-        detail="tasks × fine-tuning seeds of the seed-0 pre-trained encoder",
+        detail="Recorded, not judged: tasks × fine-tuning seeds of the seed-0 pre-trained encoder.",
     )
 
 
@@ -344,6 +391,8 @@ def _tasks_within_noise(data, variant: str) -> tuple[int, int, list[str]]:
     tolerance="|score_x − score_PreLN| ≤ 2 × pooled sd (fine-tuning seeds) on ≥ 75% of the 9 columns, for SAS and for SAS-P",
     inputs=[GLUE_SCORES],
     kind="empirical",
+    gate=GLUE_GATE,
+    null=_at_chance(("sas", "sas_p")),
 )
 def glue_tasks_match_pre_ln(data) -> Measurement:
     parts, ok, seeds = [], True, int(data[GLUE_SCORES]["seed"].nunique())
@@ -356,16 +405,6 @@ def glue_tasks_match_pre_ln(data) -> Measurement:
             details.append(f"{NAMES[variant]} outside: {', '.join(outside)}")
     measured = "columns within 2 pooled sd of Pre-LN: " + ", ".join(parts)
     short = too_few(seeds, measured, MIN_SEEDS, "fine-tuning seeds")
-    per_seed = glue_per_seed(data[GLUE_SCORES])
-    reference = float(per_seed.loc[per_seed["variant"] == "pre_ln", "glue"].mean())
-    chance = chance_level(data[GLUE_SCORES])
-    if not short and not reference >= chance + CHANCE_MARGIN:
-        short = Measurement(
-            measured,
-            NOT_MEASURABLE,
-            seeds=seeds,
-            detail=f"Pre-LN's GLUE average {reference:.1f} is within {CHANCE_MARGIN:g} points of chance ({chance:.1f})",
-        )
     return short or Measurement(
         measured, verdict(ok), seeds=seeds, detail="; ".join(details) or "every column within noise"
     )
