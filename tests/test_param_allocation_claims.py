@@ -253,3 +253,50 @@ def test_head_dim_gain_claim_names_where_the_gain_rises():
     assert result.verdict == "not reproduced"
     assert "Why: the gain rises at L=32 → 128 (-0.15 → -0.05)." in result.detail
     assert "higher loss at every L" in result.detail
+
+
+# -- gates and nulls ------------------------------------------------------------------------------------------
+def _metric_sweep(task, metrics):
+    return pd.DataFrame(
+        [
+            dict(task=task, position="alibi", heads=h, seed=s, eval_loss=1 - m, metric=m, metric_name="accuracy")
+            for h, m in metrics.items()
+            for s in (0, 1, 2)
+        ]
+    )
+
+
+def test_a_sweep_that_every_head_count_solves_fails_its_gate():
+    from repro.papers.param_allocation.gates_and_nulls import sweep_in_range
+
+    bound = pd.DataFrame([dict(task="induction", input_dim=16)])
+    gate = sweep_in_range(claims.SWEEP, claims.BOUND, "induction", "alibi")
+    solved = {claims.SWEEP: _metric_sweep("induction", {1: 0.999, 4: 1.0, 16: 1.0}), claims.BOUND: bound}
+    assert gate.check(solved)[0] is False  # at the ceiling for every H: no room for a U-shape
+    in_range = {claims.SWEEP: _metric_sweep("induction", {1: 0.7, 4: 0.9, 16: 0.8}), claims.BOUND: bound}
+    assert gate.check(in_range)[0] is True
+    at_chance = {claims.SWEEP: _metric_sweep("induction", {1: 0.06, 4: 0.07, 16: 0.065}), claims.BOUND: bound}
+    assert gate.check(at_chance)[0] is False  # chance 1/16: nothing learned
+
+
+def test_param_allocation_claims_fail_on_their_nulls(tmp_path):
+    """Judged through the registry: the teacher gate passes (unigram 7) and no claim is reproduced on its null."""
+    from conftest import write_reference_levels
+
+    from repro.pipeline.claims import judge_claim
+
+    tables = {
+        "replacement.csv": _replacement({1: 2.6, 4: 2.2, 8: 2.05}, other_head_loss=2.02),
+        "heads_sweep.csv": _sweep({1: 2.0, 4: 1.0, 16: 1.5}).assign(metric=0.5, metric_name="normalised_mse"),
+        "allocation_bound.csv": BOUND.assign(input_dim=16),
+    }
+    data_dir = tmp_path / "param_allocation" / "data"
+    data_dir.mkdir(parents=True)
+    for name, table in tables.items():
+        table.to_csv(data_dir / name, index=False)
+    write_reference_levels(tmp_path)
+    by_id = {c.claim_id: c for c in load_claims("param_allocation")}
+    for claim_id in ("recovery_grows_with_rank", "every_head_recovers_at_rank8", "u_shape_induction_alibi"):
+        row = judge_claim(by_id[claim_id], tmp_path, "laptop")
+        assert row["verdict"] == "reproduced" and row["gate"].startswith("passed"), row
+        assert row["null"].startswith("not reproduced"), row

@@ -31,6 +31,13 @@ import math
 import numpy as np
 import pandas as pd
 
+from repro.papers.param_allocation.gates_and_nulls import (
+    CONSTRUCTED,
+    decoders_learned,
+    flat,
+    reversed_within,
+    sweep_in_range,
+)
 from repro.papers.param_allocation.recovery import (
     bucket_means,
     position_deltas,
@@ -39,7 +46,8 @@ from repro.papers.param_allocation.recovery import (
     with_recovery,
 )
 from repro.papers.param_allocation.u_shape import interior_optimum
-from repro.pipeline.claims import Measurement, claim, format_mean_spread, format_number, verdict
+from repro.pipeline.claims import Gate, Measurement, Null, claim, format_mean_spread, format_number, verdict
+from repro.pipeline.decisions import CODE_REFERENCE_LEVELS
 
 PAPER = "param_allocation"
 JACOBIAN = "data/jacobian.csv"
@@ -51,6 +59,7 @@ REPLACEMENT = "data/replacement.csv"
 POSITIONS = "data/replacement_positions.csv"
 LOGITS = "data/logit_norms.csv"
 DECODERS = "data/decoders.csv"
+LEVELS = CODE_REFERENCE_LEVELS
 
 RATIO_SLACK = 1e-9  # float64 rounding allowed above an exact bound
 CV_LIMIT = 0.5
@@ -147,6 +156,15 @@ def jacobian_bound_holds(data) -> Measurement:
     tolerance="for every Λ, the coefficient of variation across L of mean_z L·‖J‖₂ (uniform logits) < 0.5",
     inputs=[JACOBIAN],
     kind="empirical",
+    gate=CONSTRUCTED,
+    null=Null(
+        "‖J‖₂ not falling with L (each L·‖J‖₂ multiplied by L / L_min)",
+        lambda data: {
+            JACOBIAN: data[JACOBIAN].assign(
+                scaled_norm=data[JACOBIAN]["scaled_norm"] * data[JACOBIAN]["length"] / data[JACOBIAN]["length"].min()
+            )
+        },
+    ),
 )
 def jacobian_scales_as_one_over_length(data) -> Measurement:
     table = data[JACOBIAN]
@@ -245,6 +263,11 @@ def _register_u_shape(item: str, task: str, position: str, statement: str, paper
         tolerance="argmin_H of seed-mean loss interior; loss(H_min), loss(H_max) ≥ 1.1× min; spread ≥ 2× pooled seed sd; ≥3 seeds",
         inputs=[SWEEP, BOUND],
         kind="empirical",
+        gate=sweep_in_range(SWEEP, BOUND, task, position),
+        null=Null(
+            "no effect of H (each seed's loss the same at every H)",
+            lambda data: {SWEEP: flat(data[SWEEP], ["task", "position", "seed"], "eval_loss")},
+        ),
     )(measure)
 
 
@@ -339,6 +362,11 @@ def _output_slopes(table: pd.DataFrame) -> pd.Series:
     tolerance="log-log slope of RMS ‖o − o′‖₂ against L in [−0.7, −0.3] for every rank r < d",
     inputs=[LOW_RANK],
     kind="empirical",
+    gate=CONSTRUCTED,
+    null=Null(
+        "the output error constant in L (each rank's mean)",
+        lambda data: {LOW_RANK: flat(data[LOW_RANK], ["rank"], "output_error")},
+    ),
 )
 def svd_output_error_slope(data) -> Measurement:
     slopes = _output_slopes(data[LOW_RANK])
@@ -348,6 +376,25 @@ def svd_output_error_slope(data) -> Measurement:
         verdict=verdict(ok),
         detail="Per rank: " + ", ".join(f"r={r}: {s:.3f}" for r, s in slopes.items()) + ".",
     )
+
+
+def _students_trained(data) -> tuple[bool, str]:
+    """The trained students end below the untrained truncated-SVD student they could start from."""
+    table = data[SATURATION]
+    full = table["rank"].max()
+    means = table[table["rank"] < full].groupby(["rank", "length"])[["excess_mse", "svd_mse"]].mean()
+    worse = int((means["excess_mse"] > means["svd_mse"]).sum())
+    return worse == 0, f"trained above the untrained SVD student in {worse} of {len(means)} (rank, L) cells"
+
+
+STUDENTS_GATE = Gate(
+    "every trained student (rank below full, seed mean) at or below the error of the untrained SVD student",
+    _students_trained,
+)
+ERROR_FLAT_IN_L = Null(
+    "the students' error constant in L (each rank's mean)",
+    lambda data: {SATURATION: flat(data[SATURATION], ["rank"], "excess_mse")},
+)
 
 
 def _trained_means(data, column: str = "excess_mse") -> pd.DataFrame:
@@ -364,6 +411,8 @@ def _trained_means(data, column: str = "excess_mse") -> pd.DataFrame:
     tolerance="seed-mean excess MSE at r = 4 strictly decreasing over the configured lengths",
     inputs=[SATURATION],
     kind="empirical",
+    gate=STUDENTS_GATE,
+    null=ERROR_FLAT_IN_L,
 )
 def trained_error_falls_with_length(data) -> Measurement:
     means = _trained_means(data)
@@ -392,6 +441,8 @@ def trained_error_falls_with_length(data) -> Measurement:
     tolerance="seed-mean gap err(r_min) − err(r_max) at the longest L ≤ 0.5× the gap at the shortest L",
     inputs=[SATURATION],
     kind="empirical",
+    gate=STUDENTS_GATE,
+    null=ERROR_FLAT_IN_L,
 )
 def trained_rank_gap_shrinks_with_length(data) -> Measurement:
     means = _trained_means(data)
@@ -425,11 +476,42 @@ def _finetuned_svd(data) -> pd.DataFrame:
     return rows[(rows["init"] == "svd") & (rows["stage"] == "finetuned")]
 
 
+def _sweep_heads(table: pd.DataFrame) -> pd.DataFrame:
+    """(layer, head) of the rank-sweep head of each layer (the head replaced at every rank and by both inits)."""
+    return table[table["init"] == "random"][["layer", "head"]].drop_duplicates()
+
+
 def _sweep_head_rows(rows: pd.DataFrame, data) -> pd.DataFrame:
-    """`rows` of the rank-sweep head of each layer (the head replaced at every rank and by both inits)."""
+    """`rows` of the rank-sweep head of each layer."""
+    return rows.merge(_sweep_heads(data[REPLACEMENT]), on=["layer", "head"])
+
+
+TEACHERS_GATE = decoders_learned(
+    lambda data: data[REPLACEMENT].loc[data[REPLACEMENT]["condition"] == "teacher", "eval_loss"], "the teacher decoders"
+)
+
+
+def _students_at_ablation(data) -> dict[str, pd.DataFrame]:
+    """Null: every student at its head's ablated loss (it recovers nothing)."""
     table = data[REPLACEMENT]
-    random_heads = table[table["init"] == "random"][["layer", "head"]].drop_duplicates()
-    return rows.merge(random_heads, on=["layer", "head"])
+    ablated = table[table["condition"] == "ablated"].set_index(["seed", "layer", "head"])["eval_loss"]
+    students = table["condition"] == "student"
+    keys = pd.MultiIndex.from_frame(table.loc[students, ["seed", "layer", "head"]])
+    out = table.copy()
+    out.loc[students, "eval_loss"] = ablated.reindex(keys).to_numpy()
+    return {REPLACEMENT: out}
+
+
+STUDENTS_RECOVER_NOTHING = Null("every student at its head's ablated loss (R = 0)", _students_at_ablation)
+
+
+def _inits_swapped(data) -> dict[str, pd.DataFrame]:
+    table = data[REPLACEMENT]
+    heads = _sweep_heads(table).assign(sweep=True)
+    at_sweep = table.merge(heads, on=["layer", "head"], how="left")["sweep"].fillna(False).to_numpy(bool)
+    swap = at_sweep & table["init"].isin(["svd", "random"]).to_numpy()
+    init = table["init"].where(~swap, table["init"].map({"svd": "random", "random": "svd"}))
+    return {REPLACEMENT: table.assign(init=init)}
 
 
 @claim(
@@ -439,8 +521,10 @@ def _sweep_head_rows(rows: pd.DataFrame, data) -> pd.DataFrame:
     statement="A fine-tuned SVD student of dimension 8 recovers at least 90% of the loss lost by ablating the head.",
     paper_value="a low-dimensional head closely approximates a high-dimensional one (Corollary 2; Fig. 4, numbers unknown)",
     tolerance="R(8) = mean(L_abl − L_student)/mean(L_abl − L_teacher) over seeds ≥ 0.9 in every replaced layer (SVD init, after fine-tuning)",
-    inputs=[REPLACEMENT],
+    inputs=[REPLACEMENT, LEVELS],
     kind="empirical",
+    gate=TEACHERS_GATE,
+    null=STUDENTS_RECOVER_NOTHING,
 )
 def svd_student_recovers_at_rank8(data) -> Measurement:
     rows = _sweep_head_rows(_finetuned_svd(data), data)
@@ -473,14 +557,17 @@ def svd_student_recovers_at_rank8(data) -> Measurement:
     statement="After the same fine-tuning, an SVD-initialised student reaches a loss no higher than a randomly initialised one of the same dimension (r ≥ 4).",
     paper_value="SVD-based low-rank head reduction (method; the comparison with random init is the catalog's)",
     tolerance="for every replaced layer and every r ≥ 4: L(SVD) ≤ L(random) after fine-tuning in ≥ 2 of 3 seeds",
-    inputs=[REPLACEMENT],
+    inputs=[REPLACEMENT, LEVELS],
     kind="empirical",
+    gate=TEACHERS_GATE,
+    null=Null("the SVD and the random students swapped", _inits_swapped),
 )
 def svd_init_beats_random_init(data) -> Measurement:
     table = data[REPLACEMENT]
     rows = table[
         (table["condition"] == "student") & (table["stage"] == "finetuned") & (table["rank"] >= SVD_VS_RANDOM_MIN_RANK)
     ]
+    rows = _sweep_head_rows(rows, data)  # the head both inits replaced (rank 8 also replaces every other head)
     pivot = rows.pivot_table(index=["layer", "rank", "seed"], columns="init", values="eval_loss").dropna()
     if pivot.empty or not {"svd", "random"} <= set(pivot.columns):
         return Measurement("no pair of SVD and random students with r ≥ 4", verdict(False))
@@ -506,8 +593,17 @@ def svd_init_beats_random_init(data) -> Measurement:
     statement="The recovery of a fine-tuned SVD student does not fall as its dimension r grows.",
     paper_value="loss against reduced dimension r (Fig. 4; shape inferred)",
     tolerance="R(r_{k+1}) ≥ R(r_k) − 0.02 for consecutive configured ranks, R from seed-mean losses, every replaced layer",
-    inputs=[REPLACEMENT],
+    inputs=[REPLACEMENT, LEVELS],
     kind="empirical",
+    gate=TEACHERS_GATE,
+    null=Null(
+        "the ranks in reverse order (each student given the loss of its mirror rank)",
+        lambda data: {
+            REPLACEMENT: reversed_within(
+                data[REPLACEMENT], ["seed", "layer", "head", "init", "stage", "condition"], "rank"
+            )
+        },
+    ),
 )
 def recovery_grows_with_rank(data) -> Measurement:
     rows = _sweep_head_rows(_finetuned_svd(data), data)
@@ -534,8 +630,10 @@ def recovery_grows_with_rank(data) -> Measurement:
     statement="Across every head of the replaced layers, fine-tuned rank-8 SVD students recover most of the ablation loss (Fig. 4's check extended to all heads; not a check of the paper).",
     paper_value="not stated (reconstructed appendix figure)",
     tolerance="median over (seed, layer, head) of R at r = 8 (SVD init, after fine-tuning) ≥ 0.9",
-    inputs=[REPLACEMENT],
+    inputs=[REPLACEMENT, LEVELS],
     kind="empirical",
+    gate=TEACHERS_GATE,
+    null=STUDENTS_RECOVER_NOTHING,
 )
 def every_head_recovers_at_rank8(data) -> Measurement:
     rows = _finetuned_svd(data)
@@ -559,6 +657,13 @@ def every_head_recovers_at_rank8(data) -> Measurement:
 
 
 # -- fig06: per-position loss changes -----------------------------------------------------------------------
+def _buckets_swapped(data) -> dict[str, pd.DataFrame]:
+    """Null: the first and the last position bucket swapped (late positions read as early ones)."""
+    positions = data[POSITIONS]
+    inside = positions["bucket_start"] >= 0
+    return {POSITIONS: pd.concat([reversed_within(positions[inside], [], "bucket_start"), positions[~inside]])}
+
+
 @claim(
     paper=PAPER,
     item="fig06",
@@ -566,8 +671,10 @@ def every_head_recovers_at_rank8(data) -> Measurement:
     statement="A zero-shot low-rank (r ≤ 8) SVD student changes the loss at late query positions (long effective L) no more than at early ones.",
     paper_value="saturation: a reduced head dimension matters less at long L (Theorem 2; Fig. 6 content inferred)",
     tolerance="for every replaced layer and every r ≤ 8: mean Δloss(last bucket) ≤ mean Δloss(first bucket) in ≥ 2 of 3 seeds",
-    inputs=[POSITIONS, REPLACEMENT],
+    inputs=[POSITIONS, REPLACEMENT, LEVELS],
     kind="empirical",
+    gate=TEACHERS_GATE,
+    null=Null("the first and last position buckets swapped", _buckets_swapped),
 )
 def late_positions_suffer_less(data) -> Measurement:
     deltas = position_deltas(data[POSITIONS])
@@ -617,8 +724,10 @@ def late_positions_suffer_less(data) -> Measurement:
     statement="In multi-layer decoders, the validation-loss gain from a larger head dimension does not grow with the sequence length (saturation persists).",
     paper_value="saturation persists in 6-layer decoders on 1% of WikiText-103 (Fig. 5; plotted quantity inferred)",
     tolerance="gain(L) = seed-mean val(d_h min) − val(d_h max) non-increasing over the configured L",
-    inputs=[DECODERS],
+    inputs=[DECODERS, LEVELS],
     kind="empirical",
+    gate=decoders_learned(lambda data: data[DECODERS]["eval_loss"], "the Fig 5 decoders"),
+    null=Null("the lengths in reverse order", lambda data: {DECODERS: reversed_within(data[DECODERS], [], "length")}),
 )
 def head_dim_gain_shrinks_with_length(data) -> Measurement:
     table = data[DECODERS]
@@ -662,8 +771,13 @@ def head_dim_gain_shrinks_with_length(data) -> Measurement:
     statement="Attention-logit magnitudes grow with the sequence length in trained decoders (challenging Theorem 2's bounded logits).",
     paper_value="logit norms grow with L (appendix Fig. 10; reviewer R3)",
     tolerance="Spearman(L, chunk-mean max_s|z_s| at query L−1) ≥ 0.8 for at least half of the (seed, layer, head) cells",
-    inputs=[LOGITS],
+    inputs=[LOGITS, REPLACEMENT, LEVELS],
     kind="empirical",
+    gate=TEACHERS_GATE,
+    null=Null(
+        "no growth: each head's max|z| equal at every L (its mean over L)",
+        lambda data: {LOGITS: flat(data[LOGITS], ["seed", "layer", "head"], "max_abs_logit")},
+    ),
 )
 def logit_norms_grow_with_length(data) -> Measurement:
     table = data[LOGITS]
