@@ -758,6 +758,12 @@ def no_member_loses_information(data) -> Measurement:
     )
 
 
+def _label_left_uncertain(data) -> tuple[bool, str]:
+    rows = data[GAINS]
+    open_rows = int((rows["label_entropy_given_layers"] > 1e-12).sum())
+    return open_rows > 0, f"{open_rows} of {len(rows)} rows with H(Y | layers) > 1e-12 bits"
+
+
 @claim(
     paper=PAPER,
     item="fig07",
@@ -769,6 +775,7 @@ def no_member_loses_information(data) -> Measurement:
     "Y (ΔI = 0 exactly there) are left out and counted",
     inputs=[GAINS],
     kind="empirical",
+    gate=Gate("at least one (model, task) whose layers leave the label uncertain", _label_left_uncertain),
     null=Null(
         "ΔI(independent) = 0 on every row (a member that adds nothing)",
         lambda data: {GAINS: data[GAINS].assign(independent_gain=0.0)},

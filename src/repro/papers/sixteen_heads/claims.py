@@ -34,10 +34,24 @@ import numpy as np
 import pandas as pd
 
 from repro.papers.sixteen_heads import head_summaries as S
+from repro.papers.sixteen_heads.gates_and_nulls import (
+    epochs_swapped,
+    every_head_critical,
+    in_range,
+    last_epoch_everywhere,
+    linear_decline,
+    no_collapse,
+    no_head_improves,
+    no_redundancy,
+    order_given,
+    shifted_scores_scrambled,
+    types_swapped,
+)
 from repro.pipeline.claims import (
     NOT_MEASURABLE,
     ClaimInputs,
     ClaimRow,
+    Gate,
     Measurement,
     Null,
     claim,
@@ -110,11 +124,21 @@ class Row(ClaimRow):
 
     measure: Callable[[ClaimInputs], Measurement]
     kind: str = "empirical"
+    gate: Gate | None = None
+    null: Null | None = None
 
 
 def _register(inputs: str, rows: Iterable[Row]) -> None:
     """Registers one claim per row, each reading the one file ``inputs``."""
-    register_table(PAPER, rows, _measure_row, inputs=[inputs], kind=lambda row: row.kind)
+    register_table(
+        PAPER,
+        rows,
+        _measure_row,
+        inputs=[inputs],
+        kind=lambda row: row.kind,
+        gate=lambda row: row.gate,
+        null=lambda row: row.null,
+    )
 
 
 def _measure_row(data: ClaimInputs, row: Row) -> Measurement:
@@ -164,6 +188,8 @@ _register(
             statement="CLS: removing any single head changes accuracy by less than 1 point for most heads.",
             paper_value="BERT: all 144 ablations within about 0.824-0.838 of 0.835 accuracy (Fig. 1b)",
             tolerance="≥ 80% of heads with |Δ| < 1 accuracy point (median over seeds)",
+            gate=in_range(ABLATION, [CLS]),
+            null=every_head_critical(ABLATION),
             measure=partial(_fraction_within, task=CLS, bound=1.0),
         ),
         Row(
@@ -172,6 +198,8 @@ _register(
             statement="S2S: removing any single head changes BLEU by less than 0.5 for most heads.",
             paper_value="WMT: ablations within about 35.5-36.3 of 36.05 BLEU (Fig. 1a)",
             tolerance="≥ 80% of heads with |Δ| < 0.5 BLEU (median over seeds)",
+            gate=in_range(ABLATION, [S2S]),
+            null=every_head_critical(ABLATION),
             measure=partial(_fraction_within, task=S2S, bound=0.5),
         ),
         Row(
@@ -180,6 +208,8 @@ _register(
             statement="CLS: removing some head increases accuracy.",
             paper_value="some ablations score above the unmasked model (Fig. 1b)",
             tolerance="max Δ over heads > 0 (median over seeds)",
+            gate=in_range(ABLATION, [CLS]),
+            null=no_head_improves(ABLATION),
             measure=partial(_some_head_improves, task=CLS),
         ),
         Row(
@@ -188,6 +218,8 @@ _register(
             statement="S2S: removing some head increases BLEU.",
             paper_value="some ablations score above the unmasked model (Fig. 1a)",
             tolerance="max Δ over heads > 0 (median over seeds)",
+            gate=in_range(ABLATION, [S2S]),
+            null=no_head_improves(ABLATION),
             measure=partial(_some_head_improves, task=S2S),
         ),
         Row(
@@ -196,6 +228,8 @@ _register(
             statement="CLS: the typical single-head ablation barely moves accuracy.",
             paper_value="most heads cluster near the baseline (Fig. 1b)",
             tolerance="median |Δ| < 0.5 accuracy points (median over seeds)",
+            gate=in_range(ABLATION, [CLS]),
+            null=every_head_critical(ABLATION),
             measure=partial(_median_abs_delta, task=CLS),
         ),
         Row(
@@ -204,6 +238,8 @@ _register(
             statement="S2S: the typical single-head ablation barely moves BLEU.",
             paper_value="most heads cluster near the baseline (Fig. 1a)",
             tolerance="median |Δ| < 0.5 BLEU (median over seeds)",
+            gate=in_range(ABLATION, [S2S]),
+            null=every_head_critical(ABLATION),
             measure=partial(_median_abs_delta, task=S2S),
         ),
     ],
@@ -227,6 +263,8 @@ def _enc_enc(data) -> pd.DataFrame:
     tolerance="≤ 25% of Enc-Enc heads with p < 0.01 (paired bootstrap, median over seeds)",
     inputs=[ABLATION],
     kind="empirical",
+    gate=in_range(ABLATION, [S2S]),
+    null=every_head_critical(ABLATION),
 )
 def few_enc_enc_heads_significant(data) -> Measurement:
     frac = S.per_seed(_enc_enc(data), lambda g: float((g["p_value"] < ALPHA).mean()))
@@ -242,6 +280,8 @@ def few_enc_enc_heads_significant(data) -> Measurement:
     tolerance="max |Δ| over Enc-Enc heads < 2 BLEU (median over seeds)",
     inputs=[ABLATION],
     kind="empirical",
+    gate=in_range(ABLATION, [S2S]),
+    null=every_head_critical(ABLATION),
 )
 def enc_enc_deltas_small(data) -> Measurement:
     worst = S.per_seed(_enc_enc(data), lambda g: float(g["delta"].abs().max()))
@@ -302,6 +342,8 @@ _register(
             statement="S2S: most layers lose at most 1 BLEU when reduced to their best single head.",
             paper_value="15 of 18 cells ≥ −1 BLEU; last Enc-Dec layer −13.56",
             tolerance="≥ 60% of (type, layer) cells with best Δ ≥ −1 BLEU (median over seeds)",
+            gate=in_range(ABLATION, [S2S]),
+            null=every_head_critical(ABLATION),
             measure=partial(_most_layers_one_head, task=S2S, cells="cells", share=0.60),
         ),
         Row(
@@ -310,6 +352,8 @@ _register(
             statement="S2S: the layer that suffers most from keeping one head is an Enc-Dec layer.",
             paper_value="last Enc-Dec layer: −13.56 BLEU, the most negative cell",
             tolerance="the most negative cell is Enc-Dec in more than half of the seeds",
+            gate=in_range(ABLATION, [S2S]),
+            null=types_swapped(ABLATION, "type", "cross", "enc_self", "Enc-Dec and Enc-Enc"),
             measure=partial(_worst_is_enc_dec, choose_on="test"),
         ),
         Row(
@@ -318,6 +362,8 @@ _register(
             statement="CLS: most layers lose at most 1 point when reduced to their best single head.",
             paper_value="all 12 BERT layers within −0.96..+0.10 points",
             tolerance="≥ 75% of layers with best Δ ≥ −1 point (median over seeds)",
+            gate=in_range(ABLATION, [CLS]),
+            null=every_head_critical(ABLATION),
             measure=partial(_most_layers_one_head, task=CLS, cells="layers", share=0.75),
         ),
         # Table 5 (S2S) and Table 6 (CLS): the kept head is chosen on a held-out set.
@@ -327,6 +373,8 @@ _register(
             statement="S2S: with the head chosen on a separate set, many layers show no significant change.",
             paper_value="9 of 18 cells not significant (50%)",
             tolerance="≥ 40% of cells with p ≥ 0.01 on the test set (median over seeds)",
+            gate=in_range(ABLATION, [S2S]),
+            null=every_head_critical(ABLATION),
             measure=partial(_held_out_unaffected, task=S2S, share=0.40),
         ),
         Row(
@@ -335,6 +383,8 @@ _register(
             statement="S2S: with held-out selection, the worst layer is still an Enc-Dec layer.",
             paper_value="last Enc-Dec layer −18.89 BLEU, the most negative cell",
             tolerance="the most negative cell is Enc-Dec in more than half of the seeds",
+            gate=in_range(ABLATION, [S2S]),
+            null=types_swapped(ABLATION, "type", "cross", "enc_self", "Enc-Dec and Enc-Enc"),
             measure=partial(_worst_is_enc_dec, choose_on="selection"),
         ),
         Row(
@@ -352,6 +402,8 @@ _register(
             statement="CLS: with the head chosen on training examples, most layers show no significant change.",
             paper_value="none of the 12 BERT layers significant (100%)",
             tolerance="≥ 75% of layers with p ≥ 0.01 on the test set (McNemar, median over seeds)",
+            gate=in_range(ABLATION, [CLS]),
+            null=every_head_critical(ABLATION),
             measure=partial(_held_out_unaffected, task=CLS, share=0.75),
         ),
         Row(
@@ -376,6 +428,8 @@ _register(
     tolerance="min over layers of best Δ ≥ −5 points (median over seeds)",
     inputs=[ABLATION],
     kind="empirical",
+    gate=in_range(ABLATION, [CLS]),
+    null=every_head_critical(ABLATION),
 )
 def cls_no_layer_collapses(data) -> Measurement:
     worst = S.per_seed(_best(data, CLS, "test"), lambda g: float(g["delta"].min()))
@@ -406,6 +460,8 @@ _register(
             statement="CLS: heads that matter on the matched test set matter on the mismatched one.",
             paper_value="r = 0.68 (MNLI matched vs mismatched)",
             tolerance="Pearson r > 0.3 and p < 0.01 (medians over seeds)",
+            gate=in_range(ABLATION, [CLS]),
+            null=shifted_scores_scrambled(ABLATION),
             measure=partial(_correlation, task=CLS),
         ),
         Row(
@@ -414,6 +470,8 @@ _register(
             statement="S2S: heads that matter in domain matter out of domain.",
             paper_value="r = 0.56 (newstest2013 vs MTNT)",
             tolerance="Pearson r > 0.3 and p < 0.01 (medians over seeds)",
+            gate=in_range(ABLATION, [S2S]),
+            null=shifted_scores_scrambled(ABLATION),
             measure=partial(_correlation, task=S2S),
         ),
     ],
@@ -475,6 +533,8 @@ _register(
             statement="CLS: at least 20% of heads can be pruned by importance within 1 point of accuracy.",
             paper_value="BERT: 40% pruned without noticeable loss",
             tolerance="largest p with accuracy ≥ baseline − 1 at every level up to p is ≥ 20% (median over seeds)",
+            gate=in_range(PRUNING, [CLS]),
+            null=no_redundancy(PRUNING),
             measure=partial(_prune_safely, task=CLS),
         ),
         Row(
@@ -483,6 +543,8 @@ _register(
             statement="S2S: at least 20% of heads can be pruned by importance keeping 97% of BLEU.",
             paper_value="WMT: 20% pruned without noticeable loss",
             tolerance="largest p with BLEU ≥ 0.97·BLEU₀ at every level up to p is ≥ 20% (median over seeds)",
+            gate=in_range(PRUNING, [S2S]),
+            null=no_redundancy(PRUNING),
             measure=partial(_prune_safely, task=S2S),
         ),
         Row(
@@ -491,6 +553,8 @@ _register(
             statement="S2S: with 90% of heads pruned, BLEU collapses.",
             paper_value="WMT BLEU drops sharply beyond about 60% pruned",
             tolerance="BLEU at 90% pruned ≤ 0.3·BLEU₀ (median over seeds)",
+            gate=in_range(PRUNING, [S2S]),
+            null=no_collapse(PRUNING),
             measure=partial(_score_ratio_at_last, task=S2S, label="BLEU at 90% / BLEU₀", at_most=0.3),
         ),
         Row(
@@ -499,6 +563,8 @@ _register(
             statement="CLS: pruning by importance keeps more accuracy than pruning in random order.",
             paper_value="importance order well above random (implied by Fig. 3b)",
             tolerance="AUC(importance) ≥ mean AUC(random) over 0-60% (median over seeds)",
+            gate=in_range(PRUNING, [CLS]),
+            null=order_given(PRUNING, "importance", "random", swap=True),
             measure=partial(_auc_compare, task=CLS, other="random", margin=0.0),
         ),
         Row(
@@ -507,6 +573,8 @@ _register(
             statement="S2S: pruning by importance keeps more BLEU than pruning in random order.",
             paper_value="importance order well above random (implied by Fig. 3a)",
             tolerance="AUC(importance) ≥ mean AUC(random) over 0-60% (median over seeds)",
+            gate=in_range(PRUNING, [S2S]),
+            null=order_given(PRUNING, "importance", "random", swap=True),
             measure=partial(_auc_compare, task=S2S, other="random", margin=0.0),
         ),
         Row(
@@ -515,6 +583,8 @@ _register(
             statement="CLS: importance pruning is about as good as the single-ablation oracle order.",
             paper_value="I_h is faster and yields better results than the oracle (Fig. 3b)",
             tolerance="AUC(importance) ≥ AUC(oracle) − 2 points over 0-60% (median over seeds)",
+            gate=in_range(PRUNING, [CLS]),
+            null=order_given(PRUNING, "importance", "random"),
             measure=partial(_auc_compare, task=CLS, other="oracle", margin=2.0),
         ),
         Row(
@@ -523,6 +593,8 @@ _register(
             statement="S2S: importance pruning is about as good as the single-ablation oracle order.",
             paper_value="I_h is faster and yields better results than the oracle (Fig. 3a)",
             tolerance="AUC(importance) ≥ AUC(oracle) − 2 BLEU over 0-60% (median over seeds)",
+            gate=in_range(PRUNING, [S2S]),
+            null=order_given(PRUNING, "importance", "random"),
             measure=partial(_auc_compare, task=S2S, other="oracle", margin=2.0),
         ),
     ],
@@ -538,6 +610,8 @@ _register(
     tolerance="accuracy at 100% pruned ≤ chance + 10 points (median over seeds)",
     inputs=[PRUNING],
     kind="empirical",
+    gate=in_range(PRUNING, [CLS]),
+    null=no_collapse(PRUNING),
 )
 def cls_collapses_when_all_pruned(data) -> Measurement:
     curves = _importance_curves(data, CLS)
@@ -680,6 +754,8 @@ def _type_curves(data) -> dict[str, pd.DataFrame]:
     tolerance="AUC(Enc-Dec) < min(AUC(Enc-Enc), AUC(Dec-Dec)) over 0-90% (median over seeds)",
     inputs=[PRUNING],
     kind="empirical",
+    gate=in_range(PRUNING, [S2S]),
+    null=types_swapped(PRUNING, "scope", "cross", "enc_self", "the Enc-Dec and Enc-Enc pruning curves"),
 )
 def enc_dec_most_sensitive(data) -> Measurement:
     auc = pd.DataFrame(
@@ -706,6 +782,8 @@ def enc_dec_most_sensitive(data) -> Measurement:
     tolerance="mean BLEU at 60-70%: Enc-Dec < 0.5·BLEU₀ and max(Enc-Enc, Dec-Dec) ≥ 0.7·BLEU₀ (medians over seeds)",
     inputs=[PRUNING],
     kind="empirical",
+    gate=in_range(PRUNING, [S2S]),
+    null=no_collapse(PRUNING),
 )
 def enc_dec_collapses_self_survives(data) -> Measurement:
     def at_60_70(g):
@@ -751,6 +829,8 @@ def _relative(table: pd.DataFrame, epoch: int, percents) -> pd.Series:
     tolerance="mean relative BLEU over 10-50% pruned: last epoch − first epoch ≥ 0.10 (median over seeds)",
     inputs=[EPOCHS],
     kind="empirical",
+    gate=in_range(EPOCHS, ["iwslt"]),
+    null=epochs_swapped(EPOCHS),
 )
 def late_epochs_prune_better(data) -> Measurement:
     table = _epoch_table(data)
@@ -774,6 +854,8 @@ def late_epochs_prune_better(data) -> Measurement:
     tolerance="relative BLEU at 40% pruned, last epoch ≥ 0.85 (median over seeds)",
     inputs=[EPOCHS],
     kind="empirical",
+    gate=in_range(EPOCHS, ["iwslt"]),
+    null=linear_decline(EPOCHS),
 )
 def last_epoch_40pct_keeps_85pct(data) -> Measurement:
     table = _epoch_table(data)
@@ -801,6 +883,8 @@ def _r_squared(x: np.ndarray, y: np.ndarray) -> float:
     "epochs with unpruned BLEU < 1 are skipped",
     inputs=[EPOCHS],
     kind="empirical",
+    gate=in_range(EPOCHS, ["iwslt"]),
+    null=last_epoch_everywhere(EPOCHS),
 )
 def early_epochs_linear(data) -> Measurement:
     table = _epoch_table(data)
@@ -868,6 +952,8 @@ def _extra_rows(task: str) -> list[Row]:
             statement=f"{name} analogue: at least 20% of heads can be pruned by importance without noticeable loss.",
             paper_value=f"{name}: flat up to {PAPER_SAFE[task]} pruned (Fig. 6)",
             tolerance=f"largest p with {metric} {rule} at every level up to p is ≥ 20% (median over seeds)",
+            gate=in_range(PRUNING, [task]),
+            null=no_redundancy(PRUNING),
             measure=partial(_extra_prune_safely, task=task),
         ),
         Row(
@@ -876,6 +962,8 @@ def _extra_rows(task: str) -> list[Row]:
             statement=f"{name} analogue: with {last}% of heads pruned the score is at most half the baseline.",
             paper_value=f"{name}: performance drops sharply at high pruning levels (Fig. 6)",
             tolerance=f"{metric} at {last}% pruned ≤ 0.5 × baseline (median over seeds)",
+            gate=in_range(PRUNING, [task]),
+            null=no_collapse(PRUNING),
             measure=partial(_score_ratio_at_last, task=task, label=f"score at {last}% / baseline", at_most=0.5),
         ),
     ]
