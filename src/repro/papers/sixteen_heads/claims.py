@@ -14,8 +14,11 @@ gives mean ± sd over seeds and the median.
 Choices fixed with the thresholds:
 - "largest p with score ≥ …" (Fig. 3) is the largest level up to which *every* level keeps the
   score (pruning is cumulative, so a later recovery does not count);
-- the score "at 90-100%" is the score at the last level: 100% for CLS (BERT's levels) and 90% for
-  S2S (fairseq's levels stop at 90%); chance for CLS is 100 / (number of classes);
+- a collapse is judged at 90% pruned, as the share of what the unpruned model adds over a constant
+  predictor that is left: (score − constant) / (unpruned − constant). At 100% pruned a classifier is
+  a constant predictor, so a check there could not fail (accuracy at chance) or could not pass
+  (a score against the unpruned one: SST-2's 50 / 82.9). The constant predictor's scores are in
+  repro.papers.sixteen_heads.gates_and_nulls.CONSTANT_SCORE;
 - AUC is the mean score over 0-60% pruned (trapezoid rule over the 10% levels), in points;
 - a cell or head is significant when p < alpha (0.01, the paper's level; McNemar's exact test
   for accuracy, paired bootstrap with 1000 resamples for BLEU).
@@ -35,6 +38,7 @@ import pandas as pd
 
 from repro.papers.sixteen_heads import head_summaries as S
 from repro.papers.sixteen_heads.gates_and_nulls import (
+    CONSTANT_SCORE,
     epochs_swapped,
     every_head_critical,
     in_range,
@@ -506,11 +510,29 @@ def _prune_safely(data, task: str) -> Measurement:
     )
 
 
-def _score_ratio_at_last(data, task: str, label: str, at_most: float) -> Measurement:
-    """The score at the last pruning level over the unpruned score, at most ``at_most`` (a collapse)."""
+COLLAPSE_PERCENT = 90
+
+
+def _collapse(data, task: str, at_most: float) -> Measurement:
+    """A collapse at 90% of heads pruned, measured from the constant predictor: (score − constant) /
+    (baseline − constant) at most ``at_most``. At 100% pruned a classifier *is* a constant predictor, so
+    a check there could not fail (or, against the baseline's score, could not pass)."""
+    constant = CONSTANT_SCORE[task]
     curves = _importance_curves(data, task)
-    ratio = S.per_seed(curves, lambda g: float(g.loc[g["percent"].idxmax(), "score"] / g["baseline"].iloc[0]))
-    return Measurement(f"{label}: {_summary(ratio)}", verdict(_median(ratio) <= at_most), seeds=len(ratio))
+
+    def share(g):
+        at = g.loc[g["percent"] == COLLAPSE_PERCENT, "score"]
+        if at.empty:
+            raise ValueError(f"{task}: no pruning level at {COLLAPSE_PERCENT}%")
+        return float((at.iloc[0] - constant) / (g["baseline"].iloc[0] - constant))
+
+    kept = S.per_seed(curves, share)
+    return Measurement(
+        f"(score − constant) / (unpruned − constant) at {COLLAPSE_PERCENT}% pruned: {_summary(kept)}",
+        verdict(_median(kept) <= at_most),
+        seeds=len(kept),
+        detail=f"constant predictor's score {constant:.3g}",
+    )
 
 
 def _auc_compare(data, task: str, other: str, margin: float) -> Measurement:
@@ -552,10 +574,10 @@ _register(
             "s2s_collapses_at_90pct",
             statement="S2S: with 90% of heads pruned, BLEU collapses.",
             paper_value="WMT BLEU drops sharply beyond about 60% pruned",
-            tolerance="BLEU at 90% pruned ≤ 0.3·BLEU₀ (median over seeds)",
+            tolerance="BLEU at 90% pruned ≤ 0.3·BLEU₀ (median over seeds; the constant predictor scores 0)",
             gate=in_range(PRUNING, [S2S]),
             null=no_collapse(PRUNING),
-            measure=partial(_score_ratio_at_last, task=S2S, label="BLEU at 90% / BLEU₀", at_most=0.3),
+            measure=partial(_collapse, task=S2S, at_most=0.3),
         ),
         Row(
             "fig03",
@@ -604,24 +626,18 @@ _register(
 @claim(
     paper=PAPER,
     item="fig03",
-    claim_id="cls_collapses_when_all_pruned",
-    statement="CLS: with every head pruned, accuracy falls to near chance.",
-    paper_value="BERT accuracy collapses at 100% pruned",
-    tolerance="accuracy at 100% pruned ≤ chance + 10 points (median over seeds)",
+    claim_id="cls_collapses_at_90pct",
+    statement="CLS: with 90% of heads pruned, accuracy falls most of the way to the constant predictor's.",
+    paper_value="BERT accuracy collapses at high pruning levels (Fig. 3b)",
+    tolerance="(accuracy at 90% − chance) / (unpruned − chance) ≤ 0.3 (median over seeds); at 100% pruned a "
+    "classifier is a constant predictor, so the check is made at 90%",
     inputs=[PRUNING],
     kind="empirical",
     gate=in_range(PRUNING, [CLS]),
     null=no_collapse(PRUNING),
 )
-def cls_collapses_when_all_pruned(data) -> Measurement:
-    curves = _importance_curves(data, CLS)
-    chance = 100.0 / 3  # three balanced NLI classes
-    last = S.per_seed(curves, lambda g: float(g.loc[g["percent"].idxmax(), "score"]))
-    return Measurement(
-        f"accuracy at 100%: {_summary(last)} (chance {chance:.1f})",
-        verdict(_median(last) <= chance + 10.0),
-        seeds=len(last),
-    )
+def cls_collapses_at_90pct(data) -> Measurement:
+    return _collapse(data, CLS, 0.3)
 
 
 # --------------------------------------------------------------------------- Table 4
@@ -803,16 +819,20 @@ def enc_dec_collapses_self_survives(data) -> Measurement:
 # Fixed with the thresholds: the relative score is BLEU(pruned) / BLEU(unpruned) at the same
 # epoch; "epoch 1" is the first kept epoch and "the last epoch" the last kept one; the linear fit
 # is over all pruning levels (0-90%) and must reach R² ≥ 0.8 at epoch 1 or at epoch 2, among those
-# whose unpruned BLEU is at least 1 (not measurable if neither is).
+# whose unpruned BLEU is at least 1 (not measurable if neither is). Every check leaves out the epochs
+# whose unpruned BLEU is below 1: a ratio of near-zero BLEUs is noise (at epoch 1 of the laptop run,
+# BLEU 0.8, pruned models scored up to 115% of it).
+MIN_EPOCH_BLEU = 1.0
 
 EPOCHS = "data/epochs.csv"
 
 
 def _epoch_table(data) -> pd.DataFrame:
+    """The per-epoch pruning curves of the epochs whose unpruned BLEU is at least MIN_EPOCH_BLEU (per seed)."""
     table = data[EPOCHS]
     if table.empty:
         raise ValueError("epochs.csv has no rows")
-    return table
+    return table[table["baseline"] >= MIN_EPOCH_BLEU]
 
 
 def _relative(table: pd.DataFrame, epoch: int, percents) -> pd.Series:
@@ -834,6 +854,8 @@ def _relative(table: pd.DataFrame, epoch: int, percents) -> pd.Series:
 )
 def late_epochs_prune_better(data) -> Measurement:
     table = _epoch_table(data)
+    if table["epoch"].nunique() < 2:
+        return Measurement("fewer than two epochs with unpruned BLEU ≥ 1", NOT_MEASURABLE)
     first, last = int(table["epoch"].min()), int(table["epoch"].max())
     levels = [10, 20, 30, 40, 50]
     gap = _relative(table, last, levels) - _relative(table, first, levels)
@@ -941,10 +963,9 @@ def _extra_prune_safely(data, task: str) -> Measurement:
 
 
 def _extra_rows(task: str) -> list[Row]:
-    """The two claims of Fig. 6 for one task: safe to prune 20%, collapses at the last level."""
+    """The two claims of Fig. 6 for one task: safe to prune 20%, collapses at 90% pruned."""
     name, metric, family = EXTRA_TASKS[task]
     rule = "≥ 0.97·BLEU₀" if family == "s2s" else f"≥ baseline − 1 {metric} point"
-    last = 90 if family == "s2s" else 100
     return [
         Row(
             "fig06",
@@ -959,12 +980,13 @@ def _extra_rows(task: str) -> list[Row]:
         Row(
             "fig06",
             f"{task}_collapses_when_pruned",
-            statement=f"{name} analogue: with {last}% of heads pruned the score is at most half the baseline.",
+            statement=f"{name} analogue: with 90% of heads pruned the score has lost at least half of what the model "
+            "adds over a constant predictor.",
             paper_value=f"{name}: performance drops sharply at high pruning levels (Fig. 6)",
-            tolerance=f"{metric} at {last}% pruned ≤ 0.5 × baseline (median over seeds)",
+            tolerance=f"({metric} at 90% − constant) / (unpruned − constant) ≤ 0.5 (median over seeds)",
             gate=in_range(PRUNING, [task]),
             null=no_collapse(PRUNING),
-            measure=partial(_score_ratio_at_last, task=task, label=f"score at {last}% / baseline", at_most=0.5),
+            measure=partial(_collapse, task=task, at_most=0.5),
         ),
     ]
 
