@@ -262,6 +262,9 @@ def test_glue_claims_pool_seeds_and_count_divergence():
     assert mlm_claims.glue_sas_matches_pre_ln(data).verdict == REPRODUCED  # gap 1 ≤ 2 · 2
     assert mlm_claims.glue_sas_p_matches_pre_ln(data).verdict == NOT_REPRODUCED  # gap 18
     m = mlm_claims.glue_sas_p_nonorm_diverges(data)
-    assert m.verdict == REPRODUCED and m.measured.startswith("2 of 6")
+    assert m.verdict == NOT_MEASURABLE and m.measured.startswith("2 of 6")  # recorded, never judged
     assert mlm_claims.glue_tasks_match_pre_ln(data).verdict == NOT_REPRODUCED  # SAS-P outside on both columns
     assert mlm_claims.chance_level(data[mlm_claims.GLUE_SCORES]) == 50.0
+    assert mlm_claims.GLUE_GATE.check(data)[0]  # Pre-LN 62 against chance 50
+    near_chance = {mlm_claims.GLUE_SCORES: data[mlm_claims.GLUE_SCORES].assign(score=51.0)}
+    assert not mlm_claims.GLUE_GATE.check(near_chance)[0]
