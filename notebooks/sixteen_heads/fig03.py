@@ -29,7 +29,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from repro.papers.sixteen_heads import head_summaries as S
-from repro.pipeline.plotting import label, line_style, save_figure, use_style
+from repro.papers.sixteen_heads.gates_and_nulls import CONSTANT_SCORE
+from repro.pipeline.plotting import label, line_style, mark_levels, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
 use_style()
@@ -53,6 +54,7 @@ for ax, (task, title, unit) in zip(axes, panels):
             ax.fill_between(mean.index, low.values, high.values, color=style["color"], alpha=0.15, linewidth=0)
     base = rows.groupby("seed")["baseline"].first().mean()
     ax.axhline(base, color="#999999", linewidth=0.8, linestyle="--")
+    mark_levels(ax, {"constant predictor": CONSTANT_SCORE[task], "perfect": 100.0})
     ax.set_title(title)
     ax.set_xlabel("heads pruned (%)")
     ax.set_ylabel(unit)

@@ -230,14 +230,22 @@ def accuracy_axis(ax, chance: float, ceiling: float = 1.0) -> None:
     margin = 0.04 * (ceiling - chance)
     ax.set_ylim(chance - margin, ceiling + margin)
     top = "ceiling" if ceiling == 1 else f"ceiling {ceiling:.3f}"
-    for y, name in ((chance, f"chance {chance:.2f}"), (ceiling, top)):
+    mark_levels(ax, {f"chance {chance:.2f}": chance, top: ceiling})
+
+
+def mark_levels(ax, levels: dict[str, float]) -> None:
+    """A dotted line and its name at the right edge for each reference level {name: y} (a chance or
+    constant-predictor score, a ceiling), without changing the axis limits; the lowest name sits above
+    its line, the others below theirs."""
+    lowest = min(levels.values())
+    for name, y in levels.items():
         ax.axhline(y, color="#777777", ls=":", lw=0.8, zorder=0)
         ax.annotate(
             name,
             xy=(0.99, y),
             xycoords=("axes fraction", "data"),
             ha="right",
-            va="bottom" if y == chance else "top",
+            va="bottom" if y == lowest else "top",
             fontsize=7,
             color="#555555",
         )
