@@ -69,6 +69,8 @@ note = (
     f"{int(marked.sum())} of {len(marked)} Enc-Enc heads significant at p<{alpha} in most seeds "
     f"({int((cells['delta'][marked] > 0).sum())} positive). "
     "Paper (paper_* column and this note): base BLEU 36.05; 8 of 96 significant (4 negative, 4 positive); "
-    "all other cells within [−0.19, +0.15]. Cells are mean Δ BLEU over seeds; * = p<alpha in most seeds."
+    "all other cells within [−0.19, +0.15]. Cells are mean Δ BLEU over seeds; * = p<alpha in most seeds. "
+    f"The paper's encoder has 6 layers of 16 heads, ours {n_layers} of {n_heads}: rows {n_layers + 1}-6 hold the "
+    "paper's cells only, and a row of ours is not the paper's layer of the same index."
 )
 save_table(table, results_dir, paper, item, scale, note=note)
