@@ -5,7 +5,7 @@ import os
 import shlex
 
 from repro.pipeline.captions import item_caption
-from repro.pipeline.claims import claim_inputs
+from repro.pipeline.claims import claim_inputs, claims_code_digest
 from repro.pipeline.seeds import results_name
 
 SCALE = config["scale"]

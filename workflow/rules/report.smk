@@ -34,6 +34,8 @@ rule paper_claims:
     params:
         results=lambda wildcards, output: os.path.dirname(os.path.dirname(output[0])),
         scale=SCALE,
+        # a changed claim, gate or null is judged again though no input changed
+        code=lambda wildcards: claims_code_digest(wildcards.paper),
     shell:
         "python -m repro claims judge --paper {wildcards.paper} --results-dir {params.results} --scale {params.scale} "
         "--out {output} > {log} 2>&1"
