@@ -167,11 +167,14 @@ def _brute_force(bound: AllocationBound, budget: int) -> float:
 
 def test_bound_terms_hand_computed():
     b = AllocationBound(input_dim=4, weights=(2.0,), lags=(1,), epsilon=0.5, constant=1.3, growth=0.02)
-    # a·[(1+ε)√(1 − d/4) + 1.3 e^{0.02}/H] with a = 2, d = 1, H = 2
-    assert b.value([2], [1]) == pytest.approx(2 * (1.5 * math.sqrt(0.75) + 1.3 * math.exp(0.02) / 2))
+    # a·min{1, (1+ε)√(1 − d/4) + 1.3 e^{0.02}/H} with a = 2
+    plain = AllocationBound(input_dim=4, weights=(2.0,), lags=(1,), epsilon=0.0)
+    assert plain.value([4], [3]) == pytest.approx(2 * (math.sqrt(0.25) + 1.3 * math.exp(0.02) / 4))  # 0.83 < 1
     assert b.value([3], [4]) == pytest.approx(2 * 1.3 * math.exp(0.02) / 3)  # d = input dim: no projection loss
-    assert b.value([1], [9]) == pytest.approx(2 * 1.3 * math.exp(0.02))  # d > input dim: term is 0
     assert b.value([0], [1]) == pytest.approx(2.0)  # no heads: the lag is missed
+    # A bracket above 1 is capped at a: the heads can always output nothing, which misses the lag
+    assert 1.5 * math.sqrt(0.75) + 1.3 * math.exp(0.02) / 2 > 1 and b.value([2], [1]) == pytest.approx(2.0)
+    assert 1.3 * math.exp(0.02) > 1 and b.value([1], [9]) == pytest.approx(2.0)  # d > input dim, one head
 
 
 @pytest.mark.parametrize("budget", [1, 4, 7, 10])

@@ -5,12 +5,13 @@ for white-noise inputs with ‖x_t‖ ≤ B in R^d. One attention layer splits i
 group g extracts lag m_g with H_g heads of dimension d_g (ALiBi-type heads whose weights decay
 like e^{−β(t−s)}). With a_g = ‖ρ_{m_g}‖₂·B the bound reads
 
-    error ≤ Σ_g a_g [ (1+ε)·1{d_g ≤ d}·√(1 − d_g/d) + C·e^{γ m_g}/H_g ]  +  tail,
+    error ≤ Σ_g min{ a_g,  a_g [ (1+ε)·1{d_g ≤ d}·√(1 − d_g/d) + C·e^{γ m_g}/H_g ] }  +  tail,
 
 with C = 1.3 and γ = 0.02 in the paper's statement, and tail = Σ a_m over lags that get no group.
 The first term is what a rank-d_g value/output map loses of a d-dimensional input; the second is
-the error of building a "delta at lag m" from H_g decaying softmax heads. A group given no heads
-contributes a_g (its lag is simply missed). The budget is D = Σ_g H_g d_g.
+the error of building a "delta at lag m" from H_g decaying softmax heads. A group's error never
+exceeds a_g, the error of missing its lag (its heads can output nothing), so a group given no heads,
+or too few for the bracket to fall below 1, contributes a_g. The budget is D = Σ_g H_g d_g.
 
 Which constants the paper uses beyond these is not known (the catalog marks ε and the exact form
 of its Eq. 3 as unknown), so nothing here hard-codes the paper's optimum: `minimise` finds the exact
@@ -103,10 +104,12 @@ class AllocationBound:
         return self.constant * math.exp(self.growth * self.lags[group]) / heads
 
     def group_error(self, group: int, heads: int, head_dim: int) -> float:
-        """a_g·[projection + head-count terms]; a_g alone when the group gets no heads."""
+        """a_g·min{1, projection + head-count terms}: at most a_g, the error of missing the lag (and a_g
+        when the group gets no heads)."""
         if heads == 0:
             return self.weights[group]
-        return self.weights[group] * (self.projection_loss(head_dim) + self.head_count_loss(group, heads))
+        bracket = self.projection_loss(head_dim) + self.head_count_loss(group, heads)
+        return self.weights[group] * min(1.0, bracket)
 
     def value(self, heads, head_dims) -> float:
         """The bound for heads H_g and head dimensions d_g per group (plus the tail)."""
