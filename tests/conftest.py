@@ -60,10 +60,10 @@ def snakemake_env(workdir: Path) -> dict[str, str]:
     return {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(workdir), "SOURCE_DATE_EPOCH": "0"}
 
 
-def write_reference_levels(results: Path, unigram: float = 7.0, where: str = "data/code_corpus/tokens") -> Path:
-    """A reference-levels JSON under a results root (`python -m repro data reference-levels`), for claims
-    whose health gate compares a model's loss with the unigram level of its split."""
-    path = Path(results) / where / "reference_levels.json"
+def write_reference_levels(results: Path, paper: str, unigram: float = 7.0) -> Path:
+    """The reference levels of `paper`'s language-model split under a results root (rule
+    lm_reference_levels), for claims whose health gate compares a model's loss with its unigram level."""
+    path = Path(results) / paper / "data" / "lm_reference_levels.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f'{{"unigram_nats": {unigram}, "bigram_nats": {unigram / 2}}}')
     return path

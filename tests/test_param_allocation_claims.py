@@ -294,7 +294,7 @@ def test_param_allocation_claims_fail_on_their_nulls(tmp_path):
     data_dir.mkdir(parents=True)
     for name, table in tables.items():
         table.to_csv(data_dir / name, index=False)
-    write_reference_levels(tmp_path)
+    write_reference_levels(tmp_path, "param_allocation")
     by_id = {c.claim_id: c for c in load_claims("param_allocation")}
     for claim_id in ("recovery_grows_with_rank", "every_head_recovers_at_rank8", "u_shape_induction_alibi"):
         row = judge_claim(by_id[claim_id], tmp_path, "laptop")

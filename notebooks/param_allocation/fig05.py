@@ -21,13 +21,14 @@
 # %% tags=["parameters"]
 results_dir, paper, item, scale = "results", "param_allocation", "fig05", "smoke"  # set by the runner
 inputs = ["results/param_allocation/data/decoders.csv", "results/param_allocation/data/decoder_curves.csv"]
+levels = "results/param_allocation/data/lm_reference_levels.json"  # reference levels of the held-out split
 
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from repro.pipeline.plotting import palette, save_figure, use_style
+from repro.pipeline.plotting import draw_reference_levels, palette, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
 use_style()
@@ -60,6 +61,7 @@ ax.set_xlabel("head dimension d_h")
 ax.set_ylabel("final validation loss (nats)")
 ax.set_title("Loss against head dimension")
 ax.legend(fontsize=8)
+draw_reference_levels(ax, levels)  # how far the decoders got from the unigram and bigram levels
 
 ax = axes[1]
 pivot = runs.pivot_table(index=["seed", "length"], columns="head_dim", values="eval_loss")
@@ -94,6 +96,7 @@ for L in lengths:
 ax.set_xlabel("training tokens")
 ax.set_ylabel("validation loss (nats)")
 ax.set_title("Validation curves (seed means)")
+draw_reference_levels(ax, levels)
 # colour = L (as in the first panel), line style = d_h
 handles = [Line2D([], [], color=colours[f"L = {L}"], lw=2, label=f"L = {L}") for L in lengths]
 handles += [

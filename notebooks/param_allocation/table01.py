@@ -101,7 +101,7 @@ for init, part in students.groupby("init"):
             "experiment": f"student heads, {init} init (Figs 4, 6, 9)",
             "task": "MSE to the teacher head's output",
             "position": "as the teacher",
-            "sizes": f"layers {sorted(part['layer'].unique())}, r ∈ {{{', '.join(map(str, sorted(part['rank'].unique())))}}}",
+            "sizes": f"layers {{{', '.join(str(int(layer)) for layer in sorted(part['layer'].unique()))}}}, r ∈ {{{', '.join(map(str, sorted(part['rank'].unique())))}}}",
             "parameters": f"{part['student_parameters'].min():,}–{part['student_parameters'].max():,}",
             "attention_parameters": f"{part['student_parameters'].min():,}–{part['student_parameters'].max():,}",
             "steps": int(part["steps"].max()),

@@ -24,7 +24,7 @@ inputs = [
     "results/simplified_blocks/data/fig15_curves.csv",
     "results/simplified_blocks/data/variants.csv",
 ]
-levels = "results/data/code_corpus/tokens/reference_levels.json"  # reference levels of the held-out split
+levels = "results/simplified_blocks/data/lm_reference_levels.json"  # reference levels of the held-out split
 
 # %%
 import matplotlib.pyplot as plt

@@ -20,7 +20,7 @@
 # %% tags=["parameters"]
 results_dir, paper, item, scale = "results", "simplified_blocks", "fig25", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig25_curves.csv", "results/simplified_blocks/data/variants.csv"]
-levels = "results/data/code_corpus/tokens/reference_levels.json"  # reference levels of the held-out split
+levels = "results/simplified_blocks/data/lm_reference_levels.json"  # reference levels of the held-out split
 
 # %%
 import matplotlib.pyplot as plt

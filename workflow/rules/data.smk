@@ -102,3 +102,29 @@ rule code_reference_levels:
         runtime=5,
     shell:
         "python -m repro data reference-levels --train {input.train} --valid {input.valid} --out {output} > {log} 2>&1"
+
+
+# The same levels for the split each paper's decoders are evaluated on: the code corpus offline, the
+# paper's own hub text at paper scale. Claims gate their runs on it and the loss figures draw it.
+def lm_split_files(wildcards):
+    token_file = {"simplified_blocks": sb_token_file, "param_allocation": pa_token_file}[wildcards.paper]
+    return {"train": token_file("train"), "valid": token_file("valid")}
+
+
+rule lm_reference_levels:
+    input:
+        unpack(lm_split_files),
+    output:
+        f"{RESULTS}/{{paper}}/data/lm_reference_levels.json",
+    log:
+        f"{RESULTS}/logs/{{paper}}/lm_reference_levels.log",
+    wildcard_constraints:
+        paper="simplified_blocks|param_allocation",
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=5,
+    shell:
+        "python -m repro data reference-levels --train {input.train} --valid {input.valid} --out {output} > {log} 2>&1"

@@ -309,7 +309,13 @@ register_notebook(
     PA, "fig08", [f"{PA_DIR}/data/heads_sweep.csv", f"{PA_DIR}/data/allocation_bound.csv"], source="heads_sweep_task"
 )
 register_notebook(PA, "fig04", [f"{PA_DIR}/data/replacement.csv"])
-register_notebook(PA, "fig05", [f"{PA_DIR}/data/decoders.csv", f"{PA_DIR}/data/decoder_curves.csv"])
+PA_LEVELS = f"{PA_DIR}/data/lm_reference_levels.json"  # the decoders' held-out split (rule lm_reference_levels)
+register_notebook(
+    PA,
+    "fig05",
+    [f"{PA_DIR}/data/decoders.csv", f"{PA_DIR}/data/decoder_curves.csv", PA_LEVELS],
+    {"levels": PA_LEVELS},
+)
 register_notebook(PA, "fig06", [f"{PA_DIR}/data/replacement_positions.csv"])
 register_notebook(PA, "fig09", [f"{PA_DIR}/data/replacement.csv"])
 register_notebook(PA, "fig10", [f"{PA_DIR}/data/logit_norms.csv"])

@@ -188,13 +188,14 @@ rule simplified_blocks_throughput:
 
 
 # -- notebooks: one per figure or table, reading only the tidy CSVs above ------------------------
-# The loss plots mark the corpus' reference levels (unigram, bigram), passed as `levels`.
-LEVELS = {"levels": CODE_LEVELS}
+# The loss plots mark the reference levels (unigram, bigram) of the decoders' held-out split, passed as `levels`.
+SB_LEVELS = sb_data("lm_reference_levels.json")
+LEVELS = {"levels": SB_LEVELS}
 register_notebook(SB, "fig01", [sb_data("structure_inventory.csv")])
 register_notebook(SB, "fig02", [sb_data("fig26_curves.csv")])
-register_notebook(SB, "fig03", [sb_data("fig03_curves.csv"), sb_data("variants.csv"), CODE_LEVELS], LEVELS)
+register_notebook(SB, "fig03", [sb_data("fig03_curves.csv"), sb_data("variants.csv"), SB_LEVELS], LEVELS)
 register_notebook(SB, "fig04", [sb_data("fig04_gains.csv"), sb_data("fig04_curves.csv"), sb_data("fig03_curves.csv")])
-register_notebook(SB, "fig05", [sb_data("fig26_curves.csv"), sb_data("throughput_models.csv"), CODE_LEVELS], LEVELS)
+register_notebook(SB, "fig05", [sb_data("fig26_curves.csv"), sb_data("throughput_models.csv"), SB_LEVELS], LEVELS)
 register_notebook(
     SB,
     "fig09",
@@ -214,7 +215,7 @@ register_notebook(
 register_notebook(
     SB,
     "fig15",
-    [sb_data("fig03_curves.csv"), sb_data("fig15_curves.csv"), sb_data("variants.csv"), CODE_LEVELS],
+    [sb_data("fig03_curves.csv"), sb_data("fig15_curves.csv"), sb_data("variants.csv"), SB_LEVELS],
     LEVELS,
 )
 register_notebook(SB, "fig16", [sb_data("fig16_gains.csv")], source="gain_ratios")
@@ -222,7 +223,7 @@ for _item, _symbols in (("fig17", "alpha"), ("fig18", "beta"), ("fig19", "gamma"
     register_notebook(SB, _item, [sb_data("fig04_gains.csv")], {"symbol": _symbols}, source="gain_weights")
 register_notebook(SB, "fig21", [sb_data("fig21_gains.csv")], source="gain_ratios")
 register_notebook(SB, "fig22", [sb_data("fig22_gains.csv"), sb_data("fig04_gains.csv")])
-register_notebook(SB, "fig26", [sb_data("fig26_curves.csv"), CODE_LEVELS], LEVELS)
+register_notebook(SB, "fig26", [sb_data("fig26_curves.csv"), SB_LEVELS], LEVELS)
 register_notebook(
     SB,
     "table01",
@@ -231,7 +232,7 @@ register_notebook(
 # Ablations read as loss curves: each figure's runs (shared with the base runs where the catalog
 # says so) and the variants table, which tells the notebooks what each run is.
 for _item in ("fig06", "fig08", "fig12", "fig13", "fig14", "fig23", "fig24", "fig25"):
-    register_notebook(SB, _item, [sb_data(f"{_item}_curves.csv"), sb_data("variants.csv"), CODE_LEVELS], LEVELS)
+    register_notebook(SB, _item, [sb_data(f"{_item}_curves.csv"), sb_data("variants.csv"), SB_LEVELS], LEVELS)
 register_notebook(SB, "fig28", [sb_data("fig28_curves.csv"), sb_data("variants.csv")])
 
 

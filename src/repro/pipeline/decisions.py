@@ -166,6 +166,7 @@ def judge_seeds(
 
 __all__ = [
     "CODE_REFERENCE_LEVELS",
+    "LM_REFERENCE_LEVELS",
     "LEVEL",
     "MIN_SEEDS",
     "Interval",
@@ -220,6 +221,9 @@ def judge_parts(
 # --------------------------------------------------------------------------- health gates
 #: Where the code corpus' reference levels are, as a claim input (relative to RESULTS/<paper>/).
 CODE_REFERENCE_LEVELS = "../data/code_corpus/tokens/reference_levels.json"
+#: The levels of the held-out split a paper's language models are evaluated on (rule lm_reference_levels:
+#: the code corpus offline, the paper's own hub text at paper scale), relative to RESULTS/<paper>/.
+LM_REFERENCE_LEVELS = "data/lm_reference_levels.json"
 
 
 def lm_gate(

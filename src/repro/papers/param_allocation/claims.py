@@ -47,7 +47,7 @@ from repro.papers.param_allocation.recovery import (
 )
 from repro.papers.param_allocation.u_shape import interior_optimum
 from repro.pipeline.claims import Gate, Measurement, Null, claim, format_mean_spread, format_number, verdict
-from repro.pipeline.decisions import CODE_REFERENCE_LEVELS
+from repro.pipeline.decisions import LM_REFERENCE_LEVELS
 
 PAPER = "param_allocation"
 JACOBIAN = "data/jacobian.csv"
@@ -59,7 +59,7 @@ REPLACEMENT = "data/replacement.csv"
 POSITIONS = "data/replacement_positions.csv"
 LOGITS = "data/logit_norms.csv"
 DECODERS = "data/decoders.csv"
-LEVELS = CODE_REFERENCE_LEVELS
+LEVELS = LM_REFERENCE_LEVELS
 
 RATIO_SLACK = 1e-9  # float64 rounding allowed above an exact bound
 CV_LIMIT = 0.5

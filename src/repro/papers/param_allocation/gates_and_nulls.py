@@ -7,8 +7,8 @@ Gates, by what a claim rests on:
   H at least 2% of that span short of perfect (a task every H solves has no U-shape to show). The
   trivial level is chance accuracy 1/classes (classes: the bound table's `input_dim`) or a normalised
   MSE of 1 (predicting 0);
-* the trained decoders (Figs 4, 5, 6, 9, 10): each ends at least 1 nat below the unigram level of the
-  code corpus' held-out split;
+* the trained decoders (Figs 4, 5, 6, 9, 10): each ends at least 1 nat below the unigram level of its
+  held-out split (the code corpus offline, WikiText at paper scale);
 * the trained students of Fig 3: trained beyond their starting point, the untrained SVD student;
 * the constructed logits of Figs 1 and 3: nothing trained, nothing to gate.
 
@@ -23,7 +23,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from repro.pipeline.claims import Gate
-from repro.pipeline.decisions import CEILING_ROOM, CODE_REFERENCE_LEVELS, LEARNED_SHARE, lm_gate
+from repro.pipeline.decisions import CEILING_ROOM, LEARNED_SHARE, LM_REFERENCE_LEVELS, lm_gate
 
 CONSTRUCTED = Gate(
     "none needed: the logits and values are constructed (no model is trained)", lambda data: (True, "constructed")
@@ -60,8 +60,9 @@ def sweep_in_range(sweep_csv: str, bound_csv: str, task: str, position: str) -> 
 
 
 def decoders_learned(final_losses, runs: str) -> Gate:
-    """`final_losses(data)`: the eval losses of the trained decoders a claim rests on (code corpus)."""
-    return lm_gate(final_losses, levels=CODE_REFERENCE_LEVELS, runs=runs)
+    """`final_losses(data)`: the eval losses of the trained decoders a claim rests on, against the levels of
+    their held-out split (the code corpus offline, WikiText at paper scale)."""
+    return lm_gate(final_losses, levels=LM_REFERENCE_LEVELS, runs=runs)
 
 
 def flat(frame: pd.DataFrame, by: Iterable[str], column: str) -> pd.DataFrame:

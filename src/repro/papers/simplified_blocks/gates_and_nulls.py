@@ -24,10 +24,10 @@ import pandas as pd
 
 from repro.analysis.training_curves import final_losses
 from repro.pipeline.claims import Gate, Null
-from repro.pipeline.decisions import CODE_REFERENCE_LEVELS, lm_gate
+from repro.pipeline.decisions import LM_REFERENCE_LEVELS, lm_gate
 
-#: The reference levels every gated claim lists among its inputs.
-LEVELS = CODE_REFERENCE_LEVELS
+#: The reference levels of the decoders' held-out split, which every gated claim lists among its inputs.
+LEVELS = LM_REFERENCE_LEVELS
 
 Select = Callable[[object], Iterable[str]]  # data -> variant names
 Pairs = Callable[[object], Mapping[str, str]]  # data -> {variant: variant}
@@ -54,7 +54,7 @@ def learned(
 ) -> Gate:
     """The gate: every run of the blocks `keys` in the curve tables `csvs` (every run for None), or the
     runs `select(data)` where given, ends at least 1 nat below the unigram level of `levels` (the
-    reference levels of the split the runs are evaluated on: the code corpus by default)."""
+    reference levels of the split the runs are evaluated on: the decoders' by default)."""
     csvs = tuple(csvs)
 
     def losses(data) -> list[float]:
