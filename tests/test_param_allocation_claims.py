@@ -285,8 +285,9 @@ def test_param_allocation_claims_fail_on_their_nulls(tmp_path):
 
     from repro.pipeline.claims import judge_claim
 
+    one_seed = _replacement({1: 2.6, 4: 2.2, 8: 2.05}, other_head_loss=2.02)
     tables = {
-        "replacement.csv": _replacement({1: 2.6, 4: 2.2, 8: 2.05}, other_head_loss=2.02),
+        "replacement.csv": pd.concat([one_seed.assign(seed=s) for s in (0, 1, 2)]),
         "heads_sweep.csv": _sweep({1: 2.0, 4: 1.0, 16: 1.5}).assign(metric=0.5, metric_name="normalised_mse"),
         "allocation_bound.csv": BOUND.assign(input_dim=16),
     }
@@ -300,3 +301,16 @@ def test_param_allocation_claims_fail_on_their_nulls(tmp_path):
         row = judge_claim(by_id[claim_id], tmp_path, "laptop")
         assert row["verdict"] == "reproduced" and row["gate"].startswith("passed"), row
         assert row["null"].startswith("not reproduced"), row
+
+
+def test_recovery_is_judged_only_where_the_ablation_gap_is_resolved():
+    """The gate of the sweep-head claims: the head's ablation gap at least 3 standard errors over seeds."""
+    one_seed = _replacement({8: 2.05}, other_head_loss=2.02)  # gap 1.0 nat in seed 0
+    seeds = pd.concat([one_seed.assign(seed=s) for s in (0, 1, 2)])
+    ok, said = claims._gaps_resolved({claims.REPLACEMENT: seeds})
+    assert ok and "layer 0: 1.0000 ± 0.0000 nats (SE, n=3)" in said
+    noisy = seeds.copy()
+    ablated = noisy["condition"] == "ablated"
+    noisy.loc[ablated, "eval_loss"] = 2.0 + noisy.loc[ablated, "seed"].map({0: 0.004, 1: -0.002, 2: 0.001})
+    assert not claims._gaps_resolved({claims.REPLACEMENT: noisy})[0]  # a gap of 0.001 ± 0.0017 nats
+    assert not claims._gaps_resolved({claims.REPLACEMENT: one_seed})[0]  # one seed: no standard error

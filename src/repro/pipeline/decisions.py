@@ -171,6 +171,7 @@ __all__ = [
     "MIN_SEEDS",
     "Interval",
     "Region",
+    "both",
     "classifier_gate",
     "combine",
     "decide",
@@ -270,3 +271,13 @@ def classifier_gate(
         f"and {room:.0%} of that span below the ceiling"
     )
     return Gate(description, check)
+
+
+def both(first: Gate, second: Gate) -> Gate:
+    """A gate passed when both are (say, the runs learned and the run could move what the claim reads)."""
+
+    def check(data) -> tuple[bool, str]:
+        (ok_a, said_a), (ok_b, said_b) = first.check(data), second.check(data)
+        return ok_a and ok_b, f"{said_a}; {said_b}"
+
+    return Gate(f"{first.description}; and {second.description}", check)

@@ -40,7 +40,6 @@ from repro.papers.simplified_blocks.gain_trajectories import final as final_step
 from repro.papers.simplified_blocks.gain_trajectories import ratios
 from repro.papers.simplified_blocks.gates_and_nulls import (
     LEVELS,
-    both,
     learned,
     no_effect,
     pair_null,
@@ -59,7 +58,7 @@ from repro.pipeline.claims import (
     too_few,
     verdict,
 )
-from repro.pipeline.decisions import Region, judge_parts
+from repro.pipeline.decisions import Region, both, judge_parts
 
 CURVES = "data/fig26_curves.csv"
 GRID = "data/fig03_curves.csv"

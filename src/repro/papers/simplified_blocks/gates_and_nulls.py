@@ -70,16 +70,6 @@ def learned(
     return lm_gate(losses, levels=levels, runs=runs)
 
 
-def both(first: Gate, second: Gate) -> Gate:
-    """A gate passed when both are."""
-
-    def check(data) -> tuple[bool, str]:
-        (ok_a, said_a), (ok_b, said_b) = first.check(data), second.check(data)
-        return ok_a and ok_b, f"{said_a}; {said_b}"
-
-    return Gate(f"{first.description}; and {second.description}", check)
-
-
 def pair_null(csvs: Iterable[str], asserts: str, a: Select, b: Select, names: tuple[str, str]) -> Null:
     """The null of a claim about run(s) a against run(s) b (`select` functions of the data, paired in
     order), by what it `asserts`: "as_good" (a matches b or is at least as good), "no_better" (a is no
@@ -152,7 +142,6 @@ def reversed_order(ordered: list[str]) -> dict[str, str]:
 __all__ = [
     "LEVELS",
     "block_runs",
-    "both",
     "learned",
     "no_effect",
     "pair_null",
