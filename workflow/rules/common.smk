@@ -152,3 +152,9 @@ def lineage_cards():
         kind = "figures" if item.startswith("fig") else "tables"
         cards.append(f"{RESULTS}/{paper}/{kind}/{item}.lineage.json")
     return cards
+
+
+def lm_split_files(wildcards):
+    """The train and valid token files of the decoders of `wildcards.paper` (rule lm_reference_levels)."""
+    token_file = {"simplified_blocks": sb_token_file, "param_allocation": pa_token_file}[wildcards.paper]
+    return {"train": token_file("train"), "valid": token_file("valid")}

@@ -105,12 +105,8 @@ rule code_reference_levels:
 
 
 # The same levels for the split each paper's decoders are evaluated on: the code corpus offline, the
-# paper's own hub text at paper scale. Claims gate their runs on it and the loss figures draw it.
-def lm_split_files(wildcards):
-    token_file = {"simplified_blocks": sb_token_file, "param_allocation": pa_token_file}[wildcards.paper]
-    return {"train": token_file("train"), "valid": token_file("valid")}
-
-
+# paper's own hub text at paper scale (lm_split_files). Claims gate their runs on it and the loss
+# figures draw it.
 rule lm_reference_levels:
     input:
         unpack(lm_split_files),

@@ -817,12 +817,13 @@ def enc_dec_collapses_self_survives(data) -> Measurement:
 
     ratio = pd.DataFrame({kind: S.per_seed(curve, at_60_70) for kind, curve in _type_curves(data).items()})
     best_self = ratio[["enc_self", "dec_self"]].max(axis=1)
-    return judge_parts(
-        {
-            "Enc-Dec BLEU at 60-70% / BLEU₀": (ratio["cross"], Region.below(0.5)),
-            "best self-attention type": (best_self, Region.at_least(0.7)),
-        }
-    )
+    parts = {
+        "Enc-Dec BLEU at 60-70% / BLEU₀": (ratio["cross"].dropna(), Region.below(0.5)),
+        "best self-attention type": (best_self.dropna(), Region.at_least(0.7)),
+    }
+    if any(values.empty for values, _ in parts.values()):  # BLEU₀ = 0: no ratio to take
+        return Measurement("undefined: the unpruned BLEU is 0", NOT_MEASURABLE, len(ratio))
+    return judge_parts(parts)
 
 
 # --------------------------------------------------------------------------- Figure 5
@@ -892,6 +893,8 @@ def late_epochs_prune_better(data) -> Measurement:
 )
 def last_epoch_40pct_keeps_85pct(data) -> Measurement:
     table = _epoch_table(data)
+    if table.empty:
+        return Measurement(f"no epoch with unpruned BLEU ≥ {MIN_EPOCH_BLEU:g}", NOT_MEASURABLE)
     last = int(table["epoch"].max())
     rel = _relative(table, last, [40])
     return _judge(rel, Region.at_least(0.85), f"relative BLEU at 40%, epoch {last}")
