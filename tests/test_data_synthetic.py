@@ -70,6 +70,30 @@ def test_nli_label_is_the_entailment_rule(tasks):
     assert max(skewed.values()) / sum(skewed.values()) > 2 * max(uniform.values()) / sum(uniform.values())
 
 
+def test_nli_hard_share_mixes_easy_and_hard_examples():
+    """hard_share > 0 draws that share of the in-domain examples with the hard lengths; 0 keeps the data."""
+    from repro.data.synthetic.nli import generate_nli
+
+    base = {"premise_len": [3, 6], "hypothesis_len": [1, 1]}
+    easy = generate_nli(0, {"train": 600, "test": 60, "test_mismatched": 30}, base)
+    mixed = generate_nli(
+        0,
+        {"train": 600, "test": 60, "test_mismatched": 30},
+        {**base, "hard_share": 0.25, "hard_premise_len": [10, 12], "hard_hypothesis_len": [3, 3]},
+    )
+    split = mixed.splits["train"]
+    hypothesis = split["segment_ids"].sum(1)
+    premise = split["lengths"] - hypothesis - 2
+    hard = hypothesis == 3
+    assert 0.18 < hard.mean() < 0.32  # a quarter, drawn per example
+    assert (premise[hard] >= 10).all() and (premise[~hard] <= 6).all() and (hypothesis[~hard] == 1).all()
+    assert (easy.splits["train"]["segment_ids"].sum(1) == 1).all()
+    shifted = mixed.splits["test_mismatched"]  # the mismatched split is not mixed
+    assert (shifted["segment_ids"].sum(1) == 1).all()
+    with pytest.raises(DataError, match="hard_share"):
+        generate_nli(0, {"train": 10}, {"hard_share": 1.0})
+
+
 def polarity_from_names(name):
     """+1 for w0..w14 / s0..s7, -1 for w15..w29 / s8..s15, as vocab.py documents."""
 

@@ -12,12 +12,16 @@ empty, contradiction if O = {o} and antonym(o) is in the premise, neutral otherw
 Splits: train, selection (held out, for choosing heads as in Table 6) and test draw premises
 uniformly with lengths 8-16; test_mismatched (the MNLI-mismatched analogue of Fig. 2) draws them
 from a Zipf(1.2) unigram distribution (word ranks fixed by rule_seed) with lengths 16-24.
+With ``hard_share`` > 0, that share of the train, selection and test examples (drawn per example)
+takes its premise and hypothesis lengths from ``hard_premise_len`` and ``hard_hypothesis_len``
+instead: a mixture of easy and hard examples, as a natural corpus has (0: every example alike).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from repro.data.errors import DataError
 from repro.data.synthetic.common import (
     TaskKind,
     balanced_labels,
@@ -42,6 +46,9 @@ DEFAULT_PARAMS = {
     "mismatched_premise_len": (16, 24),
     "mismatched_zipf": 1.2,
     "rule_seed": 0,
+    "hard_share": 0.0,
+    "hard_premise_len": (8, 16),
+    "hard_hypothesis_len": (3, 6),
 }
 SHIFTED_SPLITS = {"test_mismatched"}
 
@@ -84,6 +91,11 @@ def generate_nli(seed: int, sizes: dict | None = None, params: dict | None = Non
     for name in ("premise_len", "mismatched_premise_len"):
         check_range(TASK, name, params[name], 1)
     check_range(TASK, "hypothesis_len", params["hypothesis_len"], 1)
+    check_range(TASK, "hard_premise_len", params["hard_premise_len"], 1)
+    check_range(TASK, "hard_hypothesis_len", params["hard_hypothesis_len"], 1)
+    hard_share = params["hard_share"]
+    if not (isinstance(hard_share, (int, float)) and 0 <= hard_share < 1):
+        raise DataError(f"{TASK}: hard_share={hard_share!r} must be a number in [0, 1)")
     antonym = antonym_table(params["rule_seed"])
     # the mismatched "genre" is part of the task: its word ranks come from the rule, not the data seed
     mismatched_unigram = zipf_probabilities(
@@ -95,11 +107,16 @@ def generate_nli(seed: int, sizes: dict | None = None, params: dict | None = Non
             premise_len, unigram = params["mismatched_premise_len"], mismatched_unigram
         else:
             premise_len, unigram = params["premise_len"], None
-        return labelled_split(
-            balanced_labels(rng, n, len(LABEL_NAMES)),
-            lambda y: _make_example(rng, y, premise_len, params["hypothesis_len"], unigram, antonym),
-            pair=True,
-        )
+        mixed = hard_share > 0 and split not in SHIFTED_SPLITS
+
+        def example(y):
+            if mixed and rng.random() < hard_share:  # drawn only when mixed: hard_share 0 keeps the data
+                return _make_example(
+                    rng, y, params["hard_premise_len"], params["hard_hypothesis_len"], unigram, antonym
+                )
+            return _make_example(rng, y, premise_len, params["hypothesis_len"], unigram, antonym)
+
+        return labelled_split(balanced_labels(rng, n, len(LABEL_NAMES)), example, pair=True)
 
     extra = {"antonym": antonym.tolist(), "shifted_splits": sorted(SHIFTED_SPLITS & set(sizes))}
     return KIND.build(seed, sizes, params, make_split, extra)
