@@ -173,6 +173,7 @@ __all__ = [
     "Region",
     "both",
     "classifier_gate",
+    "constructed_gate",
     "combine",
     "decide",
     "judge_parts",
@@ -271,6 +272,12 @@ def classifier_gate(
         f"and {room:.0%} of that span below the ceiling"
     )
     return Gate(description, check)
+
+
+def constructed_gate(what: str) -> Gate:
+    """The gate of a claim on constructed inputs (`what`, in words): no model is trained, so there is
+    nothing to gate; declared, so that the scorecard says so rather than "none declared"."""
+    return Gate(f"none needed: {what} (no model is trained)", lambda data: (True, "constructed"))
 
 
 def both(first: Gate, second: Gate) -> Gate:

@@ -35,7 +35,7 @@ from repro.pipeline.claims import (
     register_table,
     verdict,
 )
-from repro.pipeline.decisions import CEILING_ROOM, LEARNED_SHARE, Region, judge_parts
+from repro.pipeline.decisions import CEILING_ROOM, LEARNED_SHARE, Region, constructed_gate, judge_parts
 
 PAPER = "layer_diversity"
 TASKS = ("sent", "entail", "topic", "mc")
@@ -478,10 +478,7 @@ def tasks_are_balanced(data) -> Measurement:
 
 # --------------------------------------------------------------------------- Fig. 1 (toy inset)
 
-SYNTHETIC_MEMBERS = Gate(
-    "none needed: the members are constructed with known errors, no model is trained",
-    lambda data: (True, "constructed members"),
-)
+SYNTHETIC_MEMBERS = constructed_gate("the members are constructed with known errors")
 
 
 def _identical_as_independent(data) -> dict[str, pd.DataFrame]:

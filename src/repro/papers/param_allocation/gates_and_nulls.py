@@ -23,11 +23,9 @@ from collections.abc import Iterable
 import pandas as pd
 
 from repro.pipeline.claims import Gate
-from repro.pipeline.decisions import CEILING_ROOM, LEARNED_SHARE, LM_REFERENCE_LEVELS, lm_gate
+from repro.pipeline.decisions import CEILING_ROOM, LEARNED_SHARE, LM_REFERENCE_LEVELS, constructed_gate, lm_gate
 
-CONSTRUCTED = Gate(
-    "none needed: the logits and values are constructed (no model is trained)", lambda data: (True, "constructed")
-)
+CONSTRUCTED = constructed_gate("the logits and values are constructed")
 
 
 def sweep_in_range(sweep_csv: str, bound_csv: str, task: str, position: str) -> Gate:

@@ -2,7 +2,8 @@
 
 Gate. A loss comparison between blocks says something only where the blocks learned: the runs a
 claim takes as its reference (the figure's Pre-LN runs in almost every figure) must end at least
-1 nat below the unigram level of the code corpus' held-out split (repro.pipeline.decisions.lm_gate).
+1 nat below the unigram level of the decoders' held-out split (repro.pipeline.decisions.lm_gate; the
+levels of rule lm_reference_levels: the code corpus offline, CodeParrot at paper scale).
 The runs claimed to be worse are not gated: their failing to learn is the effect.
 
 Null. Each claim is also judged on a version of its curves on which it must not be reproduced,

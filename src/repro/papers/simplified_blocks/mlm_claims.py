@@ -269,7 +269,7 @@ def _at_chance(variants: tuple[str, ...]):
 
     def make(data) -> dict[str, pd.DataFrame]:
         scores = data[GLUE_SCORES]
-        chance = scores.apply(lambda row: chance_level(pd.DataFrame([row])), axis=1)
+        chance = [column_chance(column, metric) for column, metric in zip(scores["column"], scores["metric"])]
         return {GLUE_SCORES: scores.assign(score=scores["score"].where(~scores["variant"].isin(variants), chance))}
 
     names = " and ".join(NAMES[v] for v in variants)
@@ -410,15 +410,18 @@ def glue_tasks_match_pre_ln(data) -> Measurement:
     )
 
 
+def column_chance(column: str, metric: str) -> float:
+    """The score (×100) of a predictor at chance on one column of the stand-in (balanced labels): accuracy
+    1/C, F1 of a constant positive guess on balanced binary labels 2/3, MCC 0, Spearman 0."""
+    if metric == "accuracy":
+        return 100.0 / {"mnli_m": 3, "mnli_mm": 3}.get(column, 2)
+    return {"f1": 100 * 2 / 3, "mcc": 0.0, "spearman": 0.0}[metric]
+
+
 def chance_level(scores: pd.DataFrame) -> float:
-    """The GLUE average of a predictor at chance on the stand-in (balanced labels): accuracy 1/C,
-    F1 of a constant positive guess on balanced binary labels 2/3, MCC 0, Spearman 0 (×100)."""
-    chance = {"accuracy": None, "f1": 100 * 2 / 3, "mcc": 0.0, "spearman": 0.0}
-    classes = {"mnli_m": 3, "mnli_mm": 3}
-    values = []
-    for column, metric in scores.drop_duplicates("column")[["column", "metric"]].itertuples(index=False):
-        values.append(100.0 / classes.get(column, 2) if metric == "accuracy" else chance[metric])
-    return float(np.mean(values))
+    """The GLUE average of a predictor at chance on the stand-in: the mean of `column_chance` over columns."""
+    columns = scores.drop_duplicates("column")[["column", "metric"]].itertuples(index=False)
+    return float(np.mean([column_chance(column, metric) for column, metric in columns]))
 
 
 DEVIATIONS = [
