@@ -94,6 +94,25 @@ def test_heterogeneous_heads_run_and_count_exactly():
     assert count_parameters(model) == expected
 
 
+@pytest.mark.parametrize("norm", ["rmsnorm", "none"])
+def test_layernorm_final_norm_is_gpt2s_ln_f_whatever_the_blocks_use(norm):
+    """final_norm_kind="layernorm": logits = ((h − mean) / √(var + eps) · w + b) Eᵀ, written out by hand."""
+    model = make(block="sas", norm=norm, final_norm_kind="layernorm", norm_eps=1e-5)
+    model.final_norm.weight.data.uniform_(0.5, 1.5)
+    model.final_norm.bias.data.uniform_(-0.5, 0.5)
+    logits, cache = model.run_with_cache(tokens(), names=lambda n: n == "hook_resid_final")
+    h = cache["hook_resid_final"]
+    mean, var = h.mean(-1, keepdim=True), h.var(-1, unbiased=False, keepdim=True)
+    by_hand = (
+        (h - mean) / torch.sqrt(var + 1e-5) * model.final_norm.weight + model.final_norm.bias
+    ) @ model.tok_emb.weight.T
+    torch.testing.assert_close(logits, by_hand, rtol=0, atol=1e-10)
+    rms_final = make(block="sas", norm="rmsnorm").final_norm
+    assert not hasattr(rms_final, "bias") and count_parameters(model) == count_parameters(
+        make(block="sas", norm=norm)
+    ) + (32 if norm == "rmsnorm" else 0)
+
+
 def test_reparameterised_value_is_identity_at_init():
     model = make(block="sas", norm="none", block_overrides={"value": "reparam", "proj": "reparam", "reparam_beta": 0.3})
     attn = model.blocks[1].attn

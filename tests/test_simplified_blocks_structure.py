@@ -120,22 +120,34 @@ def test_parameter_count_on_meta_device_equals_real_count():
 # -- tied initialisations (Fig 15) -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("tie,tied_layers", [("all", {0, 1, 2}), ("last", {2}), ("none", set())])
-def test_tie_sets_projection_init_to_value_transpose_and_keeps_other_weights(tie, tied_layers):
-    overrides = dict(value="reparam", proj="reparam", first_value="reparam", reparam_init="orthogonal", reparam_tie=tie)
-    tied = make(block="sas", block_overrides=overrides)
-    untied = make(block="sas", block_overrides=dict(overrides, reparam_tie="none"))
-    for layer, blk in enumerate(tied.blocks):
-        v, p = blk.attn.value.w_init, blk.attn.proj.w_init
-        assert torch.equal(p, v.T) == (layer in tied_layers)
-        torch.testing.assert_close(
-            p @ v if layer in tied_layers else v @ v.T, torch.eye(32, dtype=v.dtype), rtol=0, atol=1e-6
-        )
+TIE_OVERRIDES = dict(value="reparam", proj="reparam", first_value="reparam", reparam_init="orthogonal")
+
+
+@pytest.mark.parametrize("tie", ["all", "last", "none"])
+def test_tie_overwrites_only_projection_inits(tie):
+    tied = make(block="sas", block_overrides=dict(TIE_OVERRIDES, reparam_tie=tie))
+    untied = make(block="sas", block_overrides=dict(TIE_OVERRIDES, reparam_tie="none"))
     # The tie overwrites W^P_init after its own draw: every other tensor is the untied model's.
     untied_state = untied.state_dict()
-    for name, tensor in tied.state_dict().items():
-        if not name.endswith("proj.w_init"):
-            assert torch.equal(tensor, untied_state[name]), name
+    changed = {name for name, tensor in tied.state_dict().items() if not torch.equal(tensor, untied_state[name])}
+    expected = {"all": {f"blocks.{i}.attn.proj.w_init" for i in range(3)}, "last": {"blocks.2.attn.proj.w_init"}}
+    assert changed == expected.get(tie, set())
+
+
+def test_all_tied_sets_each_projection_init_to_its_value_transpose():
+    model = make(block="sas", block_overrides=dict(TIE_OVERRIDES, reparam_tie="all"))
+    for blk in model.blocks:
+        assert torch.equal(blk.attn.proj.w_init, blk.attn.value.w_init.T)
+
+
+def test_last_layer_tie_makes_the_whole_initial_chain_the_identity():
+    """The official code's "last_block" tie: P_3 = (V_3 P_2 V_2 P_1 V_1)ᵀ, written out for three layers."""
+    model = make(block="sas", block_overrides=dict(TIE_OVERRIDES, reparam_tie="last"))
+    (v1, p1), (v2, p2), (v3, p3) = [(b.attn.value.w_init, b.attn.proj.w_init) for b in model.blocks]
+    torch.testing.assert_close(p3, (v3 @ p2 @ v2 @ p1 @ v1).T, rtol=0, atol=1e-6)
+    eye = torch.eye(32, dtype=p3.dtype)
+    torch.testing.assert_close(p3 @ v3 @ p2 @ v2 @ p1 @ v1, eye, rtol=0, atol=1e-5)  # float32 draws
+    assert not torch.allclose(p3 @ v3, eye, atol=1e-2)  # not the last layer's own transpose
 
 
 def test_tie_of_trainable_orthogonal_matrices():
@@ -145,8 +157,12 @@ def test_tie_of_trainable_orthogonal_matrices():
 
 
 def test_tie_needs_matching_matrix_kinds():
-    with pytest.raises(ConfigError, match="reparam_tie='all' ties W\\^P to W\\^Vᵀ"):
+    with pytest.raises(ConfigError, match="reparam_tie='all' ties W\\^P_init to W\\^V_init"):
         TransformerConfig(**SMALL, block="sas", block_overrides={"reparam_tie": "all"})  # identity maps
+    with pytest.raises(
+        ConfigError, match="reparam_tie='last' .* every layer; layer 0 has value='reparam', proj='identity'"
+    ):
+        TransformerConfig(**SMALL, block="sas", block_overrides={"reparam_tie": "last"})  # the chain needs every layer
     with pytest.raises(ConfigError, match="reparam_tie"):
         TransformerConfig(**SMALL, block="sas", block_overrides={"reparam_tie": "first"})
 

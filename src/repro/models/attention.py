@@ -62,19 +62,22 @@ class MatrixMap(nn.Module):
             self.weight = nn.Parameter(torch.randn(d_out, d_in) * cfg.init_std)
         self.bias = nn.Parameter(torch.zeros(d_out)) if bias else None
 
-    @torch.no_grad()
-    def tie_initial_to_transpose_of(self, other: MatrixMap) -> None:
-        """Make this map's initial matrix the transpose of `other`'s (W^P_init = W^V_initᵀ).
+    def initial_matrix(self) -> torch.Tensor:
+        """The fixed W_init of a reparameterised map, or the initial weight of an orthogonal one."""
+        if self.kind == "reparam":
+            return self.w_init
+        if self.kind == "orthogonal":
+            return self.weight
+        raise ValueError(f"a {self.kind!r} map has no initial matrix to tie")
 
-        Called right after both are built, so this map's own random draw still happened and
+    @torch.no_grad()
+    def set_initial_matrix(self, matrix: torch.Tensor) -> None:
+        """Overwrite the initial matrix (W^P_init ties of Fig 15).
+
+        Called right after the model is built, so this map's own random draw still happened and
         the rest of the model's initialisation is the same as without the tie.
         """
-        if self.kind != other.kind or self.kind not in ("reparam", "orthogonal"):
-            raise ValueError(f"cannot tie a {self.kind!r} map to a {other.kind!r} map")
-        if self.kind == "reparam":
-            self.w_init.copy_(other.w_init.T)
-        else:
-            self.weight.copy_(other.weight.T)
+        self.initial_matrix().copy_(matrix)
 
     def effective_weight(self) -> torch.Tensor:
         if self.kind == "reparam":
@@ -137,8 +140,8 @@ class Attention(nn.Module):
         proj_kind = "linear" if cross else spec.proj
         self.value = MatrixMap(value_kind, cfg.d_model, inner, cfg.vo_bias, cfg, spec)
         self.proj = MatrixMap(proj_kind, inner, cfg.d_model, cfg.vo_bias, cfg, spec)
-        if not cross and spec.ties_layer(layer, cfg.n_layers):
-            self.proj.tie_initial_to_transpose_of(self.value)
+        if not cross and spec.reparam_tie == "all":
+            self.proj.set_initial_matrix(self.value.initial_matrix().T)
         self.register_buffer("head_ids", torch.arange(self.n_heads), persistent=False)
 
         if self.kind != "softmax":

@@ -58,9 +58,10 @@ class BlockSpec:
     reparam_alpha: float = 1.0  # α_V, α_P at init
     reparam_beta: float = 1.0  # β_V, β_P at init
     reparam_trainable: bool = True  # are α_V, β_V (α_P, β_P) trained
-    # Tie W^P's initial matrix to W^Vᵀ (official code `tie_valproj_init`, Fig 15): "all" in every
-    # layer, "last" in the last layer only ("LL-tied"), "none" keeps independent initial matrices.
-    # Applies to reparam W_init and to trainable orthogonal W^V, W^P.
+    # Tie W^P's initial matrix (official code `tie_valproj_init`, Fig 15): "all" sets W^P_init = W^V_initᵀ
+    # in every layer; "last" ("LL-tied") sets the last layer's W^P_init to the transpose of the chain
+    # V_L P_{L-1} ... P_1 V_1 of all other initial matrices, so the whole chain is the identity at init;
+    # "none" keeps independent initial matrices. Applies to reparam W_init and to trainable orthogonal W^V, W^P.
     reparam_tie: str = "none"
     query_init_zero: bool = False  # W^Q = 0 (and its bias) at init, so A = C exactly
 
@@ -72,9 +73,10 @@ class BlockSpec:
     def value_kind(self, layer: int) -> str:
         return self.first_value if (layer == 0 and self.first_value is not None) else self.value
 
-    def ties_layer(self, layer: int, n_layers: int) -> bool:
-        """Whether `reparam_tie` sets W^P_init = W^V_initᵀ in this layer."""
-        return self.reparam_tie == "all" or (self.reparam_tie == "last" and layer == n_layers - 1)
+    @property
+    def ties_every_layer(self) -> bool:
+        """Whether `reparam_tie` involves the initial W^V, W^P of every layer (both ties do)."""
+        return self.reparam_tie != "none"
 
     @property
     def removes_attention_skip(self) -> bool:
@@ -165,6 +167,10 @@ class TransformerConfig:
     norm: str = "layernorm"
     norm_eps: float = 1e-5
     final_norm: bool = True
+    # The final norm's kind: "block" uses the blocks' norm (LayerNorm when they have none), as Llama
+    # does; "layernorm" keeps GPT-2's ln_f whatever the blocks use, as the official
+    # simplified-transformers model does (its blocks are swapped into a GPT-2 whose ln_f stays).
+    final_norm_kind: str = "block"
     # With norm="none" the official code still normalises the embeddings with a
     # LayerNorm in layer 1 (its ln_1); keep_first_norm reproduces that.
     keep_first_norm: bool = True
@@ -226,12 +232,12 @@ class TransformerConfig:
                     f"so n_heads × head_dim must equal d_model={self.d_model}; layer {layer} has "
                     f"{heads} × {dim} = {heads * dim}"
                 )
-            if spec.ties_layer(layer, self.n_layers):
+            if spec.ties_every_layer:
                 kinds = (spec.value_kind(layer), spec.proj)
                 if kinds[0] != kinds[1] or kinds[0] not in ("reparam", "orthogonal"):
                     raise ConfigError(
-                        f"{where}: reparam_tie={spec.reparam_tie!r} ties W^P to W^Vᵀ, which needs value and proj "
-                        f"both 'reparam' or both 'orthogonal'; layer {layer} has value={kinds[0]!r}, proj={kinds[1]!r}"
+                        f"{where}: reparam_tie={spec.reparam_tie!r} ties W^P_init to W^V_init, which needs value and "
+                        f"proj both 'reparam' or both 'orthogonal' in every layer; layer {layer} has value={kinds[0]!r}, proj={kinds[1]!r}"
                     )
             if self.position == "rope" and dim % 2:
                 raise ConfigError(f"{where}: position='rope' needs an even head_dim; layer {layer} has {dim}")
@@ -268,13 +274,15 @@ class TransformerConfig:
         return d
 
 
-# The checkpoint options and their defaults (see the fields above); `to_dict` omits them at default.
+# Options added after models were first saved, with their defaults (see the fields above); `to_dict`
+# omits them at default, so the model files and run hashes of models that do not use them stay as they were.
 CHECKPOINT_OPTION_DEFAULTS: dict[str, Any] = {
     "embed_norm": False,
     "n_token_types": 0,
     "rope_base": 10000.0,
     "rope_dim": None,
     "lm_head_bias": False,
+    "final_norm_kind": "block",
 }
 
 

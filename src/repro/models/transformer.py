@@ -42,7 +42,7 @@ class Transformer(HookedModule):
             self.embed_norm = make_norm(cfg.norm if cfg.norm != "none" else "layernorm", d, cfg.norm_eps)
         self.emb_dropout = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg, layer) for layer in range(cfg.n_layers))
-        final_kind = cfg.norm if cfg.norm != "none" else "layernorm"  # the code keeps ln_f
+        final_kind = cfg.norm if cfg.norm != "none" and cfg.final_norm_kind == "block" else "layernorm"
         self.final_norm = make_norm(final_kind, d, cfg.norm_eps) if cfg.final_norm else None
         if cfg.output == "lm" and not cfg.tie_embeddings:
             self.lm_head = nn.Linear(d, cfg.vocab_size, bias=cfg.lm_head_bias)
@@ -56,6 +56,8 @@ class Transformer(HookedModule):
         self.hook_resid_final = HookPoint()
         self.hook_pooled = HookPoint()
         self._init_weights()
+        if cfg.block_spec.reparam_tie == "last":
+            self._tie_last_projection_to_chain()
         self.name_hook_points()
 
     def _init_weights(self) -> None:
@@ -72,6 +74,18 @@ class Transformer(HookedModule):
             nn.init.normal_(module.weight, std=std)
             if getattr(module, "bias", None) is not None:
                 nn.init.zeros_(module.bias)
+
+    @torch.no_grad()
+    def _tie_last_projection_to_chain(self) -> None:
+        """LL-tied (Fig 15, official `tie_valproj_init="last_block"`): W^P_L,init = (V_L P_{L-1} ... P_1 V_1)ᵀ
+        over the initial matrices, so the product of all of them is the identity when they are orthogonal."""
+        chain = None
+        for layer, block in enumerate(self.blocks):
+            factors = [block.attn.value] if layer == len(self.blocks) - 1 else [block.attn.value, block.attn.proj]
+            for matrix_map in factors:
+                w = matrix_map.initial_matrix()
+                chain = w if chain is None else w @ chain
+        self.blocks[-1].attn.proj.set_initial_matrix(chain.T)
 
     # -- forward --------------------------------------------------------------------
     def embed(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
