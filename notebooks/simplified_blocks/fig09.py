@@ -94,7 +94,7 @@ for reference in ("pre_ln", "vskipinit"):
 ax.set_xlabel(r"LR of $W^V, W^P$ / LR of the other parameters (or $\beta$)")
 ax.set_ylabel("final eval loss (nats/token)")
 ax.set_title("Loss against the value/projection learning rate")
-ax.legend(fontsize=7.5, loc="lower left")
+ax.legend(fontsize=7.5, loc="best")
 
 duality = checks[checks["check"].str.startswith("lr_duality")].copy()
 duality["case"] = duality["check"].str.replace("lr_duality_", "") + " · " + duality["setting"].str.split(",").str[0]
