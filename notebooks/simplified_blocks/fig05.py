@@ -17,11 +17,17 @@
 # backward and update; evaluation excluded), mean over seeds at each evaluation; the dotted line is
 # Pre-LN's total time t*, at which the claims compare the blocks. Right: training and inference
 # throughput relative to Pre-LN, measured separately with all blocks interleaved in one process
-# (median over rounds), since two runs side by side on a shared machine time each other's noise.
+# (median over rounds, whiskers the range of the per-round ratios), since two runs side by side on a
+# shared machine time each other's noise; the black ticks are the ratio the FLOP count predicts
+# (Pre-LN's FLOPs per token ÷ the block's).
 
 # %% tags=["parameters"]
 results_dir, paper, item, scale = "results", "simplified_blocks", "fig05", "smoke"  # set by the runner
-inputs = ["results/simplified_blocks/data/fig26_curves.csv", "results/simplified_blocks/data/throughput_models.csv"]
+inputs = [
+    "results/simplified_blocks/data/fig26_curves.csv",
+    "results/simplified_blocks/data/throughput_models.csv",
+    "results/simplified_blocks/data/throughput_timings.csv",
+]
 levels = "results/simplified_blocks/data/lm_reference_levels.json"  # reference levels of the held-out split
 
 # %%
@@ -36,6 +42,14 @@ from repro.pipeline.tables import to_markdown
 use_style()
 curves = pd.read_csv(inputs[0])
 speeds = pd.read_csv(inputs[1]).set_index("variant")
+timings = pd.read_csv(inputs[2])
+# A round times every block back to back, so the ratio to Pre-LN within a round is paired.
+round_ratios = {
+    mode: table.pivot(index="round", columns="variant", values="tokens_per_s").pipe(
+        lambda t: t.div(t["pre_ln"], axis=0)
+    )
+    for mode, table in timings.groupby("mode")
+}
 order = [v for v in ["vskipinit", "pre_ln", "sas", "sas_p", "sas_p_nonorm", "parallel"] if v in set(curves["variant"])]
 evals = curves[curves["split"] == "eval"]
 t_star = total(curves, "pre_ln")
@@ -54,29 +68,38 @@ ax.legend(fontsize=8)
 
 shown = [v for v in order if v in speeds.index]
 x = np.arange(len(shown))
-ax_speed.bar(
-    x - 0.2,
-    speeds.loc[shown, "speed_train"],
-    width=0.4,
-    label="training",
-    color=[line_style(v)["color"] for v in shown],
-)
-ax_speed.bar(
-    x + 0.2,
-    speeds.loc[shown, "speed_inference"],
-    width=0.4,
-    label="inference",
-    color=[line_style(v)["color"] for v in shown],
-    alpha=0.5,
-    hatch="//",
-)
+for offset, mode, style in ((-0.2, "train", {}), (0.2, "inference", {"alpha": 0.5, "hatch": "//"})):
+    ratios = round_ratios[mode][shown]
+    median = ratios.median()
+    whiskers = np.vstack([median - ratios.min(), ratios.max() - median])
+    ax_speed.bar(
+        x + offset,
+        median,
+        width=0.4,
+        yerr=whiskers,
+        capsize=2,
+        ecolor="#333333",
+        label="training" if mode == "train" else "inference",
+        color=[line_style(v)["color"] for v in shown],
+        **style,
+    )
+    flops = speeds[f"{mode}_flops_per_token"]
+    ax_speed.scatter(
+        x + offset,
+        flops["pre_ln"] / flops[shown],
+        marker="_",
+        s=200,
+        color="black",
+        zorder=3,
+        label="FLOP-predicted" if mode == "train" else None,
+    )
 ax_speed.axhline(1.0, color="#333333", lw=0.8)
 ax_speed.set_xticks(x)
 ax_speed.set_xticklabels([label(v) for v in shown], rotation=30, ha="right", fontsize=8)
 ax_speed.set_ylabel("tokens/s relative to Pre-LN")
 ax_speed.set_title("Throughput (interleaved timing)")
 ax_speed.legend(fontsize=8)
-low = min(speeds.loc[shown, ["speed_train", "speed_inference"]].min().min(), 1.0)
+low = min(min(r[shown].min().min() for r in round_ratios.values()), 1.0)
 ax_speed.set_ylim(max(0.0, low - 0.15), None)
 draw_reference_levels(ax, levels)
 save_figure(fig, results_dir, paper, item, scale)
@@ -97,6 +120,12 @@ summary = pd.DataFrame(
         "train tokens/s vs Pre-LN": [speeds.loc[v, "speed_train"] if v in speeds.index else None for v in order],
         "inference tokens/s vs Pre-LN": [
             speeds.loc[v, "speed_inference"] if v in speeds.index else None for v in order
+        ],
+        "FLOP-predicted train ratio": [
+            speeds.loc["pre_ln", "train_flops_per_token"] / speeds.loc[v, "train_flops_per_token"]
+            if v in speeds.index
+            else None
+            for v in order
         ],
     }
 )

@@ -195,7 +195,12 @@ register_notebook(SB, "fig01", [sb_data("structure_inventory.csv")])
 register_notebook(SB, "fig02", [sb_data("fig26_curves.csv")])
 register_notebook(SB, "fig03", [sb_data("fig03_curves.csv"), sb_data("variants.csv"), SB_LEVELS], LEVELS)
 register_notebook(SB, "fig04", [sb_data("fig04_gains.csv"), sb_data("fig04_curves.csv"), sb_data("fig03_curves.csv")])
-register_notebook(SB, "fig05", [sb_data("fig26_curves.csv"), sb_data("throughput_models.csv"), SB_LEVELS], LEVELS)
+register_notebook(
+    SB,
+    "fig05",
+    [sb_data("fig26_curves.csv"), sb_data("throughput_models.csv"), sb_data("throughput_timings.csv"), SB_LEVELS],
+    LEVELS,
+)
 register_notebook(
     SB,
     "fig09",
