@@ -340,6 +340,16 @@ def test_decoder_claims_are_gated_on_their_reference_runs(tmp_path):
     assert row["verdict"] == "reproduced" and row["null"].startswith("not reproduced")
 
 
+def test_no_norm_ordering_allows_the_shared_epsilon(tmp_path):
+    """ε = 0.5% of Pre-LN's 5.0 = 0.025 nats: no-norm SAS-P 0.01 better than SAS-P is within it, 0.05 is not."""
+    for gap, expected in ((-0.01, "reproduced"), (-0.05, "not reproduced")):
+        curves = _falling({"pre_ln": [5.0, 5.0], "sas_p": [4.9, 4.9], "sas_p_nonorm": [4.9 + gap, 4.9 + gap]})
+        curves.loc[curves["variant"] != "pre_ln", "block"] = "sas_p"
+        curves.loc[curves["variant"] == "sas_p_nonorm", "norm"] = "none"
+        row = _judge(tmp_path, "no_norm_not_better_than_sas_p", {"fig26_curves.csv": curves})
+        assert row["verdict"] == expected, (row["gate"], row["null"], row["measured"])
+
+
 def test_a_matches_claim_on_runs_that_never_moved_cannot_be_reproduced(tmp_path):
     """Flat curves: the untrained null equals the data, so "SAS matches Pre-LN" cannot fail on them."""
     flat = _curves({"pre_ln": [5.0, 5.02], "sas": [5.01, 5.0]})
