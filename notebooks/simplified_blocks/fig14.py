@@ -13,8 +13,8 @@
 # initial value of the (trainable) MLP branch weight β_FF. The paper picks β_FF = 0.1 at 18 layers
 # and argues β_FF = O(1/√L); its grid and the curve's shape are not stated in the text.
 #
-# Here: SAS with β_FF ∈ {0.03, 0.1, 0.3, 1} at init (our grid; the rule 0.1·√(18/L) would give
-# ≈0.21 at our depth), final eval loss (mean of the last three evaluations) per seed and mean;
+# Here: SAS with β_FF from the grid {0.03, 0.1, 0.3, 1} at init (ours; the laptop scale trains 0.03,
+# 0.1 and 1; the rule 0.1·√(18/L) would give ≈0.21 at our depth), final eval loss (mean of the last three evaluations) per seed and mean;
 # the Pre-LN base run is the horizontal reference.
 
 # %% tags=["parameters"]

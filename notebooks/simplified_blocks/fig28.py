@@ -16,7 +16,8 @@
 #
 # Here: the same recipe scaled down (T = 4× our base length, ALiBi, GeLU, the paper's two LRs and
 # warmup fraction), trained on the code corpus, not books; perplexity = exp(eval loss) against each
-# run's measured training seconds, mean over seeds.
+# run's measured training seconds, mean over seeds. The laptop scale trains Parallel and SAS only, the
+# pair the claim compares.
 
 # %% tags=["parameters"]
 results_dir, paper, item, scale = "results", "simplified_blocks", "fig28", "smoke"  # set by the runner
