@@ -46,7 +46,7 @@ def analytic_parameter_count(cfg: TransformerConfig) -> int:
         norms = (1 if spec.parallel else 2) * norm
         total += attention + mlp + norms
     if cfg.final_norm:
-        total += 2 * d if cfg.final_norm_kind == "layernorm" else norm
+        total += 2 * d if cfg.final_norm_type == "layernorm" else d
     return total
 
 

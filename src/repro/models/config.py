@@ -264,6 +264,11 @@ class TransformerConfig:
     def has_block_norms(self) -> bool:
         return self.norm != "none"
 
+    @property
+    def final_norm_type(self) -> str:
+        """The norm kind of the final norm: the blocks' norm, or LayerNorm without one or by `final_norm_kind`."""
+        return self.norm if self.has_block_norms and self.final_norm_kind == "block" else "layernorm"
+
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d["n_heads"] = list(self.n_heads)

@@ -42,8 +42,7 @@ class Transformer(HookedModule):
             self.embed_norm = make_norm(cfg.norm if cfg.norm != "none" else "layernorm", d, cfg.norm_eps)
         self.emb_dropout = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg, layer) for layer in range(cfg.n_layers))
-        final_kind = cfg.norm if cfg.norm != "none" and cfg.final_norm_kind == "block" else "layernorm"
-        self.final_norm = make_norm(final_kind, d, cfg.norm_eps) if cfg.final_norm else None
+        self.final_norm = make_norm(cfg.final_norm_type, d, cfg.norm_eps) if cfg.final_norm else None
         if cfg.output == "lm" and not cfg.tie_embeddings:
             self.lm_head = nn.Linear(d, cfg.vocab_size, bias=cfg.lm_head_bias)
         elif cfg.output == "lm" and cfg.lm_head_bias:  # tied unembedding plus its own bias
