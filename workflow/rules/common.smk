@@ -4,6 +4,7 @@ import json
 import os
 import shlex
 
+from repro import jobserver
 from repro.pipeline.captions import item_caption
 from repro.pipeline.claims import claim_inputs, claims_code_digest
 from repro.pipeline.seeds import results_name
@@ -12,6 +13,12 @@ SCALE = config["scale"]
 # One results tree per scale (and seed offset), so that a smoke run never replaces the outputs of a
 # laptop run, nor a run with shifted seeds those of the unshifted one.
 RESULTS = f"results/{results_name(SCALE, config['seed_offset'])}"
+# Every job's `python -m repro` command goes to a warm process that imported torch, pandas and
+# papermill once and forks a child per job (repro.jobserver); the jobs inherit this variable.
+if config["job_server"]:
+    os.environ[jobserver.ENV_VAR] = "1"
+else:
+    os.environ.pop(jobserver.ENV_VAR, None)
 ALL_PAPERS = ["simplified_blocks", "sixteen_heads", "param_allocation", "layer_diversity"]
 # Each paper's .smk appends its id once it has rules (report.smk, included last, reads it).
 PAPERS = []

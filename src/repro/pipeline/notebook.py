@@ -243,17 +243,20 @@ def kernel_command() -> list[str]:
 
 @contextlib.contextmanager
 def _pinned_kernelspec() -> Iterator[None]:
-    """Make ``python3`` launch this interpreter.
+    """Make ``python3`` launch this interpreter, through the job server where the workflow uses one.
 
     ipykernel's own spec says ``python``, which jupyter_client replaces by ``sys.executable``; a
     spec installed elsewhere (say in ``~/.local/share/jupyter``) may name another interpreter, one
-    without this package. Only then is a spec for ``sys.executable`` put first on ``JUPYTER_PATH``.
+    without this package. Only then, or for the job server, is a spec put first on ``JUPYTER_PATH``.
     """
+    from repro import jobserver
+
+    launcher = jobserver.kernel_argv() if jobserver.enabled() else [sys.executable, "-m", "ipykernel_launcher"]
     try:
         command = kernel_command()
     except Exception:  # no spec found at all: ipykernel's is pinned below
         command = []
-    if command[:1] == [sys.executable]:
+    if not jobserver.enabled() and command[:1] == [sys.executable]:
         yield
         return
     import tempfile
@@ -262,7 +265,7 @@ def _pinned_kernelspec() -> Iterator[None]:
         spec_dir = Path(tmp) / "kernels" / KERNEL_NAME
         spec_dir.mkdir(parents=True)
         spec = {
-            "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "argv": [*launcher, "-f", "{connection_file}"],
             "display_name": KERNELSPEC["display_name"],
             "language": "python",
         }
@@ -397,6 +400,7 @@ def run_notebook(
                 log_output=log_output,
                 cwd=str(cwd),
                 kernel_manager_class=manager_class,
+                shutdown_kernel="immediate",  # every output is in by then; a graceful stop waits about 0.5 s
             )
         except Exception as err:  # papermill, nbclient (timeout, dead kernel) and kernel start errors
             raise _failure(src, outputs, err) from err

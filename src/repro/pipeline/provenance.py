@@ -6,7 +6,9 @@ the parameter values, the log files and the start and end times of the job that 
 it. Walking these records from a figure back through its inputs gives the whole chain
 of jobs that produced it. Each rule's benchmark file sits at the path of its log with
 ``logs/`` replaced by ``benchmarks/`` and ``.log`` by ``.tsv`` (a convention every rule
-of this workflow follows), which gives wall time, CPU time and peak memory per job.
+of this workflow follows), which gives wall time, CPU time and peak memory per job; for a job
+that the job server ran, the CPU time and memory of the command's own process come from the
+line its client wrote to the log (repro.jobserver).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+
+from repro import jobserver
 
 METADATA_DIR = Path(".snakemake") / "metadata"
 
@@ -74,8 +78,18 @@ class Job:
         return None
 
     def benchmark(self, workdir: Path) -> Benchmark | None:
+        """The job's benchmark; for a command the job server ran, the CPU time and peak memory of that
+        command's own process (from the line the client wrote to the log) replace the client's."""
         path = self.benchmark_path(workdir)
-        return Benchmark.read(path) if path is not None else None
+        bench = Benchmark.read(path) if path is not None else None
+        if bench is None:
+            return None
+        for log in self.logs:
+            usage = _served_usage(workdir / log)
+            if usage is not None:
+                cpu, rss = usage
+                return Benchmark(bench.wall_seconds, bench.cpu_seconds + cpu, max(bench.max_rss_mb, rss))
+        return bench
 
     def seeds(self) -> list[int]:
         """Seeds named in the job's outputs (…/seed3/…) or parameters ("seed": 3)."""
@@ -84,6 +98,15 @@ class Job:
             found.update(int(s) for s in re.findall(r"seed[_-]?(\d+)", text))
             found.update(int(s) for s in re.findall(r'"seed":\s*(\d+)', text))
         return sorted(found)
+
+
+def _served_usage(log: Path) -> tuple[float, float] | None:
+    """The job server's usage line near the end of a log (a training log can be long)."""
+    if not log.is_file():
+        return None
+    with log.open("rb") as handle:
+        handle.seek(max(0, log.stat().st_size - 4096))
+        return jobserver.served_usage(handle.read().decode(errors="replace"))
 
 
 def record_path(path: str, workdir: Path) -> Path:
