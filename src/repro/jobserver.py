@@ -45,9 +45,9 @@ import traceback
 ENV_VAR = "REPRO_JOB_SERVER"
 IDLE_S = 120.0  # the server exits after this long without a job
 START_TIMEOUT_S = 60.0
-# Set in the server before it imports anything, and so in every child: the headless plotting backend
-# and one thread per numeric library (the jobs set torch's threads themselves), as the notebook
-# kernels have them (repro.pipeline.notebook.KERNEL_ENV), and a fixed hash seed.
+# Set in the server before it imports anything, and so in every child (and in every notebook kernel,
+# repro.pipeline.notebook.KERNEL_ENV): the headless plotting backend, a fixed hash seed, and one
+# thread per numeric library (the jobs set torch's threads themselves).
 SERVER_ENV = {
     "MPLBACKEND": "Agg",
     "PYTHONHASHSEED": "0",

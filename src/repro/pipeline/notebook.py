@@ -36,6 +36,7 @@ from typing import Any
 import nbformat
 import yaml
 
+from repro import jobserver
 from repro.pipeline.plotting import figure_paths
 from repro.pipeline.tables import check_scale, table_paths
 
@@ -49,15 +50,9 @@ _MAX_SOCKET_PATH = 100
 
 #: Environment of the kernel. SOURCE_DATE_EPOCH keeps a value set by the caller; the rest are fixed:
 #: a headless backend, a fixed hash seed (set iteration order), and one thread per numeric library,
-#: since notebooks only read and plot and Snakemake may run several side by side.
-KERNEL_ENV = {
-    "MPLBACKEND": "Agg",
-    "PYTHONHASHSEED": "0",
-    "OMP_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-    "NUMEXPR_NUM_THREADS": "1",
-}
+#: since notebooks only read and plot and Snakemake may run several side by side. They are the job
+#: server's own settings, so that a kernel forked from it is the kernel started alone.
+KERNEL_ENV = jobserver.SERVER_ENV
 DEFAULT_SOURCE_DATE_EPOCH = "0"
 
 #: Parameters every notebook receives from the runner, whatever the rule passes.
@@ -249,8 +244,6 @@ def _pinned_kernelspec() -> Iterator[None]:
     spec installed elsewhere (say in ``~/.local/share/jupyter``) may name another interpreter, one
     without this package. Only then, or for the job server, is a spec put first on ``JUPYTER_PATH``.
     """
-    from repro import jobserver
-
     launcher = jobserver.kernel_argv() if jobserver.enabled() else [sys.executable, "-m", "ipykernel_launcher"]
     try:
         command = kernel_command()
