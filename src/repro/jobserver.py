@@ -317,18 +317,18 @@ def serve(path: str) -> None:
     """Accept commands on `path` until IDLE_S seconds pass without one running."""
     os.environ.update(SERVER_ENV)
     os.close(os.pidfd_open(os.getpid()))  # a kernel without pidfds (before Linux 5.3) ends the server here
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    listener.bind(path)  # first: a path it cannot bind ends it before the imports; clients queue meanwhile
+    listener.listen(64)
+    identity = os.stat(path).st_ino
     import importlib
 
     for name in PRELOAD:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
     _warm_up()
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
-    listener.bind(path)
-    listener.listen(64)
-    identity = os.stat(path).st_ino
     jobs: list[_Job] = []
     last_busy = time.monotonic()
 
