@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import gc
 import hashlib
 import json
 import os
@@ -329,6 +330,9 @@ def serve(path: str) -> None:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
     _warm_up()
+    # The children never free what the server imported: keep it out of their garbage collections,
+    # which would otherwise walk (and copy on write) every preloaded object.
+    gc.freeze()
     jobs: list[_Job] = []
     last_busy = time.monotonic()
 
