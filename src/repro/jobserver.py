@@ -360,6 +360,8 @@ def serve(path: str) -> None:
         ready, _, _ = select.select(list(watched), [], [], wait)
         for fd in ready:
             job = watched[fd]
+            if job is not None and job not in jobs:
+                continue  # it ended earlier in this round (its pidfd and its connection were both ready)
             if job is None:
                 _accept(listener, jobs)
             elif fd == job.pidfd:

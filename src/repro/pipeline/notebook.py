@@ -244,12 +244,13 @@ def _pinned_kernelspec() -> Iterator[None]:
     spec installed elsewhere (say in ``~/.local/share/jupyter``) may name another interpreter, one
     without this package. Only then, or for the job server, is a spec put first on ``JUPYTER_PATH``.
     """
-    launcher = jobserver.kernel_argv() if jobserver.enabled() else [sys.executable, "-m", "ipykernel_launcher"]
+    served = jobserver.enabled()
+    launcher = jobserver.kernel_argv() if served else [sys.executable, "-m", "ipykernel_launcher"]
     try:
         command = kernel_command()
     except Exception:  # no spec found at all: ipykernel's is pinned below
         command = []
-    if not jobserver.enabled() and command[:1] == [sys.executable]:
+    if not served and command[:1] == [sys.executable]:
         yield
         return
     import tempfile
