@@ -160,6 +160,32 @@ def test_translation_evaluator_reuses_the_encoder_only_when_enc_self_is_whole():
         assert evaluator.decode(masks, "test") == words
 
 
+def test_evaluators_loss_is_the_gold_cross_entropy_under_masks():
+    model = classifier()
+    ids, labels = classifier_set()
+    evaluator = ClassifierEvaluator(model, {"test": (ids, labels)})
+    masks = H.masks_without(model, [("self", 1, 2)], torch.float64)
+    logits = model(ids, padding_mask=ids != 0, head_mask=masks["self"])
+    expected = torch.nn.functional.cross_entropy(logits, labels).item()
+    assert evaluator.evaluate(masks, "test").loss == pytest.approx(expected, rel=1e-12)
+
+    model = translator()
+    src, tgt = translation_set()
+    evaluator = TranslationEvaluator(model, {"test": (src, tgt)}, bos_id=1, eos_id=2, batch_size=5)
+    for heads in ([("dec_self", 0, 1)], [("enc_self", 1, 3), ("cross", 0, 0)]):
+        masks = H.masks_without(model, heads, torch.float64)
+        logits = model(
+            src,
+            tgt[:, :-1],
+            head_mask=H.model_mask(model, masks),
+            src_padding_mask=src != 0,
+            tgt_padding_mask=tgt[:, :-1] != 0,
+        )
+        expected = torch.nn.functional.cross_entropy(logits.flatten(0, 1), tgt[:, 1:].flatten(), ignore_index=0)
+        assert evaluator.loss(masks, "test") == pytest.approx(expected.item(), rel=1e-12)
+    assert evaluator.evaluate(None, "test").loss == pytest.approx(evaluator.loss(None, "test"))
+
+
 @pytest.mark.parametrize(
     "heads",
     [

@@ -127,6 +127,12 @@ def test_orders():
     scores = {("self", 1, 0): 0.5, ("self", 0, 1): 0.1, ("self", 0, 0): 0.5, ("self", 1, 1): 0.9}
     assert order_by_score(scores) == [("self", 0, 1), ("self", 0, 0), ("self", 1, 0), ("self", 1, 1)]
     assert order_by_score(scores, ascending=False)[0] == ("self", 1, 1)
+    # The oracle's tie-break: equal scores by the continuous statistic, not by (layer, head).
+    loss = {("self", 1, 0): 0.01, ("self", 0, 1): 0.0, ("self", 0, 0): 0.03, ("self", 1, 1): 0.0}
+    assert order_by_score(scores, ascending=False, tiebreak=loss)[1:3] == [("self", 1, 0), ("self", 0, 0)]
+    assert order_by_score(scores, tiebreak=loss) == [("self", 0, 1), ("self", 1, 0), ("self", 0, 0), ("self", 1, 1)]
+    with pytest.raises(ValueError, match="tie-break has no value"):
+        order_by_score(scores, tiebreak={("self", 1, 0): 0.0})
     heads = list(scores)
     assert random_order(heads, 4) == random_order(list(reversed(heads)), 4)  # depends on the set only
     assert sorted(random_order(heads, 4)) == sorted(heads)
@@ -156,6 +162,10 @@ def test_best_kept_heads_chooses_on_one_set_and_reports_on_another():
     assert held["delta"].tolist() == [-15.0] and held["p_value"].tolist() == [0.002]
     same = best_kept_heads(table, "test", "test", by=("seed", "type", "layer"))
     assert same["kept_head"].tolist() == [0] and same["delta"].tolist() == [-5.0]
+    # With a loss column, a tie on the choosing set goes to the lower loss there.
+    table["loss"] = [0.9, 0.5, 0.7, 0.6, 0.3, 0.4]  # selection rows: head 0 0.9, head 1 0.7, head 2 0.3
+    held = best_kept_heads(table, "selection", "test", by=("seed", "type", "layer"))
+    assert held["kept_head"].tolist() == [2] and held["delta"].tolist() == [-10.0]
 
 
 def test_curve_summaries_by_hand():

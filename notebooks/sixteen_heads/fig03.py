@@ -17,7 +17,9 @@
 #
 # Here: the S2S model (WMT analogue, levels ⌈N·p/100⌉, 0-90%) and the CLS model (MNLI analogue,
 # ⌊N·p/100⌋, 0-100%), on the in-domain test set. Lines are means over seeds (bands: min-max over
-# seeds); the random line averages several random orders per seed.
+# seeds); the random line averages several random orders per seed. Heads whose single ablation
+# leaves the score unchanged are ordered by the change in test loss, so the oracle does not prune
+# them in (layer, head) order.
 
 # %% tags=["parameters"]
 results_dir, paper, item, scale = "results", "sixteen_heads", "fig03", "smoke"  # set by the runner

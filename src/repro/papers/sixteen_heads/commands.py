@@ -536,6 +536,8 @@ def _ablate(args: argparse.Namespace) -> int:
                     delta=0.0,
                     p_value=1.0,
                     n_examples=len(base[n].stats),
+                    loss=base[n].loss,
+                    delta_loss=0.0,
                 )
                 for n in names
             ]
@@ -559,6 +561,8 @@ def _ablate(args: argparse.Namespace) -> int:
         "delta",
         "p_value",
         "n_examples",
+        "loss",
+        "delta_loss",
     ]
     write_csv(_keyed(df, _columns(spec, task, family), columns), args.out, float_format=CSV_FLOATS)
     print(
@@ -654,11 +658,17 @@ def _prune(args: argparse.Namespace) -> int:
     if args.ablation:
         ablation = pd.read_csv(args.ablation)
         single = ablation[(ablation["experiment"] == "single") & (ablation["set"] == "test")]
+        if "delta_loss" not in single:
+            return _fail(
+                f"{args.ablation} has no delta_loss column (written by an older version); rerun its ablate step"
+            )
         delta = {(r.type, int(r.layer), int(r.head)): float(r.delta) for r in single.itertuples()}
+        delta_loss = {(r.type, int(r.layer), int(r.head)): float(r.delta_loss) for r in single.itertuples()}
         missing = [h for h in heads if h not in delta]
         if missing:
             return _fail(f"{args.ablation} lacks the single-head test Δ of {len(missing)} heads, e.g. {missing[0]}")
-        orders[("oracle", -1)] = sweeps.order_by_score(delta, ascending=False)  # least harmful first
+        # Least harmful first; heads that leave the score unchanged by the smaller loss increase.
+        orders[("oracle", -1)] = sweeps.order_by_score(delta, ascending=False, tiebreak=delta_loss)
     for k in range(analysis["random_orders"] if main else 0):
         orders[("random", k)] = sweeps.random_order(heads, derive_seed(int(spec["seed"]), "random-prune-order", k))
     percents = PRUNE_PERCENTS[family]

@@ -1,9 +1,12 @@
 """Scoring a model of the family under head masks, on fixed evaluation sets.
 
 An evaluator holds a trained model and named evaluation sets ("test", "test_ood", ...) and answers
-``evaluate(masks, split) -> Evaluation``: the corpus score (in points, 0-100) and per-example
+``evaluate(masks, split) -> Evaluation``: the corpus score (in points, 0-100), per-example
 statistics whose sums give that score, so that paired significance tests and bootstrap resamples
-need no second pass. Both evaluators share everything the unmasked model computes:
+need no second pass, and the mean cross-entropy of the gold labels (teacher-forced target tokens
+for translation). The loss is continuous where the score is not: single-head ablations that leave
+a score unchanged still differ in loss, which orders them (the oracle's tie-break). Both evaluators
+share everything the unmasked model computes:
 
 - `ClassifierEvaluator` (a `Transformer` classifier; accuracy, F1 or Matthews correlation): the
   residual stream entering every layer under the full model is cached per set, and a masked
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from repro.analysis import heads as H
 from repro.analysis.bleu import bleu_from_stats, ids_to_text, sentence_stats
@@ -38,10 +42,12 @@ from repro.models import EncoderDecoder, Transformer
 
 @dataclass(frozen=True)
 class Evaluation:
-    """score: the corpus metric in points (0-100); stats: per-example statistics [N, k]."""
+    """score: the corpus metric in points (0-100); stats: per-example statistics [N, k]; loss: the mean
+    cross-entropy of the gold labels or target tokens in nats (NaN where not computed)."""
 
     score: float
     stats: np.ndarray
+    loss: float = float("nan")
 
 
 # --------------------------------------------------------------------------- evaluators
@@ -128,9 +134,10 @@ class ClassifierEvaluator:
 
     def evaluate(self, masks: Mapping[str, torch.Tensor] | None, name: str) -> Evaluation:
         _, labels = self._set(name)
-        predictions = self.logits(masks, name).argmax(dim=-1).numpy()
-        stats = confusion_stats(predictions, labels, self.n_classes)
-        return Evaluation(float(classification_score(stats.sum(axis=0), self.metric, self.n_classes)), stats)
+        logits = self.logits(masks, name)
+        stats = confusion_stats(logits.argmax(dim=-1).numpy(), labels, self.n_classes)
+        loss = F.cross_entropy(logits.double(), torch.from_numpy(labels).long()).item()
+        return Evaluation(float(classification_score(stats.sum(axis=0), self.metric, self.n_classes)), stats, loss)
 
     def p_value(self, base: Evaluation, other: Evaluation) -> float:
         """McNemar's exact test for accuracy; paired bootstrap for F1 and MCC."""
@@ -170,9 +177,11 @@ class TranslationEvaluator:
         self.batch_size = batch_size
         self.extra_tokens = extra_tokens
         self.sets = {}
+        self.targets = {}  # teacher-forced targets [N, T+1] per set, for the loss
         for name, (src, tgt) in sets.items():
             references = [ids_to_text(row[1:], stop_ids=[eos_id], skip_ids=[pad_id, bos_id]) for row in tgt.tolist()]
             self.sets[name] = (src, references, tgt.shape[1] - 1)
+            self.targets[name] = tgt
         self._resample = (bootstrap_resamples, bootstrap_seed)
         self._indices: dict[int, np.ndarray] = {}
         self._memory: dict[str, list[torch.Tensor]] = {}
@@ -190,19 +199,29 @@ class TranslationEvaluator:
         _, _, longest = self._set(name)
         return min(longest + self.extra_tokens, self.model.decoder.cfg.max_seq_len)
 
+    def _device_mask(self, masks: Mapping[str, torch.Tensor] | None):
+        head_mask = H.model_mask(self.model, masks)
+        return None if head_mask is None else {kind: mask.to(self.device) for kind, mask in head_mask.items()}
+
+    def _memories(self, masks: Mapping[str, torch.Tensor] | None, name: str) -> list[torch.Tensor | None]:
+        """Per batch: the full model's cached encoder output where the encoder is whole, else None."""
+        src, _, _ = self._set(name)
+        batches = list(_batches(len(src), self.batch_size))
+        if masks is not None and H.first_changed_layer(masks, "enc_self") is not None:
+            return [None] * len(batches)
+        if name not in self._memory:  # encoder outputs stay on the model's device
+            self._memory[name] = [
+                self.model.encode(batch, batch != self.pad_id)
+                for batch in (src[rows].to(self.device) for rows in batches)
+            ]
+        return self._memory[name]
+
     @torch.no_grad()
     def decode(self, masks: Mapping[str, torch.Tensor] | None, name: str) -> list[str]:
         """Greedy hypotheses of a set under ``masks``, as token-id strings."""
         src, _, _ = self._set(name)
-        head_mask = H.model_mask(self.model, masks)
-        if head_mask is not None:
-            head_mask = {kind: mask.to(self.device) for kind, mask in head_mask.items()}
-        reuse_memory = masks is None or H.first_changed_layer(masks, "enc_self") is None
-        if reuse_memory and name not in self._memory:  # encoder outputs stay on the model's device
-            self._memory[name] = [
-                self.model.encode(batch, batch != self.pad_id)
-                for batch in (src[rows].to(self.device) for rows in _batches(len(src), self.batch_size))
-            ]
+        head_mask = self._device_mask(masks)
+        memories = self._memories(masks, name)
         hypotheses = []
         for index, rows in enumerate(_batches(len(src), self.batch_size)):
             batch = src[rows].to(self.device)
@@ -214,17 +233,39 @@ class TranslationEvaluator:
                 self.max_len(name),
                 src_padding_mask=batch != self.pad_id,
                 head_mask=head_mask,
-                memory=self._memory[name][index] if reuse_memory else None,
+                memory=memories[index],
             )
             hypotheses += [
                 ids_to_text(row, stop_ids=[self.eos_id], skip_ids=[self.pad_id, self.bos_id]) for row in out.tolist()
             ]
         return hypotheses
 
+    @torch.no_grad()
+    def loss(self, masks: Mapping[str, torch.Tensor] | None, name: str) -> float:
+        """Mean teacher-forced cross-entropy (no label smoothing) over a set's real target tokens."""
+        src, _, _ = self._set(name)
+        tgt = self.targets[name]
+        head_mask = self._device_mask(masks)
+        memories = self._memories(masks, name)
+        total, count = 0.0, 0
+        for index, rows in enumerate(_batches(len(src), self.batch_size)):
+            batch, target = src[rows].to(self.device), tgt[rows].to(self.device)
+            src_real, decoder_in, labels = batch != self.pad_id, target[:, :-1], target[:, 1:]
+            memory = memories[index]
+            if memory is None:
+                memory = self.model.encode(batch, src_real, head_mask)
+            logits = self.model.decode(decoder_in, memory, src_real, decoder_in != self.pad_id, head_mask)
+            nll = F.cross_entropy(
+                logits.double().flatten(0, 1), labels.flatten(), ignore_index=self.pad_id, reduction="sum"
+            )
+            total += nll.item()
+            count += int((labels != self.pad_id).sum())
+        return total / max(count, 1)
+
     def evaluate(self, masks: Mapping[str, torch.Tensor] | None, name: str) -> Evaluation:
         _, references, _ = self._set(name)
         stats = sentence_stats(self.decode(masks, name), references)
-        return Evaluation(float(bleu_from_stats(stats.sum(axis=0))), stats)
+        return Evaluation(float(bleu_from_stats(stats.sum(axis=0))), stats, self.loss(masks, name))
 
     def p_value(self, base: Evaluation, other: Evaluation) -> float:
         """Paired bootstrap resampling of BLEU (Koehn 2004; sacrebleu's paired_bs statistic)."""

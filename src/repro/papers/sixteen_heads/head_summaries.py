@@ -45,10 +45,15 @@ def best_kept_heads(
     keep_one: pd.DataFrame, choose_on: str, report_on: str, by: Sequence[str] = ("type", "layer")
 ) -> pd.DataFrame:
     """Per group of ``by`` (plus any seed/model columns the caller includes in ``by``): the kept head
-    with the highest score on set ``choose_on``, and its score, Δ and p-value on set ``report_on``."""
+    with the highest score on set ``choose_on``, and its score, Δ and p-value on set ``report_on``.
+    Equal scores go to the lower loss on ``choose_on`` (where the rows have a loss), then the lowest head id."""
     by = list(by)
-    chooser = keep_one[keep_one["set"] == choose_on].sort_values(by + ["kept_head"], kind="stable")
-    best = chooser.loc[chooser.groupby(by, sort=True)["score"].idxmax()]  # first maximum: lowest head id
+    chooser = keep_one[keep_one["set"] == choose_on]
+    keys, ascending = [*by, "score"], [True] * len(by) + [False]
+    if "loss" in chooser and chooser["loss"].notna().all():
+        keys, ascending = [*keys, "loss"], [*ascending, True]
+    chooser = chooser.sort_values([*keys, "kept_head"], ascending=[*ascending, True], kind="stable")
+    best = chooser.groupby(by, sort=True).head(1)
     report = keep_one[keep_one["set"] == report_on]
     merged = best[by + ["kept_head"]].merge(report, on=by + ["kept_head"], how="left", validate="one_to_one")
     merged = merged.rename(columns={"set": "report_set"})

@@ -2,16 +2,18 @@
 
 All sweeps take an evaluator of repro.papers.sixteen_heads.head_eval and return a DataFrame with one row per
 (condition, evaluation set): the score in points, the unmasked baseline on the same set, Δ =
-score − baseline, and the paired-test p-value against the baseline.
+score − baseline, the paired-test p-value against the baseline, and the mean gold-label loss with
+its change Δ loss (continuous, so it separates conditions whose scores tie).
 
 - `single_head_ablation`: remove exactly one head (every head, every set; §3.2, Fig. 1, Table 1).
 - `keep_one_head`: in one (type, layer), remove every head but one; all other layers stay whole
   (§3.3, Tables 2, 3, 5, 6). `best_kept_heads` then picks, per (type, layer), the kept head with
   the best score on one set and reports its Δ and p-value on another (the same set for Tables 2-3,
-  a held-out one for Tables 5-6); ties go to the lowest head id.
+  a held-out one for Tables 5-6); ties go to the lower loss on the choosing set, then the lowest head id.
 - `pruning_curve`: remove the first k heads of a global order, for nested k (§4.2, Fig. 3); the
-  orders come from `order_by_score` (importance ascending; oracle: single-ablation Δ descending)
-  or `random_order`. `pruning_counts` gives k per level: BERT floors ⌊N·p/100⌋, the MT code
+  orders come from `order_by_score` (importance ascending; oracle: single-ablation Δ descending,
+  ties broken by Δ loss ascending, so heads whose removal leaves the score unchanged go least
+  harmful first instead of in (layer, head) order) or `random_order`. `pruning_counts` gives k per level: BERT floors ⌊N·p/100⌋, the MT code
   takes the ceiling ⌈N·p/100⌉ (catalog §4.6). No layer keeps a minimum of heads.
 """
 
@@ -41,6 +43,8 @@ def _row(evaluator, base, result, **fields) -> dict:
         delta=result.score - base.score,
         p_value=evaluator.p_value(base, result),
         n_examples=len(result.stats),
+        loss=result.loss,
+        delta_loss=result.loss - base.loss,
     )
 
 
@@ -94,14 +98,26 @@ def pruning_counts(n_heads: int, percents: Sequence[int], rounding: str) -> list
     return [-(-n_heads * int(p) // 100) for p in percents]
 
 
-def order_by_score(scores: Mapping[H.HeadId, float], ascending: bool = True) -> list[H.HeadId]:
-    """Heads sorted by score (ties and NaN-free; ties keep the (type, layer, head) order)."""
-    items = sorted(scores.items(), key=lambda item: _type_rank(item[0]))
-    values = np.array([value for _, value in items], dtype=np.float64)
+def order_by_score(
+    scores: Mapping[H.HeadId, float], ascending: bool = True, tiebreak: Mapping[H.HeadId, float] | None = None
+) -> list[H.HeadId]:
+    """Heads sorted by score (NaN-free); equal scores are ordered by ``tiebreak`` ascending (if given),
+    then by (type, layer, head)."""
+    heads = sorted(scores, key=_type_rank)
+    values = np.array([scores[h] for h in heads], dtype=np.float64)
     if np.isnan(values).any():
         raise ValueError("scores contain NaN; every head needs a score to be ordered")
-    order = np.argsort(values if ascending else -values, kind="stable")
-    return [items[i][0] for i in order]
+    keys = [np.arange(len(heads))]
+    if tiebreak is not None:
+        missing = [h for h in heads if h not in tiebreak]
+        if missing:
+            raise ValueError(f"the tie-break has no value for {len(missing)} heads, e.g. {missing[0]}")
+        second = np.array([tiebreak[h] for h in heads], dtype=np.float64)
+        if np.isnan(second).any():
+            raise ValueError("the tie-break contains NaN; every head needs a value to be ordered")
+        keys.append(second)
+    keys.append(values if ascending else -values)
+    return [heads[i] for i in np.lexsort(keys)]
 
 
 def _type_rank(head: H.HeadId) -> tuple:
