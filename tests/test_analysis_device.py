@@ -102,8 +102,8 @@ def _prune(sh_runs, out_dir: Path, *device: str) -> list[Path]:
             [
                 "sixteen_heads",
                 "prune",
-                "--run-dir",
-                str(run),
+                "--model",
+                str(run / "model.safetensors"),
                 "--task-file",
                 str(task_file),
                 "--spec",
@@ -144,8 +144,8 @@ def test_sixteen_heads_translation_ablation_and_speed_are_byte_identical(sh_runs
                 [
                     "sixteen_heads",
                     "ablate",
-                    "--run-dir",
-                    str(run),
+                    "--model",
+                    str(run / "model.safetensors"),
                     "--task-file",
                     str(task_file),
                     "--spec",
@@ -170,8 +170,8 @@ def test_sixteen_heads_translation_ablation_and_speed_are_byte_identical(sh_runs
                 [
                     "sixteen_heads",
                     "speed",
-                    "--run-dir",
-                    str(run),
+                    "--model",
+                    str(run / "model.safetensors"),
                     "--task-file",
                     str(task_file),
                     "--importance",
@@ -330,8 +330,8 @@ def test_commands_refuse_a_bad_device_before_any_work(sh_runs, ld_runs, tmp_path
             [
                 "sixteen_heads",
                 "ablate",
-                "--run-dir",
-                str(run),
+                "--model",
+                str(run / "model.safetensors"),
                 "--task-file",
                 str(task_file),
                 "--spec",

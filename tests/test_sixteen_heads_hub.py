@@ -424,8 +424,8 @@ def test_ablation_runs_on_the_fine_tuned_bert(paper_run, tmp_path):
             [
                 "sixteen_heads",
                 "ablate",
-                "--run-dir",
-                str(paper_run["run"]),
+                "--model",
+                str(paper_run["run"] / "model.safetensors"),
                 "--task-file",
                 str(paper_run["tasks"] / "nli.npz"),
                 "--spec",
@@ -479,8 +479,8 @@ def test_translation_trains_from_scratch_on_hub_data_and_decodes(paper_run, tmp_
             [
                 "sixteen_heads",
                 "ablate",
-                "--run-dir",
-                str(run),
+                "--model",
+                str(run / "model.safetensors"),
                 "--task-file",
                 task_file,
                 "--spec",

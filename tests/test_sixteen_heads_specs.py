@@ -37,3 +37,16 @@ def test_a_run_starts_from_a_checkpoint_only_with_hub_data():
     hub["data_source"] = "hub"
     hub["hub"]["pretrained"]["cls"] = "bert-base-uncased"
     assert specs.train_spec(hub, "nli", 0)["init_from"] == "bert-base-uncased"
+
+
+def test_pretrained_body_only_for_the_listed_tasks_and_synthetic_data():
+    section = copy.deepcopy(SECTION)
+    section["pretrain"].update(tasks=["nli"], finetune_lr=1e-3)
+    spec = specs.train_spec(section, "nli", 2)
+    assert spec["init_from"] == "masked-LM body of nli" and spec["train"]["lr"] == 1e-3
+    assert "init_from" not in specs.train_spec(section, "sst2", 0)
+    pre = specs.pretrain_spec(section, "nli")
+    assert pre["train"]["seed"] == section["pretrain"]["seed"] and pre["train"]["steps"] == section["pretrain"]["steps"]
+    assert pre["model"] == section["families"]["cls"]["model"] and pre["mask_prob"] == section["pretrain"]["mask_prob"]
+    section["data_source"] = "hub"  # the paper scale fine-tunes the hub checkpoint instead
+    assert not specs.pretrained_here(section, "nli")

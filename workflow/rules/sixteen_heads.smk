@@ -3,6 +3,8 @@
 # (tidy CSVs) -> gathered tables -> one notebook per figure/table -> claims.
 #   cls models (BERT analogue) on nli, sst2, cola, mrpc; s2s models (WMT/IWSLT analogue) on mt, iwslt.
 #   Table 4 times one nli run before and after physical pruning; Fig. 5 reads the iwslt snapshots.
+#   The tasks of pretrain.tasks are fine-tuned from a masked-LM body pre-trained on their inputs
+#   (sixteen_heads_pretrain), the synthetic stand-in for BERT's pre-training.
 #   Paper scale (data_source hub): the task files come from the paper's datasets (sixteen_heads_hub_data)
 #   and the cls runs are fine-tuned from the converted bert-base-uncased (sixteen_heads_convert).
 
@@ -96,6 +98,32 @@ rule sixteen_heads_convert:
         "> {log} 2>&1"
 
 
+# The masked-LM body a task's classifiers are fine-tuned from (pretrain.tasks; synthetic data).
+rule sixteen_heads_pretrain:
+    input:
+        data=sh_task_file,
+    output:
+        model=f"{SH_PRETRAINED_DIR}/mlm_{{task}}/model.safetensors",
+        config=f"{SH_PRETRAINED_DIR}/mlm_{{task}}/model.json",
+    log:
+        f"{RESULTS}/logs/{SH}/pretrain/{{task}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{SH}/pretrain/{{task}}.tsv"
+    priority: PRIORITY_LONG
+    conda:
+        ENV
+    threads: SH_CFG["threads"]
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        spec=sh_pretrain_spec,
+        run_dir=parent_dir,
+    shell:
+        "python -m repro sixteen_heads pretrain --task-file {input.data} --spec {params.spec:q} "
+        "--run-dir {params.run_dir} --threads {threads} > {log} 2>&1"
+
+
 rule sixteen_heads_train:
     input:
         data=sh_task_file,
@@ -142,10 +170,9 @@ rule sixteen_heads_ablate:
         runtime=30,
     params:
         spec=sh_analysis_spec,
-        run_dir=sh_run_dir,
         device=SH_ANALYSIS_DEVICE,
     shell:
-        "python -m repro sixteen_heads ablate --run-dir {params.run_dir} --task-file {input.data} "
+        "python -m repro sixteen_heads ablate --model {input.model} --task-file {input.data} "
         "--spec {params.spec:q} --threads {threads} --device {params.device} --out {output} > {log} 2>&1"
 
 
@@ -169,11 +196,10 @@ rule sixteen_heads_prune:
         runtime=30,
     params:
         spec=sh_analysis_spec,
-        run_dir=sh_run_dir,
         device=SH_ANALYSIS_DEVICE,
         ablation=sh_ablation_arg,
     shell:
-        "python -m repro sixteen_heads prune --run-dir {params.run_dir} --task-file {input.data} "
+        "python -m repro sixteen_heads prune --model {input.model} --task-file {input.data} "
         "--spec {params.spec:q} --threads {threads} --device {params.device} {params.ablation} "
         "--importance-out {output.importance} --out {output.pruning} > {log} 2>&1"
 
@@ -196,10 +222,9 @@ rule sixteen_heads_epochs:
         runtime=30,
     params:
         spec=sh_analysis_spec,
-        run_dir=sh_run_dir,
         device=SH_ANALYSIS_DEVICE,
     shell:
-        "python -m repro sixteen_heads epochs --run-dir {params.run_dir} --task-file {input.data} "
+        "python -m repro sixteen_heads epochs --model {input.model} --task-file {input.data} "
         "--spec {params.spec:q} --threads {threads} --device {params.device} --out {output} > {log} 2>&1"
 
 
@@ -227,10 +252,9 @@ rule sixteen_heads_speed:
     params:
         threads=2,
         spec=sh_speed_spec,
-        run_dir=sh_run_dir,
         device=SH_ANALYSIS_DEVICE,
     shell:
-        "python -m repro sixteen_heads speed --run-dir {params.run_dir} --task-file {input.data} "
+        "python -m repro sixteen_heads speed --model {input.model} --task-file {input.data} "
         "--importance {input.importance} --spec {params.spec:q} --threads {params.threads} --device {params.device} "
         "--out {output.timings} --facts-out {output.facts} > {log} 2>&1"
 

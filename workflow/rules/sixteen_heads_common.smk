@@ -32,9 +32,17 @@ def sh_pretrained(task):
 
 
 def sh_init_input(wildcards):
-    """The converted checkpoint a run is fine-tuned from, or nothing (trained from scratch)."""
-    pretrained = sh_pretrained(wildcards.task)
-    return f"{SH_PRETRAINED_DIR}/{sh_family(wildcards.task)}/model.safetensors" if pretrained else []
+    """The body a run is fine-tuned from: the converted hub checkpoint, the masked-LM body pre-trained
+    on the task's inputs (pretrain.tasks), or nothing (trained from scratch)."""
+    if sh_pretrained(wildcards.task):
+        return f"{SH_PRETRAINED_DIR}/{sh_family(wildcards.task)}/model.safetensors"
+    if sh_specs.pretrained_here(SH_CFG, wildcards.task):
+        return f"{SH_PRETRAINED_DIR}/mlm_{wildcards.task}/model.safetensors"
+    return []
+
+
+def sh_pretrain_spec(wildcards):
+    return json.dumps(sh_specs.pretrain_spec(SH_CFG, wildcards.task), sort_keys=True)
 
 
 def sh_init_arg(wildcards, input):
@@ -120,6 +128,3 @@ def sh_ablation_input(wildcards):
 def sh_ablation_arg(wildcards, input):
     return f"--ablation {input.ablation}" if input.ablation else ""
 
-
-def sh_run_dir(wildcards, input):
-    return os.path.dirname(input.model)

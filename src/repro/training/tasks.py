@@ -168,6 +168,8 @@ class MaskedLMTask:
     loss averages over the selected positions only. Ids in `special_ids` are never selected.
 
     Training masks depend on (seed, step); the held-out masks are drawn once from `eval_seed`.
+    With `pad_id` set (padded rows rather than packed text), batches carry a padding mask taken from
+    the unmasked tokens, and the model attends to real tokens only.
     """
 
     def __init__(
@@ -181,6 +183,7 @@ class MaskedLMTask:
         special_ids: Iterable[int] = (),
         eval_batch_size: int = 64,
         eval_seed: int = 0,
+        pad_id: int | None = None,
     ):
         _check_rows("train_tokens", train_tokens, 2)
         _check_rows("eval_tokens", eval_tokens, 2)
@@ -196,6 +199,9 @@ class MaskedLMTask:
         self.special_ids = tuple(sorted(set(special_ids)))
         self.eval_batch_size = eval_batch_size
         self.eval_seed = eval_seed
+        self.pad_id = pad_id
+        if pad_id is not None:
+            self.special_ids = tuple(sorted(set(self.special_ids) | {pad_id}))
         self.sampler = EpochSampler(len(train_tokens))
         self._eval_inputs, self._eval_labels = self.mask(eval_tokens, generator(eval_seed, "mlm-eval-mask"))
 
@@ -221,17 +227,26 @@ class MaskedLMTask:
         labels = torch.where(selected, tokens, torch.full_like(tokens, IGNORE_INDEX))
         return inputs, labels
 
+    def _batch(self, inputs: Tensor, labels: Tensor, tokens: Tensor) -> dict[str, Tensor]:
+        batch = {"input_ids": inputs, "labels": labels}
+        if self.pad_id is not None:
+            batch["padding_mask"] = padding_mask(tokens, self.pad_id)
+        return batch
+
     def train_batch(self, step: int, batch_size: int, seed: int) -> dict[str, Tensor]:
         tokens = self.train_tokens[self.sampler.indices(step, batch_size, seed)]
         inputs, labels = self.mask(tokens, generator(seed, "mlm-mask", step))
-        return {"input_ids": inputs, "labels": labels}
+        return self._batch(inputs, labels, tokens)
 
     def eval_batches(self) -> Iterator[dict[str, Tensor]]:
         for rows in _eval_slices(len(self._eval_inputs), self.eval_batch_size):
-            yield {"input_ids": self._eval_inputs[rows], "labels": self._eval_labels[rows]}
+            yield self._batch(self._eval_inputs[rows], self._eval_labels[rows], self.eval_tokens[rows])
 
     def loss(self, model: nn.Module, batch: dict[str, Tensor]) -> LossOutput:
-        logits = model(batch["input_ids"])  # [B, T, V]
+        mask = batch.get("padding_mask")
+        logits = (
+            model(batch["input_ids"]) if mask is None else model(batch["input_ids"], padding_mask=mask)
+        )  # [B, T, V]
         labels = batch["labels"]  # [B, T]
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=IGNORE_INDEX)
         return LossOutput(loss, labels.numel(), (labels != IGNORE_INDEX).sum())
@@ -247,7 +262,7 @@ class MaskedLMTask:
             "special_ids": list(self.special_ids),
             "eval_batch_size": self.eval_batch_size,
             "eval_seed": self.eval_seed,
-        }
+        } | ({} if self.pad_id is None else {"pad_id": self.pad_id})
 
 
 class ClassificationTask:

@@ -65,6 +65,7 @@ def check_section(config: dict, paper: str) -> list[str]:
         except (ConfigError, ValueError, TypeError) as err:
             problems.append(f"{paper}.families.{task['family']} with {where}.steps: {str(err).removeprefix(': ')}")
     problems += _check_during_training(section, paper) + _check_speed(section, paper) + _check_hub(section, paper)
+    problems += _check_pretrain(section, paper)
     return problems + relation_problems(config, paper)
 
 
@@ -121,6 +122,18 @@ def _check_speed(section: dict, paper: str) -> list[str]:
     if speed["seed"] not in seeds:
         return [f"config key {paper}.speed.seed is {speed['seed']}; the {speed['task']} runs have seeds {seeds}"]
     return []
+
+
+def _check_pretrain(section: dict, paper: str) -> list[str]:
+    """Pre-training reads a classification task's inputs: every `pretrain.tasks` entry is a cls task."""
+    pretrain = section.get("pretrain")
+    if pretrain is None:
+        return []
+    return [
+        f"config key {paper}.pretrain.tasks names {name!r}; it must name a task of {paper}.tasks with family 'cls'"
+        for name in pretrain["tasks"]
+        if section["tasks"].get(name, {}).get("family") != "cls"
+    ]
 
 
 def relation_problems(config: dict, paper: str) -> list[str]:

@@ -1,6 +1,8 @@
 """`python -m repro sixteen_heads STEP ...`: the runs and analyses of "Are Sixteen Heads Really Better than One?".
 
 Steps (each writes one run directory or one tidy CSV; see workflow/rules/sixteen_heads.smk):
+  pretrain masked-LM pre-training of a classifier body on a task's training inputs (labels unused),
+           for `train --init-from`: the synthetic stand-in for BERT's pre-training
   train    train a classifier (family cls) or a translator (family s2s) on a synthetic task file
   ablate   baseline, single-head ablation on every test set, keep-one-head on the test and selection sets
   prune    head importance on training data, then global pruning curves by importance, by the
@@ -53,6 +55,15 @@ def register(subparsers) -> None:
     )
     p.set_defaults(func=_train)
 
+    p = steps.add_parser("pretrain", help="masked-LM pre-training of a classifier body on a task's inputs")
+    p.add_argument("--task-file", required=True, help="a classification task .npz from `repro data synthetic`")
+    p.add_argument("--spec", required=True, help="JSON: {model, train, mask_prob}")
+    p.add_argument(
+        "--run-dir", required=True, help="writes model.json and the trainer's files; `train --init-from` reads it"
+    )
+    p.add_argument("--threads", type=int, default=1)
+    p.set_defaults(func=_pretrain)
+
     p = steps.add_parser("hub-data", help="one task file from the paper's own dataset (paper scale)")
     p.add_argument("--task", required=True, choices=sorted(HUB_SPLITS))
     p.add_argument("--tokenizer", required=True, help="hub id or local directory of a pretrained tokenizer")
@@ -85,7 +96,9 @@ def register(subparsers) -> None:
         ("prune", _prune, "head importance and pruning curves"),
     ):
         p = steps.add_parser(name, help=text)
-        p.add_argument("--run-dir", required=True)
+        p.add_argument(
+            "--model", required=True, help="the model.safetensors of a `train` run (its model.json beside it)"
+        )
         p.add_argument("--task-file", required=True)
         p.add_argument(
             "--spec", required=True, help="JSON: {task, seed, data_seed, selection, analysis, label_smoothing}"
@@ -101,7 +114,9 @@ def register(subparsers) -> None:
         p.set_defaults(func=func)
 
     p = steps.add_parser("epochs", help="importance and pruning curves of a run's snapshots (Fig. 5)")
-    p.add_argument("--run-dir", required=True)
+    p.add_argument(
+        "--model", required=True, help="the model.safetensors of a `train` run; its snapshots are read beside it"
+    )
     p.add_argument("--task-file", required=True)
     p.add_argument("--spec", required=True, help="JSON: the analysis spec plus {epochs: {epoch: step}}")
     p.add_argument("--threads", type=int, default=1)
@@ -110,7 +125,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=_epochs)
 
     p = steps.add_parser("speed", help="inference speed, unpruned vs physically pruned (Table 4)")
-    p.add_argument("--run-dir", required=True, help="a classifier run (family cls)")
+    p.add_argument("--model", required=True, help="the model.safetensors of a classifier run (family cls)")
     p.add_argument("--task-file", required=True)
     p.add_argument("--importance", required=True, help="importance CSV of the same run (its seed's rows are used)")
     p.add_argument("--spec", required=True, help="JSON: {seed, prune_percent, batch_sizes, examples, rounds, warmup}")
@@ -176,10 +191,17 @@ def _train(args: argparse.Namespace) -> int:
     sep_id = runs.separator_id(task) if family == "cls" else None
     model = runs.build_model(family, configs, sep_id)
     if args.init_from:  # the pretrained body; the classifier keeps the seeded initialisation above
+        from safetensors import safe_open
+
         from repro.training.checkpoint import CheckpointError, load_initial_weights
 
+        weights = Path(args.init_from) / runs.WEIGHTS_FILE
+        keep = NEW_HEAD
+        with safe_open(weights, framework="pt") as handle:
+            if not any(name.startswith(POOLER) for name in handle.keys()):
+                keep += (POOLER,)  # a masked-LM body (no next-sentence task): the pooler is new too
         try:
-            fresh = load_initial_weights(model, Path(args.init_from) / runs.WEIGHTS_FILE, keep_init=NEW_HEAD)
+            fresh = load_initial_weights(model, weights, keep_init=keep)
         except CheckpointError as err:
             return _fail(str(err))
         print(f"initialised from {init_label}; new: {', '.join(fresh)}", file=sys.stderr)
@@ -195,12 +217,69 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pretrain(args: argparse.Namespace) -> int:
+    """Masked-LM pre-training on the inputs of a task's training split, evaluated on its selection split."""
+    import torch
+
+    from repro.data.errors import DataError
+    from repro.data.synthetic import load_task
+    from repro.models import ConfigError, config_from_dict
+    from repro.papers.sixteen_heads import runs
+    from repro.runs import train_run, write_model_config
+    from repro.training import TrainConfig
+    from repro.training.seeding import derive_seed
+    from repro.training.tasks import MaskedLMTask
+
+    spec = json.loads(args.spec)
+    try:
+        task = load_task(args.task_file)
+        if "input_ids" not in task.tensors("train") or not task.meta.get("label_names"):
+            raise ValueError(f"task {task.name} is not a classification task; pre-training reads its input_ids")
+        mask_id, sep_id = runs.special_id(task, "mask"), runs.separator_id(task)
+        if mask_id is None:
+            raise ValueError(f"task {task.name}'s vocabulary has no <mask> token to pre-train with")
+        cfg = config_from_dict(
+            dict(spec["model"], vocab_size=int(task.meta["vocab_size"]), causal=False, output="lm"), where="--spec"
+        )
+        runs.check_lengths("cls", {"model": cfg}, task)
+        train_cfg = TrainConfig(**dict(spec["train"], threads=args.threads))
+    except (DataError, ConfigError, ValueError, TypeError, KeyError) as err:
+        return _fail(str(err))
+    pad_id = int(task.meta["pad_id"])
+    specials = [i for i in (runs.special_id(task, "cls"), sep_id) if i is not None]
+    eval_split = "selection" if "selection" in task.splits else "test"
+    mlm = MaskedLMTask(
+        task.tensors("train")["input_ids"],
+        task.tensors(eval_split)["input_ids"],
+        mask_token_id=mask_id,
+        vocab_size=cfg.vocab_size,
+        mask_prob=float(spec["mask_prob"]),
+        special_ids=specials,
+        eval_batch_size=256,
+        pad_id=pad_id,
+    )
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(derive_seed(train_cfg.seed, "init"))
+    model = runs.build_model("cls", {"model": cfg}, sep_id)
+    write_model_config(args.run_dir, cfg)
+    train_run(
+        model,
+        mlm,
+        train_cfg,
+        args.run_dir,
+        f"{task.name} masked LM seed {train_cfg.seed}",
+        f"{task.meta['sizes']['train']:,} training inputs (labels unused), eval on {eval_split}",
+    )
+    return 0
+
+
 # -- paper scale: the paper's datasets and pretrained BERT ---------------------------------
 
 # The tensors a fine-tuned classifier does not take from the pretrained checkpoint: BERT's
 # classifier layer is new for every task (initialised N(0, init_std²), zero bias, from the run's
 # seed); the pooler is pretrained and kept, as in the paper's run_classifier.py.
 NEW_HEAD = ("classifier.",)
+POOLER = "pooler."
 # Model settings the pretrained checkpoint fixes; the family's config must agree with it.
 PRETRAINED_SHAPE = ("n_layers", "d_model", "n_heads", "d_ff")
 
@@ -439,7 +518,7 @@ def _setup(args: argparse.Namespace):
     torch.set_num_threads(args.threads)
     spec = json.loads(args.spec)
     task = load_task(args.task_file, spec["task"])
-    family, model = runs.load_run_model(args.run_dir)
+    family, model = runs.load_run_model(Path(args.model).parent, weights=args.model)
     model = model.to(args.device)  # the evaluators and importance move each batch to the model's device
     analysis = spec["analysis"]
     sets, sources = evaluation_sets(task, family, spec["selection"], analysis["selection_examples"], spec["data_seed"])
@@ -697,7 +776,7 @@ def _epochs(args: argparse.Namespace) -> int:
     epochs = {int(epoch): int(step) for epoch, step in spec["epochs"].items()}
     frames = []
     for epoch, step in sorted(epochs.items()):
-        path = snapshot_path(Path(args.run_dir), step)
+        path = snapshot_path(Path(args.model).parent, step)
         if not path.exists():
             return _fail(
                 f"{path} is missing: train the run with keep_checkpoints_at including step {step} (epoch {epoch})"
@@ -733,9 +812,9 @@ def _speed(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads)
     spec = json.loads(args.spec)
     task = load_task(args.task_file)
-    family, model = runs.load_run_model(args.run_dir)
+    family, model = runs.load_run_model(Path(args.model).parent, weights=args.model)
     if family != "cls":
-        return _fail(f"{args.run_dir} is a {family} run; the speed measurement needs a classifier (family cls)")
+        return _fail(f"{args.model} is a {family} run's model; the speed measurement needs a classifier (family cls)")
     model = model.to(args.device)  # the pruned copy below is made on the same device
     importance = pd.read_csv(args.importance)
     importance = importance[importance["seed"] == int(spec["seed"])]

@@ -14,7 +14,7 @@ from typing import Any
 MAIN_TASKS = ("nli", "mt")
 SPEED_KEYS = ("seed", "prune_percent", "batch_sizes", "examples", "rounds", "warmup")
 #: Keys naming one of the section's model seeds (shifted with them by `seed_offset`, repro.pipeline.seeds).
-SEED_REFERENCES = (("speed", "seed"),)
+SEED_REFERENCES = (("speed", "seed"), ("pretrain", "seed"))
 
 
 def main_tasks(section: dict) -> list[str]:
@@ -34,6 +34,24 @@ def pretrained(section: dict, task: str) -> str | None:
     if section["data_source"] != "hub":
         return None
     return section["hub"]["pretrained"].get(section["tasks"][task]["family"])
+
+
+def pretrained_here(section: dict, task: str) -> bool:
+    """Whether the task's runs are fine-tuned from a masked-LM body pre-trained by the pipeline on the
+    task's own training inputs (synthetic data; `pretrain.tasks`)."""
+    return section["data_source"] != "hub" and task in section["pretrain"]["tasks"]
+
+
+def pretrain_spec(section: dict, task: str) -> dict[str, Any]:
+    """The masked-LM pre-training of a task's classifier body: the family's model and training
+    settings with the pre-training's steps and seed."""
+    settings, pre = section["tasks"][task], section["pretrain"]
+    family = section["families"][settings["family"]]
+    return {
+        "model": family["model"],
+        "train": dict(family["train"], steps=pre["steps"], seed=int(pre["seed"])),
+        "mask_prob": pre["mask_prob"],
+    }
 
 
 def epoch_steps(section: dict, task: str) -> dict[int, int]:
@@ -58,6 +76,10 @@ def train_spec(section: dict, task: str, seed: int) -> dict[str, Any]:
         spec["train"]["keep_checkpoints_at"] = sorted(set(epoch_steps(section, task).values()))
     if pretrained(section, task):  # only then: synthetic runs keep their spec (and identity)
         spec["init_from"] = pretrained(section, task)
+    if pretrained_here(section, task):
+        spec["init_from"] = f"masked-LM body of {task}"
+        if section["pretrain"]["finetune_lr"] is not None:
+            spec["train"]["lr"] = section["pretrain"]["finetune_lr"]
     return spec
 
 
