@@ -18,6 +18,12 @@ MODEL = {"n_layers": 1, "d_model": 16, "n_heads": 2, "d_ff": 32, "max_seq_len": 
 TRAIN = {"batch_size": 8, "lr": 1e-3, "schedule": "constant", "log_every": 5, "eval_every": 0, "checkpoint_every": 0}
 
 
+def pretrain(task_file, run_dir, steps: int) -> int:
+    spec = {"model": MODEL, "train": dict(TRAIN, steps=steps, seed=100), "mask_prob": 0.15}
+    args = ["--task-file", str(task_file), "--spec", json.dumps(spec), "--run-dir", str(run_dir)]
+    return main(["sixteen_heads", "pretrain", *args])
+
+
 @pytest.fixture(scope="module")
 def task_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("task") / "nli.npz"
@@ -27,22 +33,7 @@ def task_file(tmp_path_factory):
 
 def test_fine_tuning_starts_from_the_pretrained_body_with_a_new_pooler_and_classifier(task_file, tmp_path, capsys):
     body = tmp_path / "body"
-    pre = {"model": MODEL, "train": dict(TRAIN, steps=3, seed=100), "mask_prob": 0.15}
-    assert (
-        main(
-            [
-                "sixteen_heads",
-                "pretrain",
-                "--task-file",
-                str(task_file),
-                "--spec",
-                json.dumps(pre),
-                "--run-dir",
-                str(body),
-            ]
-        )
-        == 0
-    )
+    assert pretrain(task_file, body, steps=3) == 0
     pretrained = read_tensors(body / "model.safetensors")
     assert not any(name.startswith(("pooler.", "classifier.")) for name in pretrained)
 
@@ -79,22 +70,7 @@ def test_fine_tuning_starts_from_the_pretrained_body_with_a_new_pooler_and_class
 def test_pretraining_refuses_a_task_without_labels_or_mask(tmp_path, capsys):
     mt = tmp_path / "mt.npz"
     write_task(mt, generate_task("mt", 0, sizes={"train": 8, "selection": 2, "test": 2, "test_ood": 2}))
-    pre = {"model": MODEL, "train": dict(TRAIN, steps=1, seed=100), "mask_prob": 0.15}
-    assert (
-        main(
-            [
-                "sixteen_heads",
-                "pretrain",
-                "--task-file",
-                str(mt),
-                "--spec",
-                json.dumps(pre),
-                "--run-dir",
-                str(tmp_path / "x"),
-            ]
-        )
-        == 2
-    )
+    assert pretrain(mt, tmp_path / "x", steps=1) == 2
     assert "not a classification task" in capsys.readouterr().err
 
 
