@@ -6,6 +6,7 @@ train --init-from -> ablate run on them end to end, as the paper-scale rules cal
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -317,7 +318,7 @@ def test_nli_rows_are_berts_own_pair_encoding(paper_run):
     assert rows == {tuple(tok(p, h)["input_ids"]) for p, h, _ in MNLI["train"]}
     assert task.meta["special_ids"]["sep"] == tok.sep_token_id and runs.separator_id(task) == tok.sep_token_id
     # the model's separator-derived token types are the tokenizer's
-    from repro.models.segments import segment_ids
+    from repro.models.transformer import segment_ids
 
     derived = segment_ids(torch.from_numpy(test["input_ids"]), tok.sep_token_id, 2)
     real = torch.from_numpy(test["input_ids"]) != 0
@@ -378,10 +379,9 @@ def test_converted_bert_computes_the_hf_function(paper_run):
         mask = batch["attention_mask"].bool()
         plain = converted(batch["input_ids"], padding_mask=mask, token_type_ids=batch["token_type_ids"])
         cfg = read_model_config(paper_run["converted"])
-        typed = runs.build_model("cls", {"model": cfg}, sep_id=tok.sep_token_id)
+        typed = runs.build_model("cls", {"model": replace(cfg, type_sep_id=tok.sep_token_id)})
         load_initial_weights(typed, paper_run["converted"] / "model.safetensors")
         derived = typed.eval()(batch["input_ids"], padding_mask=mask)
-    assert isinstance(typed, runs.TypedSegmentTransformer)
     assert (plain - expected).abs().max() < TOL
     assert (derived - expected).abs().max() < TOL
     record = json.loads((paper_run["converted"] / "convert.json").read_text())
@@ -393,7 +393,7 @@ def test_fine_tuned_run_starts_from_the_pretrained_body(paper_run):
     and the hash of the converted weights; every pretrained tensor moved under fine-tuning but started
     from the checkpoint (rebuilding the step-0 model reproduces the converted body exactly)."""
     family, model = runs.load_run_model(paper_run["run"])
-    assert family == "cls" and isinstance(model, runs.TypedSegmentTransformer)
+    assert family == "cls" and model.cfg.type_sep_id is not None
     assert model.cfg.n_classes == 3 and model.cfg.n_token_types == 2 and model.cfg.embed_norm
     run = json.loads((paper_run["run"] / "run.json").read_text())
     digest = sha256_file(paper_run["converted"] / "model.safetensors")
@@ -408,7 +408,7 @@ def test_fine_tuned_run_starts_from_the_pretrained_body(paper_run):
 
     cfg = model.cfg
     torch.manual_seed(derive_seed(0, "init"))
-    fresh = runs.build_model("cls", {"model": cfg}, sep_id=model.sep_id)
+    fresh = runs.build_model("cls", {"model": cfg})
     head = {k: v.clone() for k, v in fresh.state_dict().items() if k.startswith("classifier.")}
     kept = load_initial_weights(fresh, paper_run["converted"] / "model.safetensors", keep_init=("classifier.",))
     assert kept == ["classifier.weight", "classifier.bias"]

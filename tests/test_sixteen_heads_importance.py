@@ -15,8 +15,7 @@ from repro.analysis.head_importance import (
     normalize_by_layer,
     translation_loss_sum,
 )
-from repro.models import EncoderDecoder, TransformerConfig
-from repro.models.segments import SegmentTransformer
+from repro.models import EncoderDecoder, Transformer, TransformerConfig
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -46,11 +45,13 @@ def small_classifier(seed=0, dropout=0.0):
         causal=False,
         output="classifier",
         n_classes=3,
+        n_token_types=2,
+        type_sep_id=2,
         dropout=dropout,
         attn_dropout=dropout,
     )
     torch.manual_seed(seed)
-    return _perturb(SegmentTransformer(cfg, sep_id=2).double().eval())
+    return _perturb(Transformer(cfg).double().eval())
 
 
 def small_translator(seed=0):

@@ -14,7 +14,16 @@ from repro.papers.sixteen_heads import runs
 from repro.training.checkpoint import read_tensors
 from repro.training.tasks import MaskedLMTask
 
-MODEL = {"n_layers": 1, "d_model": 16, "n_heads": 2, "d_ff": 32, "max_seq_len": 40, "pool": "first", "pooler": True}
+MODEL = {
+    "n_layers": 1,
+    "d_model": 16,
+    "n_heads": 2,
+    "d_ff": 32,
+    "max_seq_len": 40,
+    "pool": "first",
+    "pooler": True,
+    "n_token_types": 2,
+}
 TRAIN = {"batch_size": 8, "lr": 1e-3, "schedule": "constant", "log_every": 5, "eval_every": 0, "checkpoint_every": 0}
 
 
@@ -60,7 +69,7 @@ def test_fine_tuning_starts_from_the_pretrained_body_with_a_new_pooler_and_class
     _, model = runs.load_run_model(run)
     tuned = dict(model.state_dict())
     shared = sorted(set(tuned) & set(pretrained))
-    assert "seg_emb.weight" in shared and sum(name.startswith("blocks.0.") for name in shared) >= 8
+    assert "type_emb.weight" in shared and sum(name.startswith("blocks.0.") for name in shared) >= 8
     for name in shared:
         torch.testing.assert_close(tuned[name], pretrained[name], rtol=0, atol=1e-5)  # one step at lr 1e-6
     # The body's weights enter the run's identity (TrainConfig.init_from: name and hash).

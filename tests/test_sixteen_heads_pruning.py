@@ -13,8 +13,7 @@ import torch
 
 from repro.analysis import heads as H
 from repro.analysis.decoding import cached_greedy_decode
-from repro.models import EncoderDecoder, TransformerConfig, prune_heads
-from repro.models.segments import SegmentTransformer
+from repro.models import EncoderDecoder, Transformer, TransformerConfig, prune_heads
 from repro.papers.sixteen_heads.head_eval import ClassifierEvaluator, TranslationEvaluator
 
 
@@ -39,10 +38,12 @@ def classifier(dtype=torch.float64, seed=0):
         causal=False,
         output="classifier",
         n_classes=3,
+        n_token_types=2,
+        type_sep_id=2,
         vo_bias=True,
     )
     torch.manual_seed(seed)
-    model = SegmentTransformer(cfg, sep_id=2).to(dtype).eval()
+    model = Transformer(cfg).to(dtype).eval()
     for p in model.parameters():
         p.data.add_(0.3 * torch.randn_like(p))
     return model

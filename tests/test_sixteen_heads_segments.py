@@ -1,4 +1,4 @@
-"""Segment (token-type) embeddings from SEP tokens, and the runs of the synthetic-task families."""
+"""Token types (BERT's segment embeddings) derived from SEP tokens, and the runs of the synthetic-task families."""
 
 import json
 
@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from repro.data.synthetic import generate_task
-from repro.models import Transformer, TransformerConfig, heads_from_mask, prune_heads
-from repro.models.segments import SegmentTransformer, segment_ids
+from repro.models import ConfigError, Transformer, TransformerConfig, heads_from_mask, prune_heads
+from repro.models.transformer import segment_ids
 from repro.papers.sixteen_heads import runs
 from repro.pipeline.configcheck import PipelineConfigError, check_config
 
@@ -52,47 +52,63 @@ def cfg(**kw):
 
 def test_zero_segment_embeddings_give_the_plain_transformer():
     torch.manual_seed(0)
-    seg = SegmentTransformer(cfg(), sep_id=2).double().eval()
+    seg = Transformer(cfg(n_token_types=2, type_sep_id=2)).double().eval()
     plain = Transformer(cfg()).double().eval()
-    plain.load_state_dict({k: v for k, v in seg.state_dict().items() if not k.startswith("seg_emb")})
-    seg.seg_emb.weight.data.zero_()
+    plain.load_state_dict({k: v for k, v in seg.state_dict().items() if not k.startswith("type_emb")})
+    seg.type_emb.weight.data.zero_()
     x = torch.tensor([[1, 4, 5, 2, 6, 7, 0, 0]])
     pad = x != 0
     torch.testing.assert_close(seg(x, padding_mask=pad), plain(x, padding_mask=pad), rtol=0, atol=0)
-    seg.seg_emb.weight.data.normal_()
+    seg.type_emb.weight.data.normal_()
     assert not torch.allclose(seg(x, padding_mask=pad), plain(x, padding_mask=pad))
+    # The types the separators give equal explicit token_type_ids; without type_sep_id every token is type 0.
+    types = segment_ids(x, 2)
+    torch.testing.assert_close(seg(x, padding_mask=pad), seg(x, padding_mask=pad, token_type_ids=types), rtol=0, atol=0)
+    untyped = Transformer(cfg(n_token_types=2)).double().eval()
+    untyped.load_state_dict(seg.state_dict())
+    torch.testing.assert_close(
+        untyped(x, padding_mask=pad), seg(x, padding_mask=pad, token_type_ids=torch.zeros_like(x)), rtol=0, atol=0
+    )
 
 
 def test_segment_model_masks_and_prunes_like_any_model():
     torch.manual_seed(1)
-    model = SegmentTransformer(cfg(), sep_id=2).double().eval()
+    model = Transformer(cfg(n_token_types=2, type_sep_id=2)).double().eval()
     x = torch.tensor([[1, 4, 5, 2, 6, 7, 0, 0], [1, 9, 2, 8, 8, 3, 4, 5]])
     mask = torch.tensor([[1.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 0.0]], dtype=torch.float64)
     masked = model(x, padding_mask=x != 0, head_mask=mask)
     prune_heads(model, heads_from_mask(mask))
     torch.testing.assert_close(model(x, padding_mask=x != 0), masked, rtol=0, atol=1e-12)
-    with pytest.raises(ValueError, match="sep_id"):
-        SegmentTransformer(cfg(), sep_id=99)
+    with pytest.raises(ConfigError, match="type_sep_id"):
+        cfg(n_token_types=2, type_sep_id=99)
+    with pytest.raises(ConfigError, match="type_sep_id"):
+        cfg(type_sep_id=2)
 
 
 def test_run_model_round_trip(tmp_path):
     task = generate_task("nli", 0, sizes={"train": 8, "selection": 2, "test": 2, "test_mismatched": 2})
     configs = runs.model_configs(
-        "cls", {"n_layers": 1, "d_model": 16, "n_heads": 2, "d_ff": 16, "max_seq_len": 40}, task
+        "cls", {"n_layers": 1, "d_model": 16, "n_heads": 2, "d_ff": 16, "max_seq_len": 40, "n_token_types": 2}, task
     )
     assert configs["model"].n_classes == 3 and configs["model"].vocab_size == task.meta["vocab_size"]
     sep = runs.separator_id(task)
+    assert configs["model"].type_sep_id == sep  # the task's separator gives the token types
     torch.manual_seed(0)
-    model = runs.build_model("cls", configs, sep)
-    runs.write_run_model(tmp_path, "cls", configs, sep)
+    model = runs.build_model("cls", configs)
+    runs.write_run_model(tmp_path, "cls", configs)
     from repro.training import save_weights
 
     save_weights(model, tmp_path / "model.safetensors")
     family, loaded = runs.load_run_model(tmp_path)
-    assert family == "cls" and isinstance(loaded, SegmentTransformer) and loaded.sep_id == sep
+    assert family == "cls" and loaded.cfg.type_sep_id == sep
     x = torch.from_numpy(task.splits["test"]["input_ids"])
     torch.testing.assert_close(loaded(x, padding_mask=x != 0), model.eval()(x, padding_mask=x != 0), rtol=0, atol=0)
     assert json.loads((tmp_path / "model.json").read_text())["family"] == "cls"
+    # A run written when segments were a module of their own names its separator apart: refused by name.
+    old = json.loads((tmp_path / "model.json").read_text())
+    (tmp_path / "model.json").write_text(json.dumps(dict(old, sep_id=sep)))
+    with pytest.raises(ValueError, match="older version.*forcerun sixteen_heads_train"):
+        runs.load_run_model(tmp_path)
 
 
 def test_translation_configs_and_length_check():

@@ -18,8 +18,7 @@ import torch
 
 from repro.analysis import heads as H
 from repro.analysis.throughput import time_interleaved
-from repro.models import EncoderDecoder, TransformerConfig
-from repro.models.segments import SegmentTransformer
+from repro.models import EncoderDecoder, Transformer, TransformerConfig
 from repro.papers.sixteen_heads import pruned_speed as speed
 from repro.papers.sixteen_heads.commands import importance_curves
 from repro.papers.sixteen_heads.head_eval import Evaluation
@@ -45,10 +44,12 @@ def classifier(seed=0):
         causal=False,
         output="classifier",
         n_classes=3,
+        n_token_types=2,
+        type_sep_id=2,
         vo_bias=True,
     )
     torch.manual_seed(seed)
-    model = SegmentTransformer(cfg, sep_id=2).eval()
+    model = Transformer(cfg).eval()
     for p in model.parameters():
         p.data.add_(0.3 * torch.randn_like(p))
     return model

@@ -194,6 +194,9 @@ class TransformerConfig:
     # model above unchanged, and `to_dict` leaves them out while they hold their defaults.
     embed_norm: bool = False  # a norm on the embeddings before block 1 (BERT's embedding LayerNorm)
     n_token_types: int = 0  # segment embeddings added to the tokens (BERT's token types); 0 = none
+    # A separator token id: without explicit token types, a token's type is the number of these strictly
+    # before it (capped at n_token_types - 1): BERT's types for [CLS] A [SEP] B. None: every token type 0.
+    type_sep_id: int | None = None
     rope_base: float = 10000.0  # θ of the rotary frequencies θ^(-2i/d)
     rope_dim: int | None = None  # rotate only the first rope_dim dims of each head (Phi); None = all
     lm_head_bias: bool = False  # a bias on the output logits (Phi's lm_head)
@@ -245,6 +248,11 @@ class TransformerConfig:
             raise ConfigError(
                 f"{where}: rope_dim={self.rope_dim} must be at most head_dim (smallest {min(self.head_dim)})"
             )
+        if self.type_sep_id is not None and not (self.n_token_types and self.type_sep_id < self.vocab_size):
+            raise ConfigError(
+                f"{where}: type_sep_id={self.type_sep_id} needs n_token_types >= 1 (got {self.n_token_types}) "
+                f"and a token id below vocab_size={self.vocab_size}"
+            )
         if self.lm_head_bias and self.output != "lm":
             raise ConfigError(f"{where}: lm_head_bias=True needs output='lm' (got {self.output!r})")
         if self.output == "classifier" and (self.n_classes is None or self.n_classes < 2):
@@ -284,6 +292,7 @@ class TransformerConfig:
 CHECKPOINT_OPTION_DEFAULTS: dict[str, Any] = {
     "embed_norm": False,
     "n_token_types": 0,
+    "type_sep_id": None,
     "rope_base": 10000.0,
     "rope_dim": None,
     "lm_head_bias": False,

@@ -26,6 +26,16 @@ from repro.models.layers import make_norm, sinusoidal_table
 ATTENTION_TYPES = ("enc_self", "dec_self", "cross")
 
 
+def segment_ids(input_ids: torch.Tensor, sep_id: int, n_segments: int = 2) -> torch.Tensor:
+    """[B,T] -> [B,T] segment of each token: the separators strictly before it, capped at n_segments-1.
+    In ``[CLS] A [SEP] B`` the CLS token, A and the SEP are segment 0 and B is segment 1 (BERT's
+    token_type_ids); inputs without a separator are all segment 0. Deriving the segments from the ids
+    keeps the model's call signature (and every task, hook, head mask and `prune_heads`) unchanged."""
+    is_sep = (input_ids == sep_id).long()
+    before = is_sep.cumsum(dim=1) - is_sep
+    return before.clamp(max=n_segments - 1)
+
+
 class Transformer(HookedModule):
     def __init__(self, cfg: TransformerConfig) -> None:
         super().__init__()
@@ -88,7 +98,8 @@ class Transformer(HookedModule):
 
     # -- forward --------------------------------------------------------------------
     def embed(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
-        """[B,T] -> [B,T,d]. token_type_ids [B,T] (models with n_token_types) default to type 0."""
+        """[B,T] -> [B,T,d]. token_type_ids [B,T] (models with n_token_types) default to the types the
+        separators give (`type_sep_id`), else to type 0."""
         T = input_ids.shape[1]
         if T > self.cfg.max_seq_len and self.cfg.position in ("learned", "sinusoidal"):
             raise ValueError(f"sequence length {T} exceeds max_seq_len={self.cfg.max_seq_len}")
@@ -98,6 +109,8 @@ class Transformer(HookedModule):
         elif self.cfg.position == "sinusoidal":
             x = x + self.pos_table[:T].to(x.dtype)
         if self.cfg.n_token_types:
+            if token_type_ids is None and self.cfg.type_sep_id is not None:
+                token_type_ids = segment_ids(input_ids, self.cfg.type_sep_id, self.cfg.n_token_types)
             x = x + (self.type_emb.weight[0] if token_type_ids is None else self.type_emb(token_type_ids))
         elif token_type_ids is not None:
             raise ValueError("token_type_ids were given but the model has n_token_types=0")

@@ -188,8 +188,7 @@ def _train(args: argparse.Namespace) -> int:
     )
     torch.set_num_threads(args.threads)
     torch.manual_seed(derive_seed(train_cfg.seed, "init"))
-    sep_id = runs.separator_id(task) if family == "cls" else None
-    model = runs.build_model(family, configs, sep_id)
+    model = runs.build_model(family, configs)
     if args.init_from:  # the pretrained body; the classifier keeps the seeded initialisation above
         from safetensors import safe_open
 
@@ -205,7 +204,7 @@ def _train(args: argparse.Namespace) -> int:
         except CheckpointError as err:
             return _fail(str(err))
         print(f"initialised from {init_label}; new: {', '.join(fresh)}", file=sys.stderr)
-    runs.write_run_model(args.run_dir, family, configs, sep_id)
+    runs.write_run_model(args.run_dir, family, configs)
     train_run(
         model,
         train_task,
@@ -238,9 +237,10 @@ def _pretrain(args: argparse.Namespace) -> int:
         mask_id, sep_id = runs.special_id(task, "mask"), runs.separator_id(task)
         if mask_id is None:
             raise ValueError(f"task {task.name}'s vocabulary has no <mask> token to pre-train with")
-        cfg = config_from_dict(
-            dict(spec["model"], vocab_size=int(task.meta["vocab_size"]), causal=False, output="lm"), where="--spec"
-        )
+        values = dict(spec["model"], vocab_size=int(task.meta["vocab_size"]), causal=False, output="lm")
+        if values.get("n_token_types") and sep_id is not None:  # the token types the classifiers will read
+            values["type_sep_id"] = sep_id
+        cfg = config_from_dict(values, where="--spec")
         runs.check_lengths("cls", {"model": cfg}, task)
         train_cfg = TrainConfig(**dict(spec["train"], threads=args.threads))
     except (DataError, ConfigError, ValueError, TypeError, KeyError) as err:
@@ -260,7 +260,7 @@ def _pretrain(args: argparse.Namespace) -> int:
     )
     torch.set_num_threads(args.threads)
     torch.manual_seed(derive_seed(train_cfg.seed, "init"))
-    model = runs.build_model("cls", {"model": cfg}, sep_id)
+    model = runs.build_model("cls", {"model": cfg})
     write_model_config(args.run_dir, cfg)
     train_run(
         model,
@@ -293,6 +293,7 @@ def pretrained_configs(init_dir: str, family: str, spec: dict, task) -> tuple[di
     converted weights) enters the run's identity through TrainConfig.init_from.
     """
     from repro.models import config_from_dict
+    from repro.papers.sixteen_heads import runs
     from repro.runs import read_model_config
     from repro.training.checkpoint import sha256_file
 
@@ -324,7 +325,10 @@ def pretrained_configs(init_dir: str, family: str, spec: dict, task) -> tuple[di
     n_classes = len(task.meta.get("label_names") or [])
     if n_classes < 2:
         raise ValueError(f"task {task.name} has no class labels; family 'cls' needs a classification task")
-    cfg = config_from_dict(dict(pretrained.to_dict(), output="classifier", n_classes=n_classes), where=init_dir)
+    values = dict(pretrained.to_dict(), output="classifier", n_classes=n_classes)
+    if pretrained.n_token_types and runs.separator_id(task) is not None:  # BERT's types from the [SEP]s
+        values["type_sep_id"] = runs.separator_id(task)
+    cfg = config_from_dict(values, where=init_dir)
     record = Path(init_dir) / CONVERT_RECORD
     name = json.loads(record.read_text())["checkpoint"] if record.exists() else Path(init_dir).name
     digest = sha256_file(Path(init_dir) / "model.safetensors")

@@ -6,7 +6,7 @@ what the masked model computes, which `compare_masked_and_pruned` measures on re
 Speed is examples per second of one forward pass under ``torch.no_grad()`` in eval mode over a
 fixed set of inputs cut into batches of a given size; the models are timed in interleaved rounds
 (`repro.analysis.throughput.time_interleaved`) so that both see the same machine.
-Works on any classifier `Transformer` of the family (including `SegmentTransformer`), on the
+Works on any classifier `Transformer` of the family (with token types or without), on the
 device of its parameters (inputs are moved there; on a GPU each timed pass ends with a synchronize,
 so the clock stops when the kernels are done).
 """

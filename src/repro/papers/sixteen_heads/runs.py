@@ -1,17 +1,16 @@
 """Training runs on the synthetic task families (repro.data.synthetic): classifiers and translators.
 
 Two model families, one run spec each:
-  cls  a bidirectional classifier on a pooled token (the BERT analogue): a `SegmentTransformer`
-       (BERT's token-type embeddings, segments split at the task's SEP token) for vocabularies
-       with a separator, else a plain `Transformer`; the spec's ``model`` is a TransformerConfig
+  cls  a bidirectional classifier on a pooled token (the BERT analogue): a `Transformer` whose
+       token types (BERT's segment embeddings, ``n_token_types`` in the spec's model) come from the
+       task's SEP token (``type_sep_id``, set from the task); the spec's ``model`` is a TransformerConfig
        dict, and the builder fixes causal=False, output="classifier" and n_classes from the task.
   s2s  an `EncoderDecoder` (the WMT/IWSLT analogue) whose encoder and decoder share the
        spec's ``model`` dict; the builder fixes the encoder to causal=False, output="none" and
        the decoder to causal, cross-attention, output="lm"; embeddings are shared.
 The vocabulary size always comes from the task file.
 
-A run directory holds ``model.json`` ({"family", "sep_id", "configs": {"model"} or
-{"encoder", "decoder"}}),
+A run directory holds ``model.json`` ({"family", "configs": {"model"} or {"encoder", "decoder"}}),
 written before training, plus the trainer's files (model.safetensors, run.json, ...).
 """
 
@@ -25,7 +24,6 @@ import torch
 
 from repro.data.synthetic import TaskData
 from repro.models import EncoderDecoder, Transformer, TransformerConfig, config_from_dict
-from repro.models.segments import SegmentTransformer, segment_ids
 from repro.training import ClassificationTask, Seq2SeqTask, load_weights
 
 FAMILIES = ("cls", "s2s")
@@ -46,6 +44,8 @@ def model_configs(family: str, model: dict[str, Any], task: TaskData) -> dict[st
         n_classes = len(task.meta.get("label_names") or [])
         if n_classes < 2:
             raise ValueError(f"task {task.name} has no class labels; family 'cls' needs a classification task")
+        if values.get("n_token_types") and separator_id(task) is not None:  # BERT's token types from [SEP]
+            values["type_sep_id"] = separator_id(task)
         return {"model": config_from_dict(dict(values, causal=False, output="classifier", n_classes=n_classes))}
     if "src" not in next(iter(task.splits.values())):
         raise ValueError(f"task {task.name} has no src/tgt arrays; family 's2s' needs a translation task")
@@ -72,42 +72,11 @@ def separator_id(task: TaskData) -> int | None:
     return special_id(task, "sep")
 
 
-class TypedSegmentTransformer(Transformer):
-    """A `Transformer` with BERT's own token-type embeddings (``n_token_types`` > 0, e.g. a converted
-    bert-base-uncased) whose token types come from the separators when none are given, as in
-    `SegmentTransformer`: in ``[CLS] A [SEP] B`` CLS, A and SEP are type 0 and B is type 1. So the
-    pretrained model reads sentence pairs as it was trained to while every task, evaluator and
-    analysis keeps passing input ids alone."""
-
-    def __init__(self, cfg: TransformerConfig, sep_id: int) -> None:
-        if not cfg.n_token_types:
-            raise ValueError("TypedSegmentTransformer needs a config with n_token_types > 0")
-        if not 0 <= sep_id < cfg.vocab_size:
-            raise ValueError(f"sep_id={sep_id} is not a token id of the vocabulary (size {cfg.vocab_size})")
-        super().__init__(cfg)
-        self.sep_id = sep_id
-
-    def embed(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
-        """[B,T] -> [B,T,d]; token types from the separators unless ``token_type_ids`` [B,T] are given."""
-        if token_type_ids is None:
-            token_type_ids = segment_ids(input_ids, self.sep_id, self.cfg.n_token_types)
-        return super().embed(input_ids, token_type_ids)
-
-
-def build_model(
-    family: str, configs: dict[str, TransformerConfig], sep_id: int | None = None
-) -> Transformer | EncoderDecoder:
-    """A fresh model (seed torch's RNG first for a fixed init); cls models with a ``sep_id`` get
-    segment embeddings: their own (`SegmentTransformer`), or the config's token-type embeddings
-    where it has them (`TypedSegmentTransformer`, a pretrained BERT)."""
+def build_model(family: str, configs: dict[str, TransformerConfig]) -> Transformer | EncoderDecoder:
+    """A fresh model (seed torch's RNG first for a fixed init)."""
     _check_family(family)
     if family == "cls":
-        cfg = configs["model"]
-        if sep_id is None:
-            return Transformer(cfg)
-        if cfg.n_token_types:
-            return TypedSegmentTransformer(cfg, sep_id=sep_id)
-        return SegmentTransformer(cfg, sep_id=sep_id)
+        return Transformer(configs["model"])
     return EncoderDecoder(configs["encoder"], configs["decoder"], share_embeddings=True)
 
 
@@ -189,31 +158,34 @@ def ordered_batches(family: str, arrays: dict[str, torch.Tensor], batch_size: in
     return task.eval_batches()
 
 
-def write_run_model(
-    run_dir: str | Path, family: str, configs: dict[str, TransformerConfig], sep_id: int | None = None
-) -> None:
+def write_run_model(run_dir: str | Path, family: str, configs: dict[str, TransformerConfig]) -> None:
     path = Path(run_dir) / MODEL_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"family": family, "sep_id": sep_id, "configs": {name: cfg.to_dict() for name, cfg in configs.items()}}
+    payload = {"family": family, "configs": {name: cfg.to_dict() for name, cfg in configs.items()}}
     path.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
 
 
-def read_run_model(run_dir: str | Path) -> tuple[str, dict[str, TransformerConfig], int | None]:
-    """(family, configs, sep_id) of a run directory."""
+def read_run_model(run_dir: str | Path) -> tuple[str, dict[str, TransformerConfig]]:
+    """(family, configs) of a run directory."""
     path = Path(run_dir) / MODEL_FILE
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: {run_dir} is not a run of a synthetic-task model")
     payload = json.loads(path.read_text())
     family = payload.get("family")
     _check_family(family)
+    if payload.get("sep_id") is not None:
+        raise ValueError(
+            f"{path} is a run of an older version, whose segment embeddings were a separate module; "
+            "retrain it (snakemake --forcerun sixteen_heads_train, or delete the run directory)"
+        )
     configs = {name: config_from_dict(values, where=f"{path}:{name}") for name, values in payload["configs"].items()}
-    return family, configs, payload.get("sep_id")
+    return family, configs
 
 
 def load_run_model(run_dir: str | Path, weights: str | Path | None = None) -> tuple[str, Transformer | EncoderDecoder]:
     """(family, trained model in eval mode) of a run directory; ``weights`` picks another weights file
     (a snapshot) instead of the final model.safetensors."""
-    family, configs, sep_id = read_run_model(run_dir)
-    model = build_model(family, configs, sep_id)
+    family, configs = read_run_model(run_dir)
+    model = build_model(family, configs)
     load_weights(model, Path(weights) if weights is not None else Path(run_dir) / WEIGHTS_FILE)
     return family, model.eval()
