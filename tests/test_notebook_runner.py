@@ -35,8 +35,11 @@ FIGURE_SCRIPT = textwrap.dedent(
     from repro.pipeline.plotting import line_style, save_figure, use_style
     from repro.pipeline.tables import save_table
 
+    import warnings
+
     env = {k: os.environ[k] for k in ("MPLBACKEND", "PYTHONHASHSEED", "OMP_NUM_THREADS", "SOURCE_DATE_EPOCH")}
     print(env)
+    warnings.warn("a warning names its cell's file, which ipykernel names after its pid")
     with open("env.json", "w") as fh:  # relative: checks the kernel's working directory too
         fh.write(repr(env))
 
@@ -129,6 +132,9 @@ def test_run_writes_outputs_and_is_byte_identical_on_rerun(tmp_path, monkeypatch
     assert nb.metadata.papermill.input_path == "notebooks/demo/fig1.py"
     assert b"<html" in first["demo/notebooks/fig1.html"]
     assert b"Scale: smoke" in first["demo/tables/fig1.md"]
+    # A warning points at its cell without the kernel's pid, so that a rerun writes the same notebook.
+    stderr = "".join(o["text"] for c in nb.cells for o in c.get("outputs", []) if o.get("name") == "stderr")
+    assert "<cell " in stderr and "ipykernel_" not in stderr
 
     assert main(argv) == 0
     second = _snapshot(tmp_path / "results")

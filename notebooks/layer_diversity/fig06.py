@@ -143,7 +143,7 @@ ax.set_title(
     fontsize=9,
 )
 ax.legend(fontsize=7)
-fig.tight_layout()
+fig.set_layout_engine("tight")  # not tight_layout(), which warns that it replaces the constrained layout
 note = "Reconstructed from the paper's description: Fig. 6's axes are partly inferred (catalog §3)."
 save_figure(fig, results_dir, paper, item, scale, note=note)
 

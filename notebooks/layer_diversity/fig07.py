@@ -119,7 +119,7 @@ else:
     ax.text(0.5, 0.5, "no duplicated models at this scale", ha="center", transform=ax.transAxes)
 ax.set_ylabel("Δ accuracy from the depth-L model")
 ax.set_title("Adding a layer: a copy of the last block vs a trained extra layer (mean over tasks, seeds)", fontsize=9)
-fig.tight_layout()
+fig.set_layout_engine("tight")  # not tight_layout(), which warns that it replaces the constrained layout
 note = (
     "Reconstructed from the paper's description: Fig. 7's content is unknown; the catalog infers "
     "the information terms (catalog §3)."

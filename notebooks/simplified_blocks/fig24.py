@@ -59,7 +59,7 @@ for ax, start in zip(axes, [0, last // 2]):
 axes[0].set_title("Whole run")
 axes[1].set_title("Second half")
 axes[1].legend(fontsize=8)
-fig.tight_layout()
+fig.set_layout_engine("tight")  # not tight_layout(), which warns that it replaces the constrained layout
 for ax in axes:
     draw_reference_levels(ax, levels)
 save_figure(fig, results_dir, paper, item, scale)

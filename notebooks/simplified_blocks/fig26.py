@@ -57,7 +57,7 @@ if len(late):
     axes[0].set_ylim(late["loss"].min() - 0.05, late["loss"].quantile(0.98) + 0.1)
 axes[1].legend(frameon=False, fontsize=8, loc="upper right")  # the empty corner of the train panel
 fig.suptitle(f"Loss vs step on the code corpus (mean over {n_seeds} seed{'s' if n_seeds > 1 else ''})")
-fig.tight_layout()
+fig.set_layout_engine("tight")  # not tight_layout(), which warns that it replaces the constrained layout
 draw_reference_levels(axes[0], levels)  # the levels of the held-out split
 save_figure(fig, results_dir, paper, item, scale)
 

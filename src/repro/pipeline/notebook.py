@@ -62,6 +62,8 @@ RUNNER_PARAMETERS = ("results_dir", "paper", "item", "scale", "figure_png", "fig
 _VOLATILE_NOTEBOOK_KEYS = ("start_time", "end_time", "duration", "input_path", "output_path")
 _VOLATILE_CELL_KEYS = ("start_time", "end_time", "duration")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# Where a warning raised in a cell points: ipykernel names each cell's file after the kernel's pid.
+_CELL_FILE = re.compile(r"(?:/[^\s/]+)*/ipykernel_\d+/(\d+)\.py")
 
 
 class NotebookError(RuntimeError):
@@ -196,7 +198,8 @@ def _renumber_cells(nb: nbformat.NotebookNode) -> None:
 
 
 def normalise(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Strip what changes from run to run without the results changing: timings and cell ids.
+    """Strip what changes from run to run without the results changing: timings, cell ids, and the
+    kernel's pid in the file name of a warning raised in a cell (``<cell 1234>.py:83: UserWarning``).
 
     Execution counts are kept: a linear run numbers cells 1, 2, 3... every time.
     """
@@ -207,6 +210,10 @@ def normalise(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         cell.metadata.pop("execution", None)  # nbclient's per-message timestamps
         for key in _VOLATILE_CELL_KEYS:
             cell.metadata.get("papermill", {}).pop(key, None)
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                text = output["text"] if isinstance(output["text"], str) else "".join(output["text"])
+                output["text"] = _CELL_FILE.sub(r"<cell \1>.py", text)
     _renumber_cells(nb)
     return nb
 
