@@ -127,4 +127,3 @@ def sh_ablation_input(wildcards):
 
 def sh_ablation_arg(wildcards, input):
     return f"--ablation {input.ablation}" if input.ablation else ""
-
