@@ -238,9 +238,7 @@ def _pretrain(args: argparse.Namespace) -> int:
         if mask_id is None:
             raise ValueError(f"task {task.name}'s vocabulary has no <mask> token to pre-train with")
         values = dict(spec["model"], vocab_size=int(task.meta["vocab_size"]), causal=False, output="lm")
-        if values.get("n_token_types") and sep_id is not None:  # the token types the classifiers will read
-            values["type_sep_id"] = sep_id
-        cfg = config_from_dict(values, where="--spec")
+        cfg = config_from_dict(runs.typed_by_separator(values, task), where="--spec")
         runs.check_lengths("cls", {"model": cfg}, task)
         train_cfg = TrainConfig(**dict(spec["train"], threads=args.threads))
     except (DataError, ConfigError, ValueError, TypeError, KeyError) as err:
@@ -326,9 +324,7 @@ def pretrained_configs(init_dir: str, family: str, spec: dict, task) -> tuple[di
     if n_classes < 2:
         raise ValueError(f"task {task.name} has no class labels; family 'cls' needs a classification task")
     values = dict(pretrained.to_dict(), output="classifier", n_classes=n_classes)
-    if pretrained.n_token_types and runs.separator_id(task) is not None:  # BERT's types from the [SEP]s
-        values["type_sep_id"] = runs.separator_id(task)
-    cfg = config_from_dict(values, where=init_dir)
+    cfg = config_from_dict(runs.typed_by_separator(values, task), where=init_dir)
     record = Path(init_dir) / CONVERT_RECORD
     name = json.loads(record.read_text())["checkpoint"] if record.exists() else Path(init_dir).name
     digest = sha256_file(Path(init_dir) / "model.safetensors")

@@ -44,8 +44,7 @@ def model_configs(family: str, model: dict[str, Any], task: TaskData) -> dict[st
         n_classes = len(task.meta.get("label_names") or [])
         if n_classes < 2:
             raise ValueError(f"task {task.name} has no class labels; family 'cls' needs a classification task")
-        if values.get("n_token_types") and separator_id(task) is not None:  # BERT's token types from [SEP]
-            values["type_sep_id"] = separator_id(task)
+        values = typed_by_separator(values, task)
         return {"model": config_from_dict(dict(values, causal=False, output="classifier", n_classes=n_classes))}
     if "src" not in next(iter(task.splits.values())):
         raise ValueError(f"task {task.name} has no src/tgt arrays; family 's2s' needs a translation task")
@@ -65,6 +64,13 @@ def special_id(task: TaskData, name: str) -> int | None:
         return special.get(name)
     tokens = task.meta["vocab"]["tokens"]
     return tokens.index(f"<{name}>") if f"<{name}>" in tokens else None
+
+
+def typed_by_separator(values: dict[str, Any], task: TaskData) -> dict[str, Any]:
+    """Model config values whose token types (if it has any) come from the task's separator: BERT's
+    types for [CLS] A [SEP] B, read from the input ids (`type_sep_id`)."""
+    sep = separator_id(task)
+    return dict(values, type_sep_id=sep) if values.get("n_token_types") and sep is not None else dict(values)
 
 
 def separator_id(task: TaskData) -> int | None:
