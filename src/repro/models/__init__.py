@@ -15,6 +15,8 @@ __getattr__, __dir__, __all__ = lazy_exports(
             "ConfigError",
             "TransformerConfig",
             "config_from_dict",
+            "config_from_file_dict",
+            "config_to_file_dict",
         ),
         "repro.models.pruning": ("count_parameters", "heads_from_mask", "prune_heads"),
         "repro.models.transformer": ("ATTENTION_TYPES", "EncoderDecoder", "Transformer", "build_model"),

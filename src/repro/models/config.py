@@ -278,18 +278,18 @@ class TransformerConfig:
         return self.norm if self.has_block_norms and self.final_norm_kind == "block" else "layernorm"
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field, lists for the per-layer tuples (the inverse of `config_from_dict`)."""
         d = dataclasses.asdict(self)
         d["n_heads"] = list(self.n_heads)
         d["head_dim"] = list(self.head_dim)
-        for name, default in CHECKPOINT_OPTION_DEFAULTS.items():
-            if d[name] == default:  # written only when used, so existing model files stay as they were
-                del d[name]
         return d
 
 
-# Options added after models were first saved, with their defaults (see the fields above); `to_dict`
-# omits them at default, so the model files and run hashes of models that do not use them stay as they were.
-CHECKPOINT_OPTION_DEFAULTS: dict[str, Any] = {
+# The format of a saved model config (model.json): 2 writes every field beside `format_version`.
+# Format 1 (no `format_version`) left out the options below when they were at these defaults; the
+# table is that format's definition, so it never grows: a new option is written by format 2 files.
+MODEL_FORMAT_VERSION = 2
+FORMAT_1_OMITTED: dict[str, Any] = {
     "embed_norm": False,
     "n_token_types": 0,
     "type_sep_id": None,
@@ -298,6 +298,35 @@ CHECKPOINT_OPTION_DEFAULTS: dict[str, Any] = {
     "lm_head_bias": False,
     "final_norm_kind": "block",
 }
+
+
+def config_to_file_dict(cfg: TransformerConfig) -> dict[str, Any]:
+    """What a model.json holds: every field and the format version."""
+    return {"format_version": MODEL_FORMAT_VERSION, **cfg.to_dict()}
+
+
+def config_from_file_dict(values: dict[str, Any], where: str = "model.json") -> TransformerConfig:
+    """Read a saved model config of format 1 or 2 (see MODEL_FORMAT_VERSION)."""
+    values = dict(values)
+    version = values.pop("format_version", 1)
+    fields = [f.name for f in dataclasses.fields(TransformerConfig)]
+    if version == 1:
+        required = [name for name in fields if name not in FORMAT_1_OMITTED]
+        values = {**FORMAT_1_OMITTED, **values}
+    elif version == MODEL_FORMAT_VERSION:
+        required = fields
+    else:
+        raise ConfigError(
+            f"{where}: format_version {version!r} is not one this code reads (1 or {MODEL_FORMAT_VERSION}); "
+            "it was written by another version of the project"
+        )
+    missing = [name for name in required if name not in values]
+    if missing:
+        raise ConfigError(
+            f"{where}: a format-{version} model config must name {', '.join(missing)}; the file is truncated or "
+            "was edited by hand: rebuild it with the job that wrote it"
+        )
+    return config_from_dict(values, where=where)
 
 
 def config_from_dict(values: dict[str, Any], where: str = "model") -> TransformerConfig:

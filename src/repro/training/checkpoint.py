@@ -357,9 +357,15 @@ def check_config(run_dir: Path, pointer: dict[str, Any], config_hash: str, run_c
     if pointer["config_hash"] == config_hash:
         return
     diff = describe_differences(pointer["run_config"], run_config) or ["(no field differs; the hash format changed)"]
+    formats = pointer["run_config"].get("format", 1), run_config.get("format", 1)
+    why = (
+        f" It was written in run format {formats[0]}, this code writes format {formats[1]}."
+        if formats[0] != formats[1]
+        else ""
+    )
     raise ConfigMismatchError(
         f"{run_dir / STATE_FILE} belongs to a different run configuration "
-        f"(hash {pointer['config_hash'][:12]} there, {config_hash[:12]} now). Differences:\n  "
+        f"(hash {pointer['config_hash'][:12]} there, {config_hash[:12]} now).{why} Differences:\n  "
         + "\n  ".join(diff)
         + "\nRefusing to overwrite it. Use another run directory, or restart=True to move the old run aside."
     )

@@ -87,7 +87,6 @@ class TrainConfig:
                         initialisation. The caller loads the weights before `train` (see
                         `repro.training.checkpoint.load_initial_weights`); the label is part of the
                         run's identity, so a run never resumes from a checkpoint of another start.
-                        None is left out of the identity: runs without it keep their hash.
     """
 
     steps: int
@@ -190,20 +189,11 @@ class TrainConfig:
         values = dataclasses.asdict(self)
         values["betas"] = list(self.betas)
         values["keep_checkpoints_at"] = list(self.keep_checkpoints_at)
-        if values["init_from"] is None:  # runs from a fresh initialisation write the run.json they always did
-            del values["init_from"]
         return values
 
     def result_fields(self) -> dict[str, Any]:
-        """The settings that determine what the run computes (all but EXECUTION_FIELDS).
-
-        The default precision is left out, so that fp32 runs keep the hash they had before the
-        field existed and their checkpoints still resume.
-        """
-        fields = {k: v for k, v in self.to_dict().items() if k not in EXECUTION_FIELDS}
-        if fields["precision"] == "fp32":
-            del fields["precision"]
-        return fields  # init_from is in it only when set (to_dict leaves None out)
+        """The settings that determine what the run computes (all but EXECUTION_FIELDS)."""
+        return {k: v for k, v in self.to_dict().items() if k not in EXECUTION_FIELDS}
 
     @property
     def autocast_dtype(self) -> torch.dtype | None:

@@ -98,9 +98,19 @@ def model_fingerprint(model: nn.Module) -> dict[str, Any]:
     }
 
 
+# The layout of `run_identity`. Format 1 (no "format" key) left settings out at their defaults; a
+# checkpoint of another format does not resume (checkpoint.check_config says why).
+RUN_FORMAT_VERSION = 2
+
+
 def run_identity(model: nn.Module, task: Task, config: TrainConfig) -> dict[str, Any]:
     """Everything that determines what a run computes; its hash guards resuming."""
-    return {"train": config.result_fields(), "task": task.fingerprint(), "model": model_fingerprint(model)}
+    return {
+        "format": RUN_FORMAT_VERSION,
+        "train": config.result_fields(),
+        "task": task.fingerprint(),
+        "model": model_fingerprint(model),
+    }
 
 
 def identity_hash(identity: dict[str, Any]) -> str:

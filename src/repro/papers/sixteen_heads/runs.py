@@ -10,7 +10,8 @@ Two model families, one run spec each:
        the decoder to causal, cross-attention, output="lm"; embeddings are shared.
 The vocabulary size always comes from the task file.
 
-A run directory holds ``model.json`` ({"family", "configs": {"model"} or {"encoder", "decoder"}}),
+A run directory holds ``model.json`` ({"family", "configs": {"model"} or {"encoder", "decoder"}}, each config
+in the saved format of `repro.models.config.config_to_file_dict`),
 written before training, plus the trainer's files (model.safetensors, run.json, ...).
 """
 
@@ -23,7 +24,14 @@ from typing import Any
 import torch
 
 from repro.data.synthetic import TaskData
-from repro.models import EncoderDecoder, Transformer, TransformerConfig, config_from_dict
+from repro.models import (
+    EncoderDecoder,
+    Transformer,
+    TransformerConfig,
+    config_from_dict,
+    config_from_file_dict,
+    config_to_file_dict,
+)
 from repro.training import ClassificationTask, Seq2SeqTask, load_weights
 
 FAMILIES = ("cls", "s2s")
@@ -167,7 +175,7 @@ def ordered_batches(family: str, arrays: dict[str, torch.Tensor], batch_size: in
 def write_run_model(run_dir: str | Path, family: str, configs: dict[str, TransformerConfig]) -> None:
     path = Path(run_dir) / MODEL_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"family": family, "configs": {name: cfg.to_dict() for name, cfg in configs.items()}}
+    payload = {"family": family, "configs": {name: config_to_file_dict(cfg) for name, cfg in configs.items()}}
     path.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
 
 
@@ -184,7 +192,9 @@ def read_run_model(run_dir: str | Path) -> tuple[str, dict[str, TransformerConfi
             f"{path} is a run of an older version, whose segment embeddings were a separate module; "
             "retrain it (snakemake --forcerun sixteen_heads_train, or delete the run directory)"
         )
-    configs = {name: config_from_dict(values, where=f"{path}:{name}") for name, values in payload["configs"].items()}
+    configs = {
+        name: config_from_file_dict(values, where=f"{path}:{name}") for name, values in payload["configs"].items()
+    }
     return family, configs
 
 
