@@ -43,6 +43,16 @@ def test_bleu_from_stats_equals_sacrebleu(seed):
     np.testing.assert_allclose(bleu_from_stats(sums), expected, rtol=0, atol=1e-9)
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_sentence_stats_equal_sacrebleus_counts(seed):
+    hyps, refs = random_corpus(seed, noise=0.5)
+    hyps += ["", "7", "7 7 7 7 7", "5 6 5 6 5 6 "]  # empty, one word, clipped repeats, trailing space
+    refs += ["3 4", "7 7", "7 7", "5 6 5"]
+    expected = BLEU(tokenize="none")._extract_corpus_statistics(hyps, [refs])
+    np.testing.assert_array_equal(sentence_stats(hyps, refs), np.asarray(expected, dtype=np.int64))
+    np.testing.assert_array_equal(sentence_stats(hyps, refs), np.asarray(expected, dtype=np.int64))  # cached refs
+
+
 def test_bleu_edge_cases_match_sacrebleu():
     metric = BLEU(tokenize="none")
     cases = [
