@@ -141,6 +141,21 @@ def test_cached_decoding_equals_greedy_decode(block, position):
     assert torch.equal(cached_greedy_decode(model, src, 1, 2, 20, pad, arg, memory=memory), expected)
 
 
+def test_cached_decoding_drops_ended_sentences_and_still_equals_greedy_decode():
+    """Every token id taken as EOS in turn: sentences end at different steps, and those that ended
+    leave the batch once they are a quarter of it."""
+    model = translator("pre_ln", "learned")
+    src, _ = translation_set(n=16)
+    pad = src != 0
+    compacted = 0
+    for eos in range(3, 20):
+        expected = model.greedy_decode(src, 1, eos, max_len=20, src_padding_mask=pad)
+        assert torch.equal(cached_greedy_decode(model, src, 1, eos, max_len=20, src_padding_mask=pad), expected)
+        ended_at = torch.where((expected == eos).any(1), (expected == eos).int().argmax(1), expected.shape[1])
+        compacted += int(4 * int((ended_at < expected.shape[1] - 1).sum()) >= len(src))
+    assert compacted >= 3  # the batch did shrink in several of the cases
+
+
 def test_cached_decoding_refuses_unsupported_decoders():
     model = translator(position="rope")
     with pytest.raises(NotImplementedError, match="rope"):

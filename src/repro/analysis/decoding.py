@@ -6,7 +6,8 @@ here each step runs the decoder on the new token only, reusing the keys and valu
 positions (and the cross-attention keys and values of the encoder output, computed once).
 It gives the same tokens as `greedy_decode` (tests check it in float64), with head masks
 acting at every step, and it can start from a precomputed encoder output, so that sweeps
-over decoder heads encode each test set once.
+over decoder heads encode each test set once. Sentences that have ended leave the batch (with
+their caches) once they are a quarter of it, since test sentences differ in length.
 
 Supported decoders: sequential softmax blocks (pre_ln, post_ln, with any fixed or trained
 gains) with learned, sinusoidal or no positions, in eval mode; other configurations raise
@@ -108,9 +109,11 @@ def cached_greedy_decode(
 
     token = torch.full((B,), bos_id, dtype=torch.long, device=src_ids.device)
     done = torch.zeros(B, dtype=torch.bool, device=src_ids.device)
-    out = []
+    rows = torch.arange(B, device=src_ids.device)  # the input row of each sentence still in the batch
+    out = torch.full((B, max_len), eos_id, dtype=torch.long, device=src_ids.device)
+    steps = max_len
     for position in range(max_len):
-        x = decoder.tok_emb(token)[:, None]  # [B,1,d]
+        x = decoder.tok_emb(token)[:, None]  # [b,1,d]
         if cfg.position == "learned":
             x = x + decoder.pos_emb.weight[position]
         elif cfg.position == "sinusoidal":
@@ -129,13 +132,21 @@ def cached_greedy_decode(
             )
         if decoder.final_norm is not None:
             x = decoder.final_norm(x)
-        logits = decoder.unembed(x)[:, -1]  # [B,V]
+        logits = decoder.unembed(x)[:, -1]  # [b,V]
         token = logits.argmax(dim=-1).masked_fill(done, eos_id)
-        out.append(token)
+        out[rows, position] = token
         done |= token == eos_id
         if bool(done.all()):
+            steps = position + 1
             break
-    return torch.stack(out, dim=1)
+        if 4 * int(done.sum()) >= len(done):
+            keep = (~done).nonzero().squeeze(1)
+            rows, token, done = rows[keep], token[keep], done[keep]
+            self_k = [None if k is None else k[keep] for k in self_k]
+            self_v = [None if v is None else v[keep] for v in self_v]
+            cross_kv = [None if kv is None else (kv[0][keep], kv[1][keep]) for kv in cross_kv]
+            cross_bias = None if cross_bias is None else cross_bias[keep]
+    return out[:, :steps]
 
 
 def _block_step(block, layer, x, self_k, self_v, cross_kv, cross_bias, self_mask, cross_mask) -> torch.Tensor:
