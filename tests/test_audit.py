@@ -78,6 +78,24 @@ def test_upstream_jobs_follow_records_and_find_benchmarks(tmp_path):
     assert Job("t", 'x --spec {"seed": 3}', [], [], [], ["r/runs/a/seed1/model"]).seeds() == [1, 3]
 
 
+def test_compute_and_spans_count_only_the_jobs_of_their_results_directory(tmp_path):
+    """One working directory holds a run and a run with shifted seeds; each summary counts its own jobs."""
+    from repro.pipeline.compute import compute_accounting
+    from repro.pipeline.run_summary import job_spans
+
+    for root, seconds in (("results/laptop", 2.5), ("results/laptop-seeds+10", 4.0)):
+        write_record(tmp_path, f"{root}/p/data.csv", "make_data", [], f"{root}/logs/data.log")
+        bench = tmp_path / root / "benchmarks" / "data.tsv"
+        bench.parent.mkdir(parents=True)
+        bench.write_text(f"s\th:m:s\tmax_rss\tcpu_time\n{seconds}\t0:00:02\t100.0\t2.0\n")
+    for record in (tmp_path / ".snakemake" / "metadata").iterdir():
+        record.write_text(json.dumps(dict(json.loads(record.read_text()), endtime=2.0)))
+    table = compute_accounting(tmp_path, "results/laptop", ["p"], {}).set_index("level")
+    assert table.loc["total", "jobs"] == 1 and table.loc["total", "wall_seconds"] == 2.5
+    assert table.loc["paper", "paper"] == "p"
+    assert len(job_spans(tmp_path, "results/laptop-seeds+10", ["p"])) == 1
+
+
 def test_lineage_steps_follow_dependencies_not_start_times():
     """Two schedulers start independent jobs in different orders; the card lists them the same way."""
 

@@ -26,8 +26,9 @@ COLUMNS = ["level", "paper", "name", "jobs", "wall_seconds", "cpu_seconds", "max
 SHARED = "shared"
 
 
-def all_jobs(workdir: Path) -> list[Job]:
-    """Every job recorded in Snakemake's metadata, outputs merged per job."""
+def all_jobs(workdir: Path, results_dir: str | None = None) -> list[Job]:
+    """Every job recorded in Snakemake's metadata, outputs merged per job; with `results_dir`, only
+    the jobs that wrote into it (one working directory also holds the runs of other scales and seeds)."""
     jobs: dict[tuple[str, str], Job] = {}
     directory = workdir / METADATA_DIR
     if not directory.is_dir():
@@ -43,23 +44,29 @@ def all_jobs(workdir: Path) -> list[Job]:
             jobs[job.key].outputs.append(path)
         else:
             jobs[job.key] = job
-    return list(jobs.values())
+    if results_dir is None:
+        return list(jobs.values())
+    return [job for job in jobs.values() if any(_under(output, results_dir) for output in job.outputs)]
+
+
+def _under(path: str, directory: str) -> bool:
+    parts, root = Path(path).parts, Path(directory).parts
+    return len(parts) > len(root) and parts[: len(root)] == root
 
 
 def paper_of(job: Job, results_dir: str, papers: Iterable[str]) -> str:
     papers = set(papers)
+    depth = len(Path(results_dir).parts)
     for output in job.outputs:
-        parts = Path(output).parts
-        root = Path(results_dir).parts
-        if len(parts) > len(root) and parts[: len(root)] == root and parts[len(root)] in papers:
-            return parts[len(root)]
+        if _under(output, results_dir) and Path(output).parts[depth] in papers:
+            return Path(output).parts[depth]
     return SHARED
 
 
 def job_table(workdir: Path, results_dir: str, papers: Iterable[str]) -> pd.DataFrame:
     """One row per benchmarked job: rule, paper, wall/cpu seconds, peak memory."""
     rows = []
-    for job in all_jobs(workdir):
+    for job in all_jobs(workdir, results_dir):
         bench = job.benchmark(workdir)
         if bench is None:
             continue  # bookkeeping rules (scorecard, lineage) have no benchmark

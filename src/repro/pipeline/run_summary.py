@@ -38,7 +38,7 @@ def job_spans(workdir: Path, results_dir: str, papers: list[str]) -> pd.DataFram
     """One row per recorded job with its paper and start/end times (seconds since the epoch)."""
     rows = [
         {"paper": paper_of(job, results_dir, papers), "start": job.starttime, "end": job.endtime}
-        for job in all_jobs(workdir)
+        for job in all_jobs(workdir, results_dir)
         if job.starttime is not None and job.endtime is not None
     ]
     return pd.DataFrame(rows, columns=["paper", "start", "end"])
