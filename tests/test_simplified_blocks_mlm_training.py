@@ -148,9 +148,10 @@ def _step_times(seconds: dict[str, float], rounds: int = 6, jitter: float = 0.02
 
 def test_mlm_claims_on_hand_made_curves():
     steps = {v: [120 - 5 * i, 121 - 5 * i] for i, v in enumerate(ORDER)}
-    losses = {v: [5.0, 5.0] for v in ORDER} | {"vskipinit": [5.5, 5.6], "sas": [5.05, 5.06]}
+    # the blocks × seeds leave a run-to-run spread of about 0.004 nats (5 df)
+    losses = {v: [5.0, 5.0] for v in ORDER} | {"vskipinit": [5.5, 5.51], "sas": [5.05, 5.06]}
     data = {mlm_claims.MLM_CURVES: _curves(steps, losses)}
-    assert mlm_claims.mlm_sas_matches_pre_ln_in_time(data).verdict == REPRODUCED  # 0.055 ≤ 0.1
+    assert mlm_claims.mlm_sas_matches_pre_ln_in_time(data).verdict == REPRODUCED  # 0.055 ± 0.01 ≤ 0.1
     assert mlm_claims.mlm_vskipinit_slower_in_time(data).verdict == REPRODUCED
     one_seed = {mlm_claims.MLM_CURVES: data[mlm_claims.MLM_CURVES].query("seed == 0")}
     assert mlm_claims.mlm_sas_p_matches_pre_ln_in_time(one_seed).verdict == NOT_MEASURABLE

@@ -11,12 +11,58 @@ from scipy import stats
 
 from repro.pipeline import claims, scorecard
 from repro.pipeline.claims import Gate, Measurement, Null, claim
-from repro.pipeline.decisions import Region, decide, judge_seeds, seed_interval
+from repro.pipeline.decisions import (
+    NOT_MEASURABLE,
+    REPRODUCED,
+    Region,
+    additive_noise,
+    contrast_interval,
+    decide,
+    judge_contrasts,
+    judge_seeds,
+    seed_interval,
+)
 
 PAPER = "verdict_paper"
 GAPS = "data/gaps.csv"
 RUNS = "data/runs.csv"
 UNIGRAM = 6.0  # the reference level of the example's language models
+
+
+def test_additive_noise_is_the_two_way_residual_and_ignores_seed_and_variant_effects():
+    rng = np.random.default_rng(0)
+    residual = rng.normal(size=(4, 5))
+    residual -= residual.mean(axis=0, keepdims=True)  # rows and columns summing to 0: the fit's residual
+    residual -= residual.mean(axis=1, keepdims=True)
+    sd = math.sqrt((residual**2).sum() / (3 * 4))
+    effects = rng.normal(size=(4, 1)) + rng.normal(size=(1, 5)) + 7.0  # seed + variant effects
+    table = pd.DataFrame(effects + residual, columns=list("abcde"))
+    noise = additive_noise(table, "test runs")
+    assert noise.df == 12 and noise.sd == pytest.approx(sd, rel=1e-12)
+    # a seed missing one variant is dropped; one complete seed leaves no estimate
+    table.iloc[3, 0] = np.nan
+    assert additive_noise(table, "test runs").df == 8
+    assert additive_noise(table.iloc[:1], "test runs") is None
+
+
+def test_a_contrast_interval_takes_its_width_from_the_pooled_spread():
+    noise = additive_noise(pd.DataFrame([[0.0, 0.1], [0.1, 0.0], [0.05, 0.05]]), "test runs")
+    half = stats.t.ppf(0.975, noise.df) * noise.sd
+    one = contrast_interval([0.3], 2.0, noise)  # a gap on one seed: variance 2σ²
+    assert (one.low, one.high) == pytest.approx((0.3 - half * math.sqrt(2), 0.3 + half * math.sqrt(2)), abs=1e-12)
+    four = contrast_interval([0.3, 0.3, 0.3, 0.3], 4.0, noise)  # a difference of gaps on four seeds
+    assert four.high - four.low == pytest.approx(2 * half, abs=1e-12)
+    assert "n=1" in one.format() and "no interval" not in one.format()
+
+
+def test_judge_contrasts_needs_a_spread_and_combines_its_parts():
+    noise = additive_noise(pd.DataFrame([[0.0, 0.01], [0.01, 0.0], [0.005, 0.005]]), "test runs")
+    judged = judge_contrasts({"a": ([0.5], 2.0, Region.above(0.1)), "b": ([-0.5], 2.0, Region.below(0.0))}, noise)
+    assert judged.verdict == REPRODUCED and judged.seeds == 1
+    mixed = judge_contrasts({"a": ([0.5], 2.0, Region.above(0.1)), "b": ([0.0], 2.0, Region.below(0.0))}, noise)
+    assert mixed.verdict == "inconclusive"
+    missing = judge_contrasts({"a": ([0.5], 2.0, Region.above(0.1))}, None)
+    assert missing.verdict == NOT_MEASURABLE and "spread" in missing.detail
 
 
 def test_seed_interval_is_the_t_interval_of_the_mean():

@@ -8,6 +8,7 @@ from repro import jobserver
 from repro.pipeline.captions import item_caption
 from repro.pipeline.claims import claim_inputs, claims_code_digest
 from repro.pipeline.seeds import results_name
+from repro.pipeline.configcheck import figure_seeds
 
 SCALE = config["scale"]
 # One results tree per scale (and seed offset), so that a smoke run never replaces the outputs of a
@@ -107,11 +108,11 @@ def claims_inputs(wildcards):
 
 def figure_runs(paper, item):
     """Final weights of every (variant, seed) run a figure or table of `paper` uses."""
-    entry = config[paper]["figures"][item]
+    section = config[paper]
     return [
         f"{RESULTS}/{paper}/runs/{variant}/seed{seed}/model.safetensors"
-        for variant in entry["variants"]
-        for seed in seeds(paper)
+        for variant in section["figures"][item]["variants"]
+        for seed in figure_seeds(section, item)
     ]
 
 

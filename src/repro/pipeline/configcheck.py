@@ -166,6 +166,13 @@ def check_lm_section(config: dict, paper: str) -> list[str]:
     return problems
 
 
+def figure_seeds(section: dict, item: str) -> list[int]:
+    """The seeds figure `item` of a language-model paper section trains its variants on: the first
+    `figures.<item>.seeds` of the section's seeds (all of them by default, or when there are fewer)."""
+    entry = section["figures"][item]
+    return list(section["seeds"][: entry.get("seeds", len(section["seeds"]))])
+
+
 # The field a build error is about: "TrainConfig.steps is ..." or "n_heads=3 (layer 0) ...".
 _ERROR_FIELD = re.compile(r"^(?:TrainConfig\.)?(\w+)(?:=| is )")
 

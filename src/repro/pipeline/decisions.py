@@ -100,7 +100,7 @@ class Interval:
     level: float = LEVEL
 
     def format(self, unit: str = "", digits: int = 3) -> str:
-        if self.n < 2:
+        if not (math.isfinite(self.low) and math.isfinite(self.high)):
             return f"{self.estimate:.{digits}g}{unit} (n={self.n}, no interval)"
         return (
             f"{self.estimate:.{digits}g}{unit} [{self.low:.{digits}g}, {self.high:.{digits}g}] "
@@ -170,7 +170,11 @@ __all__ = [
     "LEVEL",
     "MIN_SEEDS",
     "Interval",
+    "PooledNoise",
     "Region",
+    "additive_noise",
+    "contrast_interval",
+    "judge_contrasts",
     "both",
     "classifier_gate",
     "constructed_gate",
@@ -217,6 +221,82 @@ def judge_parts(
         combine(verdicts.values()),
         seeds=n,
         detail=f"{said}{level:.0%} intervals over {n} {what} against: {where}.".strip(),
+    )
+
+
+# ------------------------------------------------------------------- pooled noise of paired runs
+@dataclass(frozen=True)
+class PooledNoise:
+    """The spread σ of one run's result under the additive model x[v, s] = μ_v + τ_s + e (e independent
+    across runs, one σ), estimated from a complete table of variants × seeds with `df` degrees of
+    freedom; `source` says from which runs, in words."""
+
+    sd: float
+    df: int
+    source: str
+
+
+def additive_noise(table, source: str) -> PooledNoise | None:
+    """σ from `table` (rows: seeds, columns: variants; seeds lacking a variant are dropped): the residual
+    mean square of the additive two-way fit, with (variants − 1)(seeds − 1) degrees of freedom. The seed
+    effect τ_s (shared data order, shared initial draw) cancels in paired comparisons, so it is not part of
+    σ. None when the table has fewer than two complete seeds or two variants."""
+    complete = table.dropna()
+    n_seeds, n_variants = complete.shape
+    if n_seeds < 2 or n_variants < 2:
+        return None
+    x = complete.to_numpy(float)
+    residual = x - x.mean(axis=1, keepdims=True) - x.mean(axis=0, keepdims=True) + x.mean()
+    df = (n_seeds - 1) * (n_variants - 1)
+    return PooledNoise(math.sqrt(float((residual**2).sum()) / df), df, source)
+
+
+def contrast_interval(values: Iterable[float], norm2: float, noise: PooledNoise, level: float = LEVEL) -> Interval:
+    """The mean over seeds of a contrast Σ c_v x[v, s] (one value per seed its runs share) and its
+    t-interval under `noise`: ± t(df) · σ · √(Σ c² / n), whatever the spread of the values themselves."""
+    from scipy.stats import t
+
+    xs = [float(v) for v in values]
+    if not xs or not all(math.isfinite(x) for x in xs):
+        raise ValueError(f"contrast_interval needs finite values, got {xs}")
+    n, mean = len(xs), sum(xs) / len(xs)
+    half = float(t.ppf(0.5 + level / 2, noise.df)) * noise.sd * math.sqrt(norm2 / n)
+    return Interval(mean, mean - half, mean + half, n, level)
+
+
+def judge_contrasts(
+    parts: dict[str, tuple[Iterable[float], float, Region]],
+    noise: PooledNoise | None,
+    *,
+    level: float = LEVEL,
+    unit: str = "",
+    detail: str = "",
+) -> Measurement:
+    """A claim made of contrasts {name: (per-seed values, Σ c², region)}, each judged by its
+    `contrast_interval` against its region and combined by `combine`; "not measurable" without a noise
+    estimate. A single seed is judged: the pooled σ, not the contrast's own spread, sets the width."""
+    said = f"{detail} " if detail else ""
+    values = {name: [float(v) for v in part[0]] for name, part in parts.items()}
+    missing = [name for name, xs in values.items() if not xs]
+    if missing:
+        return Measurement(f"no shared seed for {', '.join(missing)}", NOT_MEASURABLE, detail=said.strip())
+    n = min(len(xs) for xs in values.values())
+    if noise is None:
+        means = "; ".join(f"{name} {sum(xs) / len(xs):.3g}{unit} (n={len(xs)})" for name, xs in values.items())
+        why = "no estimate of the seed-to-seed spread (the reference runs need at least two seeds)"
+        return Measurement(means, NOT_MEASURABLE, seeds=n, detail=f"Replicates: {why}. {said}".strip())
+    intervals = {name: contrast_interval(values[name], norm2, noise, level) for name, (_, norm2, _) in parts.items()}
+    measured = "; ".join(f"{name} {interval.format(unit)}" for name, interval in intervals.items())
+    verdicts = {name: decide(intervals[name], region) for name, (_, _, region) in parts.items()}
+    where = ", ".join(f"{name} {region} ({verdicts[name]})" for name, (_, _, region) in parts.items())
+    return Measurement(
+        measured,
+        combine(verdicts.values()),
+        seeds=n,
+        detail=(
+            f"{said}{level:.0%} intervals with the pooled run-to-run spread σ = {noise.sd:.3g}{unit} "
+            f"({noise.df} df, {noise.source}) against: {where}."
+        ).strip(),
     )
 
 

@@ -1,6 +1,7 @@
-"""What the simplified_blocks claims share: the block names of their measured texts, the catalog's
-"matches" and "clearly worse", the null of a speed order, and the registration of a table of claims
-(a row per claim, its type extending repro.pipeline.claims.ClaimRow with what its measure reads).
+"""What the simplified_blocks claims share: the block names of their measured texts, the regions of a
+loss gap (the catalog's "matches" and "clearly worse", the orderings' "no better" and "no worse"), the
+null of a speed order, and the registration of a table of claims (a row per claim, its type extending
+repro.pipeline.claims.ClaimRow with what its measure reads).
 """
 
 from __future__ import annotations
@@ -9,8 +10,19 @@ import pandas as pd
 
 from repro.pipeline import claims
 from repro.pipeline.claims import ClaimRow
+from repro.pipeline.decisions import Region
 
-__all__ = ["NAMES", "PAPER", "ClaimRow", "as_fast_as_pre_ln", "clearly_worse", "matches", "register_table"]
+__all__ = [
+    "NAMES",
+    "PAPER",
+    "ClaimRow",
+    "as_fast_as_pre_ln",
+    "clearly_worse",
+    "matches",
+    "not_better",
+    "not_worse",
+    "register_table",
+]
 
 PAPER = "simplified_blocks"
 
@@ -25,14 +37,24 @@ NAMES = {
 }
 
 
-def matches(gap: float, delta: float) -> bool:
-    """The catalog's "matches": |mean gap| ≤ δ."""
-    return abs(gap) <= delta
+def matches(delta: float) -> Region:
+    """The catalog's "matches": |gap| ≤ δ."""
+    return Region.around(0.0, delta)
 
 
-def clearly_worse(gap: float, delta: float) -> bool:
-    """The catalog's "clearly worse": mean gap > δ."""
-    return gap > delta
+def clearly_worse(delta: float) -> Region:
+    """The catalog's "clearly worse": gap > δ."""
+    return Region.above(delta)
+
+
+def not_better(epsilon: float) -> Region:
+    """An ordering's "no better" (a loss gap): gap ≥ −ε."""
+    return Region.at_least(-epsilon)
+
+
+def not_worse(epsilon: float) -> Region:
+    """An ordering's "no worse" (a loss gap): gap ≤ ε."""
+    return Region.at_most(epsilon)
 
 
 def as_fast_as_pre_ln(timings: pd.DataFrame, value: str, keys: list[str]) -> pd.DataFrame:

@@ -3,13 +3,17 @@
 Every tolerance below was fixed before any laptop-scale result of its figure existed (catalog
 ../shared/papers/simplified_blocks.md §2, "Check"):
 
-- L_x is a run's final eval loss, the mean of its last 3 evaluations; gaps between blocks are
-  taken per seed (same seed, same data order) and then averaged; loss comparisons need at least
-  two seeds, otherwise the verdict is "not measurable at this scale".
+- L_x is a run's final eval loss, the mean of its last 3 evaluations.
+- A loss comparison is a contrast of final losses taken per seed (same seed, same data order) over the
+  seeds its runs share, and judged by its 95% interval against the claim's region
+  (repro.pipeline.decisions.judge_contrasts). The interval's width comes from one run-to-run spread σ,
+  pooled over Fig 26's blocks × seeds (the additive two-way fit), so that a variant trained on one seed
+  is judged too; the rule, written before any run of this design, is in config/README.md.
 - δ = 2% of the Pre-LN loss for "matches" and "clearly worse" (the catalog offers "0.03 nats or
   2%"; small models end far above the paper's ≈1.16 nats, where a fixed 0.03 nats would be a much
   stricter test than the paper's own figures support).
-- ε = 0.5% of the Pre-LN loss is the noise allowance of orderings ("non-decreasing", "≤ ... + ε").
+- ε = 0.5% of the Pre-LN loss is the allowance of orderings ("non-decreasing", "≤ ... + ε").
+- Properties of single runs (the gains claims, train = eval) pool their runs over at least two seeds.
 - Structural claims are exact: float64 rounding (1e-12) or exact integers.
 - Every loss claim is judged only when its reference runs end at least 1 nat below the code corpus'
   unigram level, and declares a null on which it must not be reproduced (an untrained run, no effect,
@@ -19,6 +23,7 @@ Every tolerance below was fixed before any laptop-scale result of its figure exi
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -33,6 +38,8 @@ from repro.papers.simplified_blocks.claim_table import (
     as_fast_as_pre_ln,
     clearly_worse,
     matches,
+    not_better,
+    not_worse,
     register_table,
 )
 from repro.papers.simplified_blocks.equal_budget import loss_at, total
@@ -48,7 +55,10 @@ from repro.papers.simplified_blocks.gates_and_nulls import (
     untrained,
 )
 from repro.pipeline.claims import (
+    INCONCLUSIVE,
     NOT_MEASURABLE,
+    NOT_REPRODUCED,
+    REPRODUCED,
     Gate,
     Measurement,
     Null,
@@ -58,7 +68,16 @@ from repro.pipeline.claims import (
     too_few,
     verdict,
 )
-from repro.pipeline.decisions import Region, both, judge_parts
+from repro.pipeline.decisions import (
+    PooledNoise,
+    Region,
+    additive_noise,
+    both,
+    contrast_interval,
+    decide,
+    judge_contrasts,
+    judge_parts,
+)
 
 CURVES = "data/fig26_curves.csv"
 GRID = "data/fig03_curves.csv"
@@ -74,7 +93,8 @@ GAINS = {item: f"data/{item}_gains.csv" for item in ("fig04", "fig16", "fig21", 
 
 RELATIVE_DELTA = 0.02
 RELATIVE_EPSILON = 0.005
-MIN_SEEDS = 2
+MIN_SEEDS = 2  # of the single-run properties (gains, train = eval)
+GAP = 2.0  # Σ c² of a gap L(a) − L(b)
 EXACT = 1e-12
 RATIO_VANISHED = 0.05  # |β/α| below this counts as "gone to 0" (the paper's 0.05 line)
 
@@ -94,21 +114,22 @@ def _gaps(table: pd.DataFrame, variant: str, reference: str = "pre_ln") -> pd.Se
     return (table[variant] - table[reference]).dropna()
 
 
-def _compare(data, csvs, variant, reference, test, label, delta_rel=RELATIVE_DELTA) -> Measurement:
-    """Mean per-seed gap L(variant) − L(reference) against `test(mean_gap, delta)`."""
+def noise(data) -> PooledNoise | None:
+    """The run-to-run spread σ of a final loss, from Fig 26's blocks × seeds (config/README.md)."""
+    return additive_noise(_final(data, CURVES), "Fig 26's blocks × seeds")
+
+
+def _judge(data, parts: dict[str, tuple[pd.Series, float, Region]], detail: str = "") -> Measurement:
+    """judge_contrasts of per-seed loss contrasts, in nats, with the pooled σ."""
+    return judge_contrasts(parts, noise(data), unit=" nats", detail=detail)
+
+
+def _compare(data, csvs, variant, reference, region, label, delta_rel=RELATIVE_DELTA) -> Measurement:
+    """The per-seed gap L(variant) − L(reference), judged against `region(tolerance)`."""
     table = _final(data, *csvs)
-    gaps = _gaps(table, variant, reference)
-    measured = f"{label} = {format_mean_spread(gaps)} nats"
-    short = too_few(len(gaps), measured, MIN_SEEDS)
-    if short:
-        return short
     delta = _delta(table, delta_rel)
-    return Measurement(
-        measured=measured,
-        verdict=verdict(test(float(gaps.mean()), delta)),
-        seeds=len(gaps),
-        detail=f"tolerance {format_number(delta)} nats",
-    )
+    gaps = _gaps(table, variant, reference)
+    return _judge(data, {label: (gaps, GAP, region(delta))}, f"Tolerance {format_number(delta)} nats.")
 
 
 def _variant_facts(data) -> pd.DataFrame:
@@ -120,18 +141,18 @@ def _variant_facts(data) -> pd.DataFrame:
 
 @dataclass(frozen=True, kw_only=True)
 class _Gap(ClaimRow):
-    """Mean per-seed gap L(variant) − L(reference) of the Fig 26 runs, judged by test(gap, δ)."""
+    """The per-seed gap L(variant) − L(reference) of the Fig 26 runs, judged against region(δ)."""
 
     variant: str
     reference: str
-    test: Callable[[float, float], bool]
+    region: Callable[[float], Region]  # of the gap, given the tolerance
     label: str
     asserts: str  # gates_and_nulls.pair_null: as_good, no_better or differs
     tolerance_rel: float = RELATIVE_DELTA  # the test's tolerance, relative to Pre-LN's loss
 
 
 def _fig26_gap(data, row: _Gap) -> Measurement:
-    return _compare(data, [CURVES], row.variant, row.reference, row.test, row.label, row.tolerance_rel)
+    return _compare(data, [CURVES], row.variant, row.reference, row.region, row.label, row.tolerance_rel)
 
 
 def _fig26_gate(row: _Gap) -> Gate:
@@ -150,10 +171,10 @@ FIG26_GAPS = [
         claim_id="sas_matches_pre_ln_per_step",
         statement="SAS trains as fast per step as Pre-LN (same final eval loss).",
         paper_value="SAS ≈ Pre-LN per step (Pre-LN ≈1.155 at 40K steps)",
-        tolerance="|L_SAS − L_PreLN| ≤ 2% of L_PreLN, mean over ≥2 seeds",
+        tolerance="|L_SAS − L_PreLN| ≤ 2% of L_PreLN, 95% interval (pooled σ)",
         variant="sas",
         reference="pre_ln",
-        test=matches,
+        region=matches,
         label="L(sas) − L(Pre-LN)",
         asserts="as_good",
     ),
@@ -162,10 +183,10 @@ FIG26_GAPS = [
         claim_id="sas_p_matches_pre_ln_per_step",
         statement="SAS-P trains as fast per step as Pre-LN (same final eval loss).",
         paper_value="SAS-P ≈ Pre-LN per step",
-        tolerance="|L_SAS-P − L_PreLN| ≤ 2% of L_PreLN, mean over ≥2 seeds",
+        tolerance="|L_SAS-P − L_PreLN| ≤ 2% of L_PreLN, 95% interval (pooled σ)",
         variant="sas_p",
         reference="pre_ln",
-        test=matches,
+        region=matches,
         label="L(sas_p) − L(Pre-LN)",
         asserts="as_good",
     ),
@@ -174,10 +195,10 @@ FIG26_GAPS = [
         claim_id="parallel_matches_pre_ln_per_step",
         statement="The parallel block trains as fast per step as Pre-LN.",
         paper_value="Parallel ≈ Pre-LN per step",
-        tolerance="|L_Parallel − L_PreLN| ≤ 2% of L_PreLN, mean over ≥2 seeds",
+        tolerance="|L_Parallel − L_PreLN| ≤ 2% of L_PreLN, 95% interval (pooled σ)",
         variant="parallel",
         reference="pre_ln",
-        test=matches,
+        region=matches,
         label="L(parallel) − L(Pre-LN)",
         asserts="as_good",
     ),
@@ -186,10 +207,10 @@ FIG26_GAPS = [
         claim_id="no_norm_not_better_than_sas_p",
         statement="Removing the norms from SAS-P makes it slightly worse, not better.",
         paper_value="SAS-P no norm ≈1.245 vs Pre-LN ≈1.155 at 40K steps",
-        tolerance="L_SAS-P-nonorm ≥ L_SAS-P − ε, ε = 0.5% of L_PreLN (the ε of every ordering), mean over ≥2 seeds",
+        tolerance="L_SAS-P-nonorm ≥ L_SAS-P − ε, ε = 0.5% of L_PreLN (the ε of every ordering), 95% interval (pooled σ)",
         variant="sas_p_nonorm",
         reference="sas_p",
-        test=lambda gap, epsilon: gap >= -epsilon,
+        region=not_better,
         label="L(SAS-P no norm) − L(SAS-P)",
         asserts="no_better",
         tolerance_rel=RELATIVE_EPSILON,
@@ -199,10 +220,10 @@ FIG26_GAPS = [
         claim_id="vskipinit_trains_slower",
         statement="Value-SkipInit (skipless attention, code variant) trains clearly slower than Pre-LN.",
         paper_value="V-SkipInit ≈1.45 vs Pre-LN ≈1.155 at 40K steps",
-        tolerance="L_VSkipInit − L_PreLN > 2% of L_PreLN, mean over ≥2 seeds",
+        tolerance="L_VSkipInit − L_PreLN > 2% of L_PreLN, 95% interval (pooled σ)",
         variant="vskipinit",
         reference="pre_ln",
-        test=clearly_worse,
+        region=clearly_worse,
         label="L(V-SkipInit) − L(Pre-LN)",
         asserts="differs",
     ),
@@ -211,10 +232,10 @@ FIG26_GAPS = [
         claim_id="skipless_attention_trains_slower",
         statement="Removing the attention skip (V-SkipInit, with shaped attention and MLP skip) trains clearly slower than Pre-LN.",
         paper_value="final loss ≈1.45–1.5 (V-SkipInit) vs ≈1.15 (Pre-LN)",
-        tolerance="L_VSkipInit − L_PreLN > 2% of L_PreLN, mean over ≥2 seeds",
+        tolerance="L_VSkipInit − L_PreLN > 2% of L_PreLN, 95% interval (pooled σ)",
         variant="vskipinit",
         reference="pre_ln",
-        test=clearly_worse,
+        region=clearly_worse,
         label="L(V-SkipInit) − L(Pre-LN)",
         asserts="differs",
     ),
@@ -315,11 +336,27 @@ def _identity_beta0(data) -> list[str]:
 GRID_GATE = learned([GRID])
 
 
-def _monotone(curve: pd.Series, epsilon: float) -> tuple[bool, float]:
-    """Is the mean curve (index sorted) non-decreasing up to epsilon? Returns (ok, worst step)."""
-    steps = np.diff(curve.sort_index().to_numpy(float))
-    worst = float(steps.min()) if len(steps) else 0.0
-    return worst >= -epsilon, worst
+def _steps(wide: pd.DataFrame, label: str, name: str) -> dict[str, tuple[pd.Series, float, Region]]:
+    """The adjacent steps L(x_next) − L(x) of a grid (`wide`: seeds × grid values, sorted), per seed,
+    each to be at least −ε: {name: (values, Σ c², None)}; the region is set by the caller."""
+    values = list(wide.columns)
+    return {
+        f"{label} {name}={a:g}→{b:g}": ((wide[b] - wide[a]).dropna(), GAP, None) for a, b in zip(values, values[1:])
+    }
+
+
+def _monotone(data, points: pd.DataFrame, by: str, name: str, epsilon: float, detail: str) -> Measurement:
+    """Each init's final loss non-decreasing in `by` (≥3 values, both inits), step by step up to ε."""
+    parts = {}
+    for init, rows in points.groupby("init"):
+        wide = rows.pivot_table(index="seed", columns=by, values="loss").sort_index(axis=1)
+        if wide.shape[1] < 3:
+            return Measurement(f"{init}: {wide.shape[1]} values of {by}", NOT_MEASURABLE, detail="needs ≥3 values")
+        steps = _steps(wide, init, name)
+        parts.update({key: (values, norm2, not_better(epsilon)) for key, (values, norm2, _) in steps.items()})
+    if points["init"].nunique() < 2:
+        return Measurement(f"inits {sorted(points['init'].unique())}", NOT_MEASURABLE, detail="needs both inits")
+    return _judge(data, parts, detail)
 
 
 @claim(
@@ -328,8 +365,9 @@ def _monotone(curve: pd.Series, epsilon: float) -> tuple[bool, float]:
     claim_id="loss_rises_with_value_proj_beta",
     statement="With fixed W^V = W_init + β·ΔW (and W^P alike), the final loss falls monotonically as β → 0, for identity and orthogonal W_init.",
     paper_value="orth ≈1.25 → 1.47, identity ≈1.18 → 1.38 from β = 0 to 1",
-    tolerance="mean-over-seeds L(β) non-decreasing in β up to ε = 0.5% of L_PreLN, each init, ≥3 β values, ≥2 seeds",
-    inputs=[GRID, VARIANTS, LEVELS],
+    tolerance="L(β) non-decreasing in β: each step L(β_next) − L(β) ≥ −ε (ε = 0.5% of L_PreLN), each init, ≥3 β values, "
+    "95% intervals (pooled σ)",
+    inputs=[GRID, VARIANTS, LEVELS, CURVES],
     kind="empirical",
     gate=GRID_GATE,
     null=relabelled([GRID], _beta_reversed, "the β grid reversed (each init's runs relabelled in reverse β order)"),
@@ -338,22 +376,8 @@ def loss_rises_with_value_proj_beta(data) -> Measurement:
     grid = _grid(data)
     grid = grid[(grid["tie"] == "none") & (grid["ratio"] == 1.0)]
     epsilon = RELATIVE_EPSILON * float(_final(data, GRID)["pre_ln"].mean())
-    parts, ok, seeds = [], True, grid.groupby("variant")["seed"].nunique().min() if len(grid) else 0
-    for init, rows in grid.groupby("init"):
-        curve = rows.groupby("beta")["loss"].mean()
-        good, worst = _monotone(curve, epsilon)
-        ok &= good and len(curve) >= 3
-        parts.append(f"{init}: " + ", ".join(f"β={b:g}: {v:.3f}" for b, v in curve.items()))
-    measured = "; ".join(parts)
-    short = too_few(int(seeds), measured, MIN_SEEDS)
-    if short:
-        return short
-    return Measurement(
-        measured=measured,
-        verdict=verdict(ok and len(parts) == 2),
-        seeds=int(seeds),
-        detail=f"ε = {format_number(epsilon)} nats; β grid reconstructed (the paper does not give it)",
-    )
+    detail = f"ε = {format_number(epsilon)} nats; β grid reconstructed (the paper does not give it)."
+    return _monotone(data, grid, "beta", "β", epsilon, detail)
 
 
 @claim(
@@ -362,8 +386,8 @@ def loss_rises_with_value_proj_beta(data) -> Measurement:
     claim_id="identity_init_beats_orthogonal",
     statement="Identity W_init gives a lower loss than orthogonal W_init at every fixed β.",
     paper_value="identity below orthogonal at every β",
-    tolerance="L_id(β) ≤ L_orth(β) + ε (ε = 0.5% of L_PreLN), per-seed gaps averaged, every β, ≥2 seeds",
-    inputs=[GRID, VARIANTS, LEVELS],
+    tolerance="L_id(β) ≤ L_orth(β) + ε (ε = 0.5% of L_PreLN), per-seed gaps, every β, 95% intervals (pooled σ)",
+    inputs=[GRID, VARIANTS, LEVELS, CURVES],
     kind="empirical",
     gate=GRID_GATE,
     null=relabelled([GRID], _inits_swapped, "identity and orthogonal W_init swapped at every β"),
@@ -374,18 +398,10 @@ def identity_init_beats_orthogonal(data) -> Measurement:
     wide = grid.pivot_table(index=["beta", "seed"], columns="init", values="loss")
     if not {"identity", "orthogonal"} <= set(wide.columns) or wide.dropna().empty:
         return Measurement("no β with both inits", NOT_MEASURABLE, detail="the grid has no β run with both W_init")
-    wide = wide.dropna()
-    gaps = (wide["identity"] - wide["orthogonal"]).groupby("beta").mean()
+    gaps = (wide["identity"] - wide["orthogonal"]).dropna()
     epsilon = RELATIVE_EPSILON * float(_final(data, GRID)["pre_ln"].mean())
-    measured = "L_id − L_orth: " + ", ".join(f"β={b:g}: {g:+.3f}" for b, g in gaps.items())
-    seeds = int(wide.reset_index().groupby("beta")["seed"].nunique().min())
-    short = too_few(seeds, measured, MIN_SEEDS)
-    return short or Measurement(
-        measured=measured,
-        verdict=verdict(bool((gaps <= epsilon).all())),
-        seeds=seeds,
-        detail=f"ε = {format_number(epsilon)} nats",
-    )
+    parts = {f"L_id − L_orth at β={b:g}": (g, GAP, not_worse(epsilon)) for b, g in gaps.groupby(level="beta")}
+    return _judge(data, parts, f"ε = {format_number(epsilon)} nats.")
 
 
 @claim(
@@ -394,8 +410,8 @@ def identity_init_beats_orthogonal(data) -> Measurement:
     claim_id="identity_beta0_matches_pre_ln",
     statement="With W^V = W^P = I fixed (identity, β = 0) the skipless-attention model reaches the Pre-LN loss.",
     paper_value="1.178 (identity, β = 0) vs Pre-LN ≈1.155–1.178",
-    tolerance="L_id(β=0) ≤ L_PreLN + 2% of L_PreLN, mean over ≥2 seeds",
-    inputs=[GRID, VARIANTS, LEVELS],
+    tolerance="L_id(β=0) ≤ L_PreLN + 2% of L_PreLN, 95% interval (pooled σ)",
+    inputs=[GRID, VARIANTS, LEVELS, CURVES],
     kind="empirical",
     gate=GRID_GATE,
     null=untrained([GRID], _identity_beta0, "the identity β = 0 run"),
@@ -405,9 +421,7 @@ def identity_beta0_matches_pre_ln(data) -> Measurement:
     pick = grid[(grid["init"] == "identity") & (grid["beta"] == 0.0) & (grid["tie"] == "none") & (grid["ratio"] == 1.0)]
     if pick.empty:
         return Measurement("no identity β = 0 run", NOT_MEASURABLE, detail="the grid has no identity β = 0 variant")
-    return _compare(
-        data, [GRID], pick["variant"].iloc[0], "pre_ln", lambda gap, d: gap <= d, "L(identity, β=0) − L(Pre-LN)"
-    )
+    return _compare(data, [GRID], pick["variant"].iloc[0], "pre_ln", not_worse, "L(identity, β=0) − L(Pre-LN)")
 
 
 # ---------------------------------------------------------------------------------------- Fig 15
@@ -427,8 +441,8 @@ def _tying_reversed(data) -> dict[str, str]:
     claim_id="tied_orthogonal_order",
     statement="At β = 0: orthogonal is worst, then LL-tied, then all-tied, and identity is best.",
     paper_value="orth < LL-tied < all-tied < identity (better →)",
-    tolerance="mean-over-seeds L_orth ≥ L_LL-tied ≥ L_all-tied ≥ L_id, each step up to ε = 0.5% of L_PreLN, ≥2 seeds",
-    inputs=[GRID, TIED, VARIANTS, LEVELS],
+    tolerance="L_orth ≥ L_LL-tied ≥ L_all-tied ≥ L_id, each step up to ε = 0.5% of L_PreLN, 95% intervals (pooled σ)",
+    inputs=[GRID, TIED, VARIANTS, LEVELS, CURVES],
     kind="empirical",
     gate=GRID_GATE,
     null=relabelled([GRID, TIED], _tying_reversed, "the order reversed (identity as orthogonal, LL- as all-tied)"),
@@ -442,26 +456,17 @@ def tied_orthogonal_order(data) -> Measurement:
         ("orthogonal", "all"): "all-tied",
         ("identity", "none"): "identity",
     }
-    means = {label[k]: v for k, v in at0.groupby(["init", "tie"])["loss"].mean().items() if k in label}
+    at0 = at0.assign(name=[label.get(key) for key in zip(at0["init"], at0["tie"])]).dropna(subset=["name"])
+    wide = at0.pivot_table(index="seed", columns="name", values="loss")
     order = ["orth", "LL-tied", "all-tied", "identity"]
-    present = [name for name in order if name in means]
-    measured = ", ".join(f"{name} {means[name]:.3f}" for name in present)
-    if len(present) < len(order):
-        return Measurement(
-            measured or "no β = 0 runs", NOT_MEASURABLE, detail=f"missing {sorted(set(order) - set(present))}"
-        )
-    seeds = int(at0.groupby("variant")["seed"].nunique().min())
-    short = too_few(seeds, measured, MIN_SEEDS)
-    if short:
-        return short
+    missing = sorted(set(order) - set(wide.columns))
+    if missing:
+        return Measurement("no β = 0 runs of " + ", ".join(missing), NOT_MEASURABLE, detail=f"missing {missing}")
     epsilon = RELATIVE_EPSILON * float(_final(data, GRID)["pre_ln"].mean())
-    ok = all(means[a] >= means[b] - epsilon for a, b in zip(order, order[1:]))
-    return Measurement(
-        measured,
-        verdict(ok),
-        seeds=seeds,
-        detail=f"ε = {format_number(epsilon)} nats; LL-tied as the official code's chain tie",
-    )
+    parts = {
+        f"L_{a} − L_{b}": ((wide[a] - wide[b]).dropna(), GAP, not_better(epsilon)) for a, b in zip(order, order[1:])
+    }
+    return _judge(data, parts, f"ε = {format_number(epsilon)} nats; LL-tied as the official code's chain tie.")
 
 
 # ----------------------------------------------------------------------------------------- Fig 9
@@ -528,8 +533,9 @@ def _ratios_reversed(data) -> dict[str, str]:
     claim_id="smaller_value_proj_lr_helps",
     statement="A smaller learning rate for W^V, W^P (relative to the other parameters) gives a lower final loss, mirroring Fig 3.",
     paper_value="loss falls as the LR ratio → 0, for identity and orthogonal init",
-    tolerance="mean-over-seeds L(ratio) non-decreasing in the ratio up to ε = 0.5% of L_PreLN, each init, ≥3 ratios, ≥2 seeds",
-    inputs=[LR_RATIO, GRID, VARIANTS, LEVELS],
+    tolerance="L(ratio) non-decreasing in the ratio: each step ≥ −ε (ε = 0.5% of L_PreLN), each init, ≥3 ratios, "
+    "95% intervals (pooled σ)",
+    inputs=[LR_RATIO, GRID, VARIANTS, LEVELS, CURVES],
     kind="empirical",
     gate=GRID_GATE,
     null=relabelled([LR_RATIO, GRID], _ratios_reversed, "the ratio grid reversed (runs relabelled in reverse order)"),
@@ -537,18 +543,7 @@ def _ratios_reversed(data) -> dict[str, str]:
 def smaller_value_proj_lr_helps(data) -> Measurement:
     points = _ratio_points(data)
     epsilon = RELATIVE_EPSILON * float(_final(data, GRID)["pre_ln"].mean())
-    parts, ok = [], True
-    for init, rows in points.groupby("init"):
-        curve = rows.groupby("ratio")["loss"].mean()
-        good, _ = _monotone(curve, epsilon)
-        ok &= good and len(curve) >= 3
-        parts.append(f"{init}: " + ", ".join(f"r={r:g}: {v:.3f}" for r, v in curve.items()))
-    measured = "; ".join(parts)
-    seeds = int(points.groupby("variant")["seed"].nunique().min()) if len(points) else 0
-    short = too_few(seeds, measured, MIN_SEEDS)
-    return short or Measurement(
-        measured, verdict(ok and len(parts) == 2), seeds=seeds, detail=f"ε = {format_number(epsilon)} nats"
-    )
+    return _monotone(data, points, "ratio", "r", epsilon, f"ε = {format_number(epsilon)} nats.")
 
 
 # ------------------------------------------------------------------------------ Figs 1, 10, 11
@@ -814,18 +809,10 @@ def _at_reference_time(data, csv: str, variant: str, reference: str, label: str,
     budgets = total(curves, reference)
     at = loss_at(curves, budgets).pivot(index="seed", columns="variant", values="loss")
     gaps = (at[variant] - at[reference]).dropna()
-    measured = (
-        f"{label} = {format_mean_spread(gaps)} nats, t* = {format_number(float(np.mean(list(budgets.values()))))} s"
-    )
-    short = too_few(len(gaps), measured, MIN_SEEDS)
-    if short:
-        return short
     delta = RELATIVE_DELTA * float(at[reference].mean())
-    return Measurement(
-        measured,
-        verdict(float(gaps.mean()) <= delta),
-        seeds=len(gaps),
-        detail=f"δ = {format_number(delta)} nats; {how}",
+    t_star = format_number(float(np.mean(list(budgets.values()))))
+    return _judge(
+        data, {label: (gaps, GAP, not_worse(delta))}, f"δ = {format_number(delta)} nats; t* = {t_star} s; {how}."
     )
 
 
@@ -855,7 +842,7 @@ FIG05_IN_TIME = [
         claim_id="sas_p_matches_pre_ln_in_time",
         statement="At Pre-LN's training time, SAS-P has reached at least Pre-LN's loss.",
         paper_value="SAS-P faster than Pre-LN in wall-clock time, matching Parallel",
-        tolerance="L_SAS-P(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = Pre-LN's total training seconds, ≥2 seeds",
+        tolerance="L_SAS-P(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = Pre-LN's total training seconds, 95% interval (pooled σ)",
         block="sas_p",
     ),
     _InTime(
@@ -863,7 +850,7 @@ FIG05_IN_TIME = [
         claim_id="sas_matches_pre_ln_in_time",
         statement="At Pre-LN's training time, SAS has reached at least Pre-LN's loss.",
         paper_value="SAS slightly faster than Pre-LN in wall-clock time",
-        tolerance="L_SAS(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = Pre-LN's total training seconds, ≥2 seeds",
+        tolerance="L_SAS(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = Pre-LN's total training seconds, 95% interval (pooled σ)",
         block="sas",
     ),
 ]
@@ -995,8 +982,8 @@ def first_layer_value_ratio_largest(data) -> Measurement:
     claim_id="trainable_gains_not_better_than_fixed_identity",
     statement="Trainable value/projection gains do not beat fixing W^V = W^P = I.",
     paper_value="1.194 (trainable) vs 1.178 (fixed identity)",
-    tolerance="L_trainable ≥ L_fixed-I − ε (ε = 0.5% of L_PreLN), mean over ≥2 seeds",
-    inputs=[GAINS_CURVES, GRID, VARIANTS, LEVELS],
+    tolerance="L_trainable ≥ L_fixed-I − ε (ε = 0.5% of L_PreLN), 95% interval (pooled σ)",
+    inputs=[GAINS_CURVES, GRID, VARIANTS, LEVELS, CURVES],
     kind="empirical",
     gate=learned([GRID], runs="the fixed-identity runs", select=_identity_beta0),
     null=untrained([GRID], _identity_beta0, "the fixed-identity run"),
@@ -1015,7 +1002,7 @@ def trainable_gains_not_better_than_fixed_identity(data) -> Measurement:
         [GAINS_CURVES, GRID],
         trainable,
         fixed["variant"].iloc[0],
-        lambda gap, d: gap >= -d,
+        not_better,
         "L(trainable) − L(fixed I)",
         delta_rel=RELATIVE_EPSILON,
     )
@@ -1217,28 +1204,21 @@ def _one(facts: pd.DataFrame, what: str, **conditions) -> str | None:
 
 
 def _paired(
+    data,
     table: pd.DataFrame,
     pairs: dict[str, tuple[str | None, str | None]],
-    test,
+    region: Region,
     label: str,
     tolerance: float,
-    unit: str = "nats",
 ) -> Measurement:
-    """Per named pair (a, b): the mean per-seed gap L(a) − L(b); reproduced if `test(gap, tolerance)`
-    holds for every pair."""
-    parts, ok, seeds = [], True, []
-    for name, (a, b) in pairs.items():
-        if a is None or b is None:
-            return Measurement(f"no {name} pair", NOT_MEASURABLE, detail=f"{label}: the figure lacks a run of {name}")
-        gaps = (table[a] - table[b]).dropna()
-        seeds.append(len(gaps))
-        parts.append(f"{name}: {format_mean_spread(gaps)}")
-        ok &= bool(test(float(gaps.mean()), tolerance))
-    measured = f"{label}: " + "; ".join(parts) + f" {unit}"
-    short = too_few(min(seeds), measured, MIN_SEEDS)
-    return short or Measurement(
-        measured, verdict(ok), seeds=min(seeds), detail=f"tolerance {format_number(tolerance)} {unit}"
-    )
+    """Per named pair (a, b): the per-seed gap L(a) − L(b) against `region`; reproduced if every pair is."""
+    missing = [name for name, (a, b) in pairs.items() if a is None or b is None]
+    if missing:
+        return Measurement(
+            f"no {missing[0]} pair", NOT_MEASURABLE, detail=f"{label}: the figure lacks a run of {missing[0]}"
+        )
+    parts = {f"{label} {name}": ((table[a] - table[b]).dropna(), GAP, region) for name, (a, b) in pairs.items()}
+    return _judge(data, parts, f"Tolerance {format_number(tolerance)} nats.")
 
 
 def _reference_loss(table: pd.DataFrame, facts: pd.DataFrame) -> float:
@@ -1251,15 +1231,15 @@ def _reference_loss(table: pd.DataFrame, facts: pd.DataFrame) -> float:
 
 @dataclass(frozen=True, kw_only=True)
 class _Contrast(ClaimRow):
-    """The mean per-seed gap L(a) − L(b) between the two runs of each block that differ in one fact
-    of the variants table, judged by test(gap, tolerance) for every block."""
+    """The per-seed gap L(a) − L(b) between the two runs of each block that differ in one fact of the
+    variants table, judged against region(tolerance) for every block."""
 
     blocks: tuple[str, ...]  # style keys
     fact: str
     a: object  # the fact's value in run a; pd.Series.max or .min: the figure's largest or smallest
     b: object
     label: str  # {a} and {b} stand for the two values
-    test: Callable[[float, float], bool]
+    region: Callable[[float], Region]  # of each gap, given the tolerance
     asserts: str  # about run a against run b, for its null (gates_and_nulls.pair_null)
     margin: float = 0.0  # the tolerance, relative to the figure's Pre-LN loss
 
@@ -1296,7 +1276,7 @@ def _contrast(data, row: _Contrast) -> Measurement:
         # Where Pre-LN itself is varied, its run b (the unchanged block) sets the scale.
         scale = facts[facts[row.fact] == b] if "pre_ln" in row.blocks else facts
         tolerance = row.margin * _reference_loss(table, scale)
-    return _paired(table, pairs, row.test, row.label.format(a=a, b=b), tolerance)
+    return _paired(data, table, pairs, row.region(tolerance), row.label.format(a=a, b=b), tolerance)
 
 
 CONTRASTS = [
@@ -1305,42 +1285,42 @@ CONTRASTS = [
         claim_id="depth_improves_pre_ln_sas_sas_p",
         statement="The 4x deeper models end at a lower loss than the shallow ones for Pre-LN, SAS and SAS-P.",
         paper_value="all blocks improve from 18 to 72 layers (except V-SkipInit)",
-        tolerance="mean per-seed L(deep) − L(shallow) < 0 for each of Pre-LN, SAS, SAS-P, ≥2 seeds",
+        tolerance="per-seed L(deep) − L(shallow) < 0 for each of Pre-LN, SAS, SAS-P, 95% interval (pooled σ)",
         blocks=("pre_ln", "sas", "sas_p"),
         fact="n_layers",
         a=pd.Series.max,
         b=pd.Series.min,
         label="L(L={a}) − L(L={b})",
         asserts="differs",
-        test=lambda gap, tol: gap < tol,
+        region=Region.below,
     ),
     _Contrast(
         item="fig12",
         claim_id="linear_decay_ends_lower",
         statement="Linear LR decay ends at a lower loss than cosine decay for Pre-LN, SAS and SAS-P.",
         paper_value="linear ends lower for all three (though it trails cosine for most of training)",
-        tolerance="mean per-seed L_linear − L_cosine < 0 for each of Pre-LN, SAS, SAS-P, ≥2 seeds",
+        tolerance="per-seed L_linear − L_cosine < 0 for each of Pre-LN, SAS, SAS-P, 95% interval (pooled σ)",
         blocks=("pre_ln", "sas", "sas_p"),
         fact="schedule",
         a="linear",
         b="cosine",
         label="L_linear − L_cosine",
         asserts="differs",
-        test=lambda gap, tol: gap < tol,
+        region=Region.below,
     ),
     _Contrast(
         item="fig13",
         claim_id="shaped_attention_not_worse_than_eq4",
         statement="Shaped attention (αI + βA − γC) is at least as good as Eq-4 attention (αI + βA) in SAS and SAS-P.",
         paper_value="shaped attention gives a small, consistent gain",
-        tolerance="mean per-seed L_shaped − L_eq4 ≤ ε = 0.5% of L_PreLN, for SAS and SAS-P, ≥2 seeds",
+        tolerance="per-seed L_shaped − L_eq4 ≤ ε = 0.5% of L_PreLN, for SAS and SAS-P, 95% interval (pooled σ)",
         blocks=("sas", "sas_p"),
         fact="spec_attention",
         a="shaped",
         b="eq4",
         label="L_shaped − L_eq4",
         asserts="as_good",
-        test=lambda gap, tol: gap <= tol,
+        region=not_worse,
         margin=RELATIVE_EPSILON,
     ),
     _Contrast(
@@ -1348,14 +1328,14 @@ CONTRASTS = [
         claim_id="identity_value_proj_does_not_help_pre_ln",
         statement="Fixing W^V = W^P = I does not improve Pre-LN (it slightly hurts in the paper).",
         paper_value="identity W^V, W^P slightly hurts Pre-LN",
-        tolerance="mean per-seed L_PreLN-I − L_PreLN ≥ −ε, ε = 0.5% of L_PreLN, ≥2 seeds",
+        tolerance="per-seed L_PreLN-I − L_PreLN ≥ −ε, ε = 0.5% of L_PreLN, 95% interval (pooled σ)",
         blocks=("pre_ln",),
         fact="spec_value",
         a="identity",
         b="linear",
         label="L(W^V=W^P=I) − L(trained)",
         asserts="no_better",
-        test=lambda gap, tol: gap >= -tol,
+        region=not_better,
         margin=RELATIVE_EPSILON,
     ),
     _Contrast(
@@ -1363,14 +1343,14 @@ CONTRASTS = [
         claim_id="trainable_first_value_not_worse",
         statement="A trainable first-layer W^V_1 = I + ΔW is no worse than W^V_1 = I fixed (a very small gain in the paper).",
         paper_value="very small gain from trainable W^V_1 (SAS and SAS-P)",
-        tolerance="mean per-seed L_trainable − L_identity ≤ ε = 0.5% of L_PreLN, for SAS and SAS-P, ≥2 seeds",
+        tolerance="per-seed L_trainable − L_identity ≤ ε = 0.5% of L_PreLN, for SAS and SAS-P, 95% interval (pooled σ)",
         blocks=("sas", "sas_p"),
         fact="spec_first_value",
         a="reparam",
         b="identity",
         label="L(trainable W^V_1) − L(W^V_1 = I)",
         asserts="as_good",
-        test=lambda gap, tol: gap <= tol,
+        region=not_worse,
         margin=RELATIVE_EPSILON,
     ),
 ]
@@ -1378,7 +1358,7 @@ globals().update(
     register_table(
         CONTRASTS,
         _contrast,
-        inputs=lambda row: [ABLATION[row.item], VARIANTS, LEVELS],
+        inputs=lambda row: [ABLATION[row.item], VARIANTS, LEVELS, CURVES],
         kind="empirical",
         gate=_contrast_gate,
         null=_contrast_null,
@@ -1400,8 +1380,8 @@ def _vskipinit_as_pre_ln(data) -> dict[str, str]:
     claim_id="vskipinit_gap_grows_with_depth",
     statement="V-SkipInit falls further behind Pre-LN in the deep model than in the shallow one.",
     paper_value="V-SkipInit is worse at 72 layers than at 18; its gap to Pre-LN grows",
-    tolerance="mean per-seed [L_VSI − L_PreLN](deep) − [L_VSI − L_PreLN](shallow) > 0, ≥2 seeds",
-    inputs=[ABLATION["fig06"], VARIANTS, LEVELS],
+    tolerance="per-seed [L_VSI − L_PreLN](deep) − [L_VSI − L_PreLN](shallow) > 0, 95% interval (pooled σ)",
+    inputs=[ABLATION["fig06"], VARIANTS, LEVELS, CURVES],
     kind="empirical",
     gate=learned([ABLATION["fig06"]]),
     null=no_effect([ABLATION["fig06"]], _vskipinit_as_pre_ln, "V-SkipInit given Pre-LN's losses at each depth"),
@@ -1418,12 +1398,8 @@ def vskipinit_gap_grows_with_depth(data) -> Measurement:
         return Measurement("missing runs", NOT_MEASURABLE, detail=f"fig06 lacks one of {sorted(runs)}")
     gap = {d: table[runs[("vskipinit", d)]] - table[runs[("pre_ln", d)]] for d in (shallow, deep)}
     growth = (gap[deep] - gap[shallow]).dropna()
-    measured = (
-        f"gap at L={shallow}: {format_mean_spread(gap[shallow].dropna())}, at L={deep}: "
-        f"{format_mean_spread(gap[deep].dropna())}; growth {format_mean_spread(growth)} nats"
-    )
-    short = too_few(len(growth), measured, MIN_SEEDS)
-    return short or Measurement(measured, verdict(float(growth.mean()) > 0), seeds=len(growth))
+    said = f"Gap at L={shallow}: {format_mean_spread(gap[shallow].dropna())}, at L={deep}: {format_mean_spread(gap[deep].dropna())} nats."
+    return _judge(data, {"growth of the gap": (growth, 2 * GAP, Region.above(0.0))}, said)
 
 
 def _x3_run(data, block: str) -> str | None:
@@ -1452,7 +1428,7 @@ FIG08_IN_TIME_3X = [
         claim_id="sas_p_matches_pre_ln_in_time_3x",
         statement="With 3x the training steps, SAS-P still reaches Pre-LN's loss within Pre-LN's training time.",
         paper_value="simplified blocks match or beat Pre-LN at 3x tokens (≈120K steps)",
-        tolerance="L_SAS-P(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = the 3x Pre-LN run's training seconds, ≥2 seeds",
+        tolerance="L_SAS-P(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = the 3x Pre-LN run's training seconds, 95% interval (pooled σ)",
         block="sas_p",
     ),
     _InTime(
@@ -1460,7 +1436,7 @@ FIG08_IN_TIME_3X = [
         claim_id="sas_matches_pre_ln_in_time_3x",
         statement="With 3x the training steps, SAS still reaches Pre-LN's loss within Pre-LN's training time.",
         paper_value="simplified blocks match or beat Pre-LN at 3x tokens (≈120K steps)",
-        tolerance="L_SAS(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = the 3x Pre-LN run's training seconds, ≥2 seeds",
+        tolerance="L_SAS(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = the 3x Pre-LN run's training seconds, 95% interval (pooled σ)",
         block="sas",
     ),
 ]
@@ -1468,7 +1444,7 @@ globals().update(
     register_table(
         FIG08_IN_TIME_3X,
         _x3,
-        inputs=[ABLATION["fig08"], VARIANTS, LEVELS],
+        inputs=[ABLATION["fig08"], VARIANTS, LEVELS, CURVES],
         kind="empirical",
         gate=learned([ABLATION["fig08"]], runs="the 3x Pre-LN runs", select=lambda data: [_x3_run(data, "pre_ln")]),
         null=_x3_null,
@@ -1488,8 +1464,9 @@ def _beta_ff_below_one(data) -> list[str]:
     claim_id="beta_ff_best_below_one",
     statement="The best β_FF initialisation of SAS is below 1 (the paper picks 0.1 at 18 layers).",
     paper_value="β_FF = 0.1 chosen at L=18; grid and curve shape not stated",
-    tolerance="argmin over the β_FF grid of the mean-over-seeds final loss < 1, grid containing 1, ≥2 seeds",
-    inputs=[ABLATION["fig14"], VARIANTS, LEVELS],
+    tolerance="some β_FF < 1 ends below β_FF = 1 (gap interval below 0; not reproduced when every β_FF < 1 ends above), "
+    "grid containing 1 and ≥3 values, 95% intervals (pooled σ)",
+    inputs=[ABLATION["fig14"], VARIANTS, LEVELS, CURVES],
     kind="empirical",
     gate=learned([ABLATION["fig14"]]),
     null=untrained([ABLATION["fig14"]], _beta_ff_below_one, "every run with β_FF < 1"),
@@ -1497,19 +1474,25 @@ def _beta_ff_below_one(data) -> list[str]:
 def beta_ff_best_below_one(data) -> Measurement:
     table, facts = _runs(data, ABLATION["fig14"])
     sas = facts[facts["key"] == "sas"]
-    curve = pd.Series({float(sas.loc[v, "spec_mlp_gain"]): float(table[v].mean()) for v in sas.index}).sort_index()
-    measured = ", ".join(f"β_FF={b:g}: {v:.3f}" for b, v in curve.items())
-    if 1.0 not in curve.index or len(curve) < 3:
-        return Measurement(measured or "no grid", NOT_MEASURABLE, detail="the grid needs β_FF = 1 and ≥3 values")
-    seeds = int(table[sas.index].notna().sum().min())
-    short = too_few(seeds, measured, MIN_SEEDS)
-    best = float(curve.idxmin())
-    return short or Measurement(
-        f"argmin β_FF = {best:g} ({measured})",
-        verdict(best < 1.0),
-        seeds=seeds,
-        detail="grid reconstructed (the paper does not give it)",
-    )
+    gain = {float(sas.loc[v, "spec_mlp_gain"]): v for v in sas.index}
+    means = ", ".join(f"β_FF={b:g}: {table[gain[b]].mean():.3f}" for b in sorted(gain))
+    if 1.0 not in gain or len(gain) < 3:
+        return Measurement(means or "no grid", NOT_MEASURABLE, detail="the grid needs β_FF = 1 and ≥3 values")
+    below = sorted(b for b in gain if b < 1.0)
+    parts = {
+        f"L(β_FF={b:g}) − L(β_FF=1)": ((table[gain[b]] - table[gain[1.0]]).dropna(), GAP, Region.below(0.0))
+        for b in below
+    }
+    judged = _judge(data, parts, f"Final losses {means}; grid reconstructed (the paper does not give it).")
+    if judged.verdict == NOT_MEASURABLE:
+        return judged
+    # "Some β_FF < 1 is best": one gap clearly below 0 suffices; every gap clearly above 0 refutes it.
+    verdicts = [
+        decide(contrast_interval(values, norm2, noise(data)), region) for values, norm2, region in parts.values()
+    ]
+    if REPRODUCED in verdicts:
+        return dataclasses.replace(judged, verdict=REPRODUCED)
+    return dataclasses.replace(judged, verdict=NOT_REPRODUCED if set(verdicts) == {NOT_REPRODUCED} else INCONCLUSIVE)
 
 
 def _no_skip_runs(facts: pd.DataFrame) -> pd.DataFrame:
@@ -1538,8 +1521,8 @@ def _no_skip_as_sas(data) -> dict[str, str]:
     claim_id="no_mlp_skip_trains_slower",
     statement="Without the MLP skip (ReLU or leaky ReLU, LR 1e-4) SAS trains much slower.",
     paper_value="all no-skip runs much slower than SAS",
-    tolerance="mean per-seed L_no-skip − L_SAS > δ = 2% of L_PreLN, for every no-skip run, ≥2 seeds",
-    inputs=[ABLATION["fig25"], VARIANTS, LEVELS],
+    tolerance="per-seed L_no-skip − L_SAS > δ = 2% of L_PreLN, for every no-skip run, 95% interval (pooled σ)",
+    inputs=[ABLATION["fig25"], VARIANTS, LEVELS, CURVES],
     kind="empirical",
     gate=learned([ABLATION["fig25"]], runs="the SAS runs (with the MLP skip)", select=_sas_with_skip),
     null=no_effect([ABLATION["fig25"]], _no_skip_as_sas, "every no-skip run given SAS's losses"),
@@ -1555,7 +1538,7 @@ def no_mlp_skip_trains_slower(data) -> Measurement:
         for v, row in runs.iterrows()
     }
     delta = RELATIVE_DELTA * _reference_loss(table, facts)
-    return _paired(table, pairs, lambda gap, tol: gap > tol, "L(no skip) − L(SAS)", delta)
+    return _paired(data, table, pairs, clearly_worse(delta), "L(no skip) − L(SAS)", delta)
 
 
 @claim(
@@ -1564,8 +1547,8 @@ def no_mlp_skip_trains_slower(data) -> Measurement:
     claim_id="leaky_relu_no_better_than_relu",
     statement="Without the MLP skip, leaky ReLU (slope 0.2 or 1 − 1/√L) is no better than ReLU.",
     paper_value="LReLU no better than ReLU",
-    tolerance="mean per-seed L_LReLU − L_ReLU ≥ −ε, ε = 0.5% of L_PreLN, for every slope, ≥2 seeds",
-    inputs=[ABLATION["fig25"], VARIANTS, LEVELS],
+    tolerance="per-seed L_LReLU − L_ReLU ≥ −ε, ε = 0.5% of L_PreLN, for every slope, 95% interval (pooled σ)",
+    inputs=[ABLATION["fig25"], VARIANTS, LEVELS, CURVES],
     kind="empirical",
     gate=learned([ABLATION["fig25"]], runs="the no-skip ReLU runs", select=_relu_no_skip),
     null=untrained([ABLATION["fig25"]], _relu_no_skip, "the no-skip ReLU run"),
@@ -1580,7 +1563,7 @@ def leaky_relu_no_better_than_relu(data) -> Measurement:
     if not pairs:
         return Measurement("no leaky-ReLU run", NOT_MEASURABLE)
     epsilon = RELATIVE_EPSILON * _reference_loss(table, facts)
-    return _paired(table, pairs, lambda gap, tol: gap >= -tol, "L(LReLU) − L(ReLU)", epsilon)
+    return _paired(data, table, pairs, not_better(epsilon), "L(LReLU) − L(ReLU)", epsilon)
 
 
 @claim(
@@ -1589,8 +1572,8 @@ def leaky_relu_no_better_than_relu(data) -> Measurement:
     claim_id="sas_perplexity_matches_parallel",
     statement="On the longer-context LM (ALiBi, GeLU), SAS reaches the perplexity of the Parallel block.",
     paper_value="SAS 22.37 vs Parallel 22.39 (Languini books, 15% fewer parameters)",
-    tolerance="mean over seeds of ppl_SAS / ppl_Parallel = exp(L_SAS − L_Parallel) ≤ 1.02, ≥2 seeds",
-    inputs=[ABLATION["fig28"], VARIANTS, LEVELS],
+    tolerance="ppl_SAS / ppl_Parallel = exp(L_SAS − L_Parallel) ≤ 1.02, i.e. the gap ≤ ln 1.02, 95% interval (pooled σ)",
+    inputs=[ABLATION["fig28"], VARIANTS, LEVELS, CURVES],
     kind="empirical",
     gate=learned([ABLATION["fig28"]], ("parallel",), "the Parallel runs"),
     null=untrained(
@@ -1602,15 +1585,12 @@ def sas_perplexity_matches_parallel(data) -> Measurement:
     sas, parallel = _one(facts, "fig28", key="sas"), _one(facts, "fig28", key="parallel")
     if sas is None or parallel is None:
         return Measurement("no SAS/Parallel pair", NOT_MEASURABLE, detail="fig28 needs a SAS and a Parallel run")
-    ratios = np.exp(table[sas] - table[parallel]).dropna()
-    measured = (
-        f"ppl_SAS / ppl_Parallel = {format_mean_spread(ratios)} "
-        f"(ppl {np.exp(table[sas].mean()):.1f} vs {np.exp(table[parallel].mean()):.1f})"
+    gaps = (table[sas] - table[parallel]).dropna()
+    said = (
+        f"ppl_SAS / ppl_Parallel = exp(gap); ppl {np.exp(table[sas].mean()):.1f} vs "
+        f"{np.exp(table[parallel].mean()):.1f}; code corpus, not books."
     )
-    short = too_few(len(ratios), measured, MIN_SEEDS)
-    return short or Measurement(
-        measured, verdict(float(ratios.mean()) <= PPL_RATIO), seeds=len(ratios), detail="code corpus, not books"
-    )
+    return _judge(data, {"L_SAS − L_Parallel": (gaps, GAP, Region.at_most(float(np.log(PPL_RATIO))))}, said)
 
 
 DEVIATIONS = [
@@ -1623,6 +1603,10 @@ DEVIATIONS = [
     "with eps = 1e-5, where the official code divides by ‖x‖/√d + eps (the same eps from GPT-2's config; its class "
     "default 1e-8 is never used); the two differ only at ‖x‖/√d ≲ √eps. The final norm is GPT-2's LayerNorm "
     "ln_f after RMSNorm blocks, as the official model keeps it (the paper's text does not name it).",
+    "Seeds (laptop): Fig 26's six blocks train three seeds, the gains runs of Figs 4, 16, 21 and 22 two, every "
+    "other variant one. Each loss comparison is judged by a 95% interval whose width comes from the run-to-run "
+    "spread pooled over Fig 26's blocks × seeds (an additive two-way fit), assumed to hold for every decoder run, "
+    "including the narrow, long-sequence and 3× runs (config/README.md).",
     "Loss-against-time figures (5, 8, 28) use each run's own measured training seconds, taken on a shared 2-core "
     "machine with two runs side by side, so time comparisons carry machine noise; the throughput claims use a "
     "separate benchmark that interleaves the blocks in one process.",

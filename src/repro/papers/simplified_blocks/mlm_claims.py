@@ -6,8 +6,10 @@ existed (catalog ../shared/papers/simplified_blocks.md §2, "Check"):
 
 - Each block trains for the same time budget, as the number of updates the budget buys at the block's
   step time (timed interleaved, holding every core); L_x is its final masked-LM eval loss, the mean
-  of its last 3 evaluations. Gaps are taken per pre-training seed and averaged; loss comparisons
-  need ≥ 2 seeds, otherwise "not measurable at this scale".
+  of its last 3 evaluations. Gaps are taken per pre-training seed and judged by their 95% interval
+  with the run-to-run spread pooled over the blocks × seeds (the additive two-way fit, as in the
+  decoder part: repro.pipeline.decisions.judge_contrasts); without two seeds of every block there
+  is no spread, and the verdict is "not measurable at this scale".
 - δ = 2% of the Pre-LN loss for "matches" and "clearly worse", as in the decoder part.
 - Steps completed in the budget are compared through the timed updates per second, paired within
   the timing rounds; orderings allow a slack of 1% per adjacent pair.
@@ -53,7 +55,7 @@ from repro.pipeline.claims import (
     too_few,
     verdict,
 )
-from repro.pipeline.decisions import Region, judge_parts
+from repro.pipeline.decisions import Region, additive_noise, judge_contrasts, judge_parts
 
 MLM_CURVES = "data/mlm_curves.csv"
 MLM_STEP_TIMES = "data/mlm_step_times.csv"
@@ -78,10 +80,10 @@ def _final_table(data) -> pd.DataFrame:
 
 @dataclass(frozen=True, kw_only=True)
 class _EqualTime(ClaimRow):
-    """Mean per-seed gap L(variant) − L(Pre-LN) at the end of equal budgets, judged by test(gap, δ)."""
+    """The per-seed gap L(variant) − L(Pre-LN) at the end of equal budgets, judged against region(δ)."""
 
     variant: str
-    test: Callable[[float, float], bool]
+    region: Callable[[float], Region]
     asserts: str  # about the block against Pre-LN, for its null (gates_and_nulls.pair_null)
 
 
@@ -93,17 +95,11 @@ def _equal_time_null(row: _EqualTime) -> Null:
 def _equal_time_gap(data, row: _EqualTime) -> Measurement:
     table = _final_table(data)
     gaps = (table[row.variant] - table["pre_ln"]).dropna()
-    measured = f"L({NAMES[row.variant]}) − L(Pre-LN) = {format_mean_spread(gaps)} nats at equal training time"
-    short = too_few(len(gaps), measured, MIN_SEEDS)
-    if short:
-        return short
     delta = RELATIVE_DELTA * float(table["pre_ln"].mean())
-    return Measurement(
-        measured,
-        verdict(row.test(float(gaps.mean()), delta)),
-        seeds=len(gaps),
-        detail=f"δ = {format_number(delta)} nats; L_PreLN = {format_number(float(table['pre_ln'].mean()))}",
-    )
+    label = f"L({NAMES[row.variant]}) − L(Pre-LN) at equal training time"
+    said = f"δ = {format_number(delta)} nats; L_PreLN = {format_number(float(table['pre_ln'].mean()))}."
+    noise = additive_noise(table, "the masked-LM blocks × seeds")
+    return judge_contrasts({label: (gaps, 2.0, row.region(delta))}, noise, unit=" nats", detail=said)
 
 
 EQUAL_TIME_GAPS = [
@@ -112,9 +108,9 @@ EQUAL_TIME_GAPS = [
         claim_id="mlm_sas_matches_pre_ln_in_time",
         statement="Given the same time budget, SAS reaches the masked-LM loss of Pre-LN.",
         paper_value="SAS ≈ crammed Pre-LN in MLM loss vs runtime (24 h)",
-        tolerance="|L_SAS − L_PreLN| ≤ 2% of L_PreLN at the end of equal budgets, mean over ≥2 seeds",
+        tolerance="|L_SAS − L_PreLN| ≤ 2% of L_PreLN at the end of equal budgets, 95% interval (pooled σ)",
         variant="sas",
-        test=matches,
+        region=matches,
         asserts="as_good",
     ),
     _EqualTime(
@@ -122,9 +118,9 @@ EQUAL_TIME_GAPS = [
         claim_id="mlm_sas_p_matches_pre_ln_in_time",
         statement="Given the same time budget, SAS-P reaches the masked-LM loss of Pre-LN.",
         paper_value="SAS-P ≈ crammed Pre-LN in MLM loss vs runtime (24 h)",
-        tolerance="|L_SAS-P − L_PreLN| ≤ 2% of L_PreLN at the end of equal budgets, mean over ≥2 seeds",
+        tolerance="|L_SAS-P − L_PreLN| ≤ 2% of L_PreLN at the end of equal budgets, 95% interval (pooled σ)",
         variant="sas_p",
-        test=matches,
+        region=matches,
         asserts="as_good",
     ),
     _EqualTime(
@@ -132,9 +128,9 @@ EQUAL_TIME_GAPS = [
         claim_id="mlm_vskipinit_slower_in_time",
         statement="Given the same time budget, V-SkipInit ends clearly above Pre-LN's masked-LM loss.",
         paper_value="V-SkipInit clearly slower than the other blocks",
-        tolerance="L_VSkipInit − L_PreLN > 2% of L_PreLN at the end of equal budgets, mean over ≥2 seeds",
+        tolerance="L_VSkipInit − L_PreLN > 2% of L_PreLN at the end of equal budgets, 95% interval (pooled σ)",
         variant="vskipinit",
-        test=clearly_worse,
+        region=clearly_worse,
         asserts="differs",
     ),
 ]
