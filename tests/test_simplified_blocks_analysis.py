@@ -375,3 +375,32 @@ def test_a_flat_beta_grid_is_not_measurable(tmp_path):
     assert row["verdict"] == "not measurable at this scale" and row["null"].startswith("reproduced"), row
     row = _judge(tmp_path / "noisy", "loss_rises_with_value_proj_beta", files, noise=0.02)
     assert row["verdict"] == "inconclusive", row
+
+
+def test_each_figure_trains_its_variants_on_its_own_number_of_seeds():
+    """figures.<item>.seeds: the laptop DAG trains Fig 26's blocks on every seed, the gains runs on two
+    and the other variants on one; a run two figures ask for is trained once, on the most seeds asked."""
+    import re
+    import subprocess
+
+    from repro.pipeline.configcheck import figure_seeds
+
+    target = "results/laptop/simplified_blocks/data/fig26_curves.csv"
+    out = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "snakemake"), target, "-n", "-F", "--rerun-incomplete"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    trained: dict[str, set[int]] = {}
+    for variant, seed in re.findall(r"simplified_blocks/runs/(\w+)/seed(\d+)/model\.safetensors", out):
+        trained.setdefault(variant, set()).add(int(seed))
+    section = _config()["simplified_blocks"]
+    expected: dict[str, set[int]] = {}
+    for item, entry in section["figures"].items():
+        for variant in entry["variants"]:
+            expected.setdefault(variant, set()).update(figure_seeds(section, item))
+    assert trained == expected
+    assert trained["pre_ln"] == {0, 1, 2} and trained["vp_id_b000"] == {0} and trained["sas_vp_gains"] == {0, 1}
+    assert figure_seeds({"seeds": [0], "figures": {"fig04": {"seeds": 2, "variants": ["a"]}}}, "fig04") == [0]
