@@ -16,19 +16,22 @@
 # identity at β = 0 (W^V = W^P = I) reaches the Pre-LN loss (1.178).
 #
 # Here: one run per (W_init, β, seed) on the code corpus; points are the mean over seeds of the
-# final eval loss (mean of the last three evaluations), bars span the seeds. The paper does not
-# give its β grid; we use the β values in the footer's configuration.
+# final eval loss (mean of the last three evaluations); bars are each point's 95 % interval with the
+# run-to-run spread pooled over Fig 26's runs, as the claims judge (laptop: one seed per point). The
+# paper does not give its β grid; we use the β values in the footer's configuration.
 
 # %% tags=["parameters"]
 results_dir, paper, item, scale = "results", "simplified_blocks", "fig03", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig03_curves.csv", "results/simplified_blocks/data/variants.csv"]
 levels = "results/simplified_blocks/data/lm_reference_levels.json"  # reference levels of the held-out split
+noise_runs = "results/simplified_blocks/data/fig26_curves.csv"  # the runs that set the run-to-run spread
 
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
 
 from repro.analysis.training_curves import final_losses
+from repro.papers.simplified_blocks.run_noise import bars_note, half_width, loss_noise
 from repro.pipeline.plotting import OKABE_ITO, draw_reference_levels, label, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
@@ -36,6 +39,7 @@ use_style()
 curves = pd.read_csv(inputs[0])
 facts = pd.read_csv(inputs[1]).set_index("variant")
 final = final_losses(curves)
+noise = loss_noise(pd.read_csv(noise_runs))
 final = final.join(facts[["spec_value", "spec_reparam_init", "spec_reparam_beta", "spec_reparam_tie"]], on="variant")
 grid = final[(final["spec_value"] == "reparam") & (final["spec_reparam_tie"] == "none")]
 INIT_STYLE = {
@@ -47,11 +51,11 @@ INIT_STYLE = {
 fig, ax = plt.subplots(figsize=(6.4, 4.2))
 for init, rows in grid.groupby("spec_reparam_init"):
     colour, marker, text = INIT_STYLE[init]
-    stats = rows.groupby("spec_reparam_beta")["final_loss"].agg(["mean", "min", "max"])
+    stats = rows.groupby("spec_reparam_beta")["final_loss"].agg(["mean", "count"])
     ax.errorbar(
         stats.index,
         stats["mean"],
-        yerr=[stats["mean"] - stats["min"], stats["max"] - stats["mean"]],
+        yerr=None if noise is None else [half_width(noise, n) for n in stats["count"]],
         color=colour,
         marker=marker,
         capsize=3,
@@ -66,7 +70,7 @@ ax.set_ylabel("final eval loss (nats/token)")
 ax.set_title("Skipless attention: loss against the value/projection weight β")
 ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
 draw_reference_levels(ax, levels)
-note = "β grid reconstructed from the paper's description (its grid is not given)."
+note = f"β grid reconstructed from the paper's description (its grid is not given). {bars_note(noise)}"
 save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %%

@@ -21,12 +21,14 @@
 results_dir, paper, item, scale = "results", "simplified_blocks", "fig14", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig14_curves.csv", "results/simplified_blocks/data/variants.csv"]
 levels = "results/simplified_blocks/data/lm_reference_levels.json"  # reference levels of the held-out split
+noise_runs = "results/simplified_blocks/data/fig26_curves.csv"  # the runs that set the run-to-run spread
 
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
 
 from repro.analysis.training_curves import final_losses
+from repro.papers.simplified_blocks.run_noise import bars_note, half_width, loss_noise
 from repro.pipeline.plotting import draw_reference_levels, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
@@ -36,12 +38,21 @@ facts = pd.read_csv(inputs[1]).set_index("variant")
 final = final_losses(curves).merge(facts[["block", "spec_mlp_gain"]], left_on="variant", right_index=True)
 sas = final[final["block"] == "sas"]
 grid = sas.groupby("spec_mlp_gain")["final_loss"].agg(["mean", "min", "max", "count"])
+noise = loss_noise(pd.read_csv(noise_runs))
 
 # %%
 fig, ax = plt.subplots(figsize=(6, 4))
 style = line_style("sas")
 ax.scatter(sas["spec_mlp_gain"], sas["final_loss"], color=style["color"], alpha=0.4, s=18, label="SAS, one seed")
-ax.plot(grid.index, grid["mean"], color=style["color"], marker=style["marker"], label="SAS, mean over seeds")
+ax.errorbar(
+    grid.index,
+    grid["mean"],
+    yerr=None if noise is None else [half_width(noise, n) for n in grid["count"]],
+    color=style["color"],
+    marker=style["marker"],
+    capsize=3,
+    label="SAS, mean over seeds",
+)
 pre_ln = final[final["block"] == "pre_ln"]["final_loss"]
 if len(pre_ln):
     ax.axhline(pre_ln.mean(), color=line_style("pre_ln")["color"], ls=":", label="Pre-LN")
@@ -53,7 +64,9 @@ ax.set_ylabel("final eval loss (nats/token)")
 ax.set_title("SAS: final loss vs β_FF init")
 ax.legend(fontsize=8)
 draw_reference_levels(ax, levels)
-save_figure(fig, results_dir, paper, item, scale, note="Grid reconstructed from the paper's description.")
+save_figure(
+    fig, results_dir, paper, item, scale, note=f"Grid reconstructed from the paper's description. {bars_note(noise)}"
+)
 
 # %%
 print(to_markdown(grid.rename_axis("beta_FF init").round(4)))

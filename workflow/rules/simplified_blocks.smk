@@ -191,9 +191,16 @@ rule simplified_blocks_throughput:
 # The loss plots mark the reference levels (unigram, bigram) of the decoders' held-out split, passed as `levels`.
 SB_LEVELS = sb_data("lm_reference_levels.json")
 LEVELS = {"levels": SB_LEVELS}
+# The runs whose seeds set the run-to-run spread the one-seed figures draw as error bars.
+NOISE_RUNS = sb_data("fig26_curves.csv")
 register_notebook(SB, "fig01", [sb_data("structure_inventory.csv")])
 register_notebook(SB, "fig02", [sb_data("fig26_curves.csv")])
-register_notebook(SB, "fig03", [sb_data("fig03_curves.csv"), sb_data("variants.csv"), SB_LEVELS], LEVELS)
+register_notebook(
+    SB,
+    "fig03",
+    [sb_data("fig03_curves.csv"), sb_data("variants.csv"), SB_LEVELS, NOISE_RUNS],
+    {**LEVELS, "noise_runs": NOISE_RUNS},
+)
 register_notebook(SB, "fig04", [sb_data("fig04_gains.csv"), sb_data("fig04_curves.csv"), sb_data("fig03_curves.csv")])
 register_notebook(
     SB,
@@ -209,7 +216,9 @@ register_notebook(
         sb_data("fig03_curves.csv"),
         sb_data("variants.csv"),
         sb_data("structure_checks.csv"),
+        NOISE_RUNS,
     ],
+    {"noise_runs": NOISE_RUNS},
 )
 register_notebook(
     SB, "fig10", [sb_data("structure_inventory.csv"), sb_data("structure_checks.csv")], source="block_figure"
@@ -220,8 +229,8 @@ register_notebook(
 register_notebook(
     SB,
     "fig15",
-    [sb_data("fig03_curves.csv"), sb_data("fig15_curves.csv"), sb_data("variants.csv"), SB_LEVELS],
-    LEVELS,
+    [sb_data("fig03_curves.csv"), sb_data("fig15_curves.csv"), sb_data("variants.csv"), SB_LEVELS, NOISE_RUNS],
+    {**LEVELS, "noise_runs": NOISE_RUNS},
 )
 register_notebook(SB, "fig16", [sb_data("fig16_gains.csv")], source="gain_ratios")
 for _item, _symbols in (("fig17", "alpha"), ("fig18", "beta"), ("fig19", "gamma"), ("fig20", "beta_FF")):
@@ -236,8 +245,14 @@ register_notebook(
 )
 # Ablations read as loss curves: each figure's runs (shared with the base runs where the catalog
 # says so) and the variants table, which tells the notebooks what each run is.
-for _item in ("fig06", "fig08", "fig12", "fig13", "fig14", "fig23", "fig24", "fig25"):
+for _item in ("fig06", "fig08", "fig12", "fig13", "fig23", "fig24", "fig25"):
     register_notebook(SB, _item, [sb_data(f"{_item}_curves.csv"), sb_data("variants.csv"), SB_LEVELS], LEVELS)
+register_notebook(
+    SB,
+    "fig14",
+    [sb_data("fig14_curves.csv"), sb_data("variants.csv"), SB_LEVELS, NOISE_RUNS],
+    {**LEVELS, "noise_runs": NOISE_RUNS},
+)
 register_notebook(SB, "fig28", [sb_data("fig28_curves.csv"), sb_data("variants.csv")])
 
 

@@ -54,6 +54,7 @@ from repro.papers.simplified_blocks.gates_and_nulls import (
     reversed_order,
     untrained,
 )
+from repro.papers.simplified_blocks.run_noise import loss_noise
 from repro.pipeline.claims import (
     INCONCLUSIVE,
     NOT_MEASURABLE,
@@ -71,7 +72,6 @@ from repro.pipeline.claims import (
 from repro.pipeline.decisions import (
     PooledNoise,
     Region,
-    additive_noise,
     both,
     contrast_interval,
     decide,
@@ -116,7 +116,7 @@ def _gaps(table: pd.DataFrame, variant: str, reference: str = "pre_ln") -> pd.Se
 
 def noise(data) -> PooledNoise | None:
     """The run-to-run spread σ of a final loss, from Fig 26's blocks × seeds (config/README.md)."""
-    return additive_noise(_final(data, CURVES), "Fig 26's blocks × seeds")
+    return loss_noise(data[CURVES])
 
 
 def _judge(data, parts: dict[str, tuple[pd.Series, float, Region]], detail: str = "") -> Measurement:

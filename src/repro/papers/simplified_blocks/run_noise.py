@@ -1,0 +1,39 @@
+"""The run-to-run spread of a decoder's final loss, as the claims judge with it (config/README.md, the
+seeds rule of simplified_blocks): σ pooled over Fig 26's blocks × seeds, and the half-width of the
+95 % interval of a mean over n runs, which the figures of one-seed runs draw as error bars."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from repro.analysis.training_curves import final_losses
+from repro.pipeline.decisions import LEVEL, PooledNoise, additive_noise
+
+SOURCE = "Fig 26's blocks × seeds"
+
+
+def loss_noise(fig26_curves: pd.DataFrame) -> PooledNoise | None:
+    """σ of a final eval loss from Fig 26's curves (None with fewer than two seeds)."""
+    table = final_losses(fig26_curves).pivot(index="seed", columns="variant", values="final_loss")
+    return additive_noise(table, SOURCE)
+
+
+def half_width(noise: PooledNoise | None, n: int, level: float = LEVEL) -> float:
+    """t(df) · σ / √n: the half-width of the interval of a mean of `n` runs' final losses (nan without σ)."""
+    if noise is None:
+        return math.nan
+    from scipy.stats import t
+
+    return float(t.ppf(0.5 + level / 2, noise.df)) * noise.sd / math.sqrt(n)
+
+
+def bars_note(noise: PooledNoise | None) -> str:
+    """What the error bars of such a figure show, for its footer."""
+    if noise is None:
+        return "No error bars: Fig 26's runs have one seed, so there is no run-to-run spread to draw."
+    return (
+        f"Bars: 95% interval of each point (σ = {noise.sd:.3f} nats from {SOURCE}, {noise.df} df; "
+        "a one-seed point's bar is ± t·σ)."
+    )
