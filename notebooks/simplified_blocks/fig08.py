@@ -21,6 +21,7 @@
 results_dir, paper, item, scale = "results", "simplified_blocks", "fig08", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig08_curves.csv", "results/simplified_blocks/data/variants.csv"]
 levels = "results/simplified_blocks/data/lm_reference_levels.json"  # reference levels of the held-out split
+noise_runs = "results/simplified_blocks/data/fig26_curves.csv"  # the runs that set the run-to-run spread
 
 # %%
 import matplotlib.pyplot as plt
@@ -28,6 +29,7 @@ import numpy as np
 
 from repro.analysis.training_curves import mean_curve
 from repro.papers.simplified_blocks.equal_budget import loss_at, total
+from repro.papers.simplified_blocks.run_noise import gap_note
 from repro.papers.simplified_blocks.variant_table import curves_and_variants
 from repro.pipeline.plotting import draw_reference_levels, label, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
@@ -64,7 +66,7 @@ ax.set_ylabel("eval loss (nats/token)")
 ax.set_title(f"Loss against training time, 1× and {facts['multiple'].max():g}× steps")
 ax.legend(fontsize=8)
 draw_reference_levels(ax, levels)
-save_figure(fig, results_dir, paper, item, scale)
+save_figure(fig, results_dir, paper, item, scale, note=gap_note(noise_runs))
 
 # %% [markdown]
 # Each 3× run's loss at the 3× Pre-LN run's total time t* (the same seed's), and its total time.

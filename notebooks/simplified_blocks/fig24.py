@@ -20,11 +20,13 @@
 results_dir, paper, item, scale = "results", "simplified_blocks", "fig24", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig24_curves.csv", "results/simplified_blocks/data/variants.csv"]
 levels = "results/simplified_blocks/data/lm_reference_levels.json"  # reference levels of the held-out split
+noise_runs = "results/simplified_blocks/data/fig26_curves.csv"  # the runs that set the run-to-run spread
 
 # %%
 import matplotlib.pyplot as plt
 
 from repro.analysis.training_curves import final_losses, mean_curve
+from repro.papers.simplified_blocks.run_noise import gap_note
 from repro.papers.simplified_blocks.variant_table import curves_and_variants
 from repro.pipeline.plotting import draw_reference_levels, label, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
@@ -62,7 +64,7 @@ axes[1].legend(fontsize=8)
 fig.set_layout_engine("tight")  # not tight_layout(), which warns that it replaces the constrained layout
 for ax in axes:
     draw_reference_levels(ax, levels)
-save_figure(fig, results_dir, paper, item, scale)
+save_figure(fig, results_dir, paper, item, scale, note=gap_note(noise_runs))
 
 # %% [markdown]
 # Final eval loss (mean of the last three evaluations, then over seeds).

@@ -22,6 +22,7 @@
 # %% tags=["parameters"]
 results_dir, paper, item, scale = "results", "simplified_blocks", "fig28", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig28_curves.csv", "results/simplified_blocks/data/variants.csv"]
+noise_runs = "results/simplified_blocks/data/fig26_curves.csv"  # the runs that set the run-to-run spread
 
 # %%
 import matplotlib.pyplot as plt
@@ -29,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from repro.analysis.training_curves import final_losses, mean_curve
+from repro.papers.simplified_blocks.run_noise import gap_note
 from repro.papers.simplified_blocks.variant_table import curves_and_variants
 from repro.pipeline.plotting import label, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
@@ -55,7 +57,7 @@ ax.set_xlabel("training time (s, this machine)")
 ax.set_ylabel("eval perplexity")
 ax.set_title(f"T={int(facts['max_seq_len'].iloc[0])}, ALiBi, GeLU")
 ax.legend(fontsize=8)
-save_figure(fig, results_dir, paper, item, scale)
+save_figure(fig, results_dir, paper, item, scale, note=gap_note(noise_runs))
 
 # %%
 final = final_losses(curves).groupby("variant")["final_loss"].mean()

@@ -245,15 +245,16 @@ register_notebook(
 )
 # Ablations read as loss curves: each figure's runs (shared with the base runs where the catalog
 # says so) and the variants table, which tells the notebooks what each run is.
-for _item in ("fig06", "fig08", "fig12", "fig13", "fig23", "fig24", "fig25"):
-    register_notebook(SB, _item, [sb_data(f"{_item}_curves.csv"), sb_data("variants.csv"), SB_LEVELS], LEVELS)
+for _item in ("fig06", "fig08", "fig12", "fig13", "fig14", "fig23", "fig24", "fig25"):
+    register_notebook(
+        SB,
+        _item,
+        [sb_data(f"{_item}_curves.csv"), sb_data("variants.csv"), SB_LEVELS, NOISE_RUNS],
+        {**LEVELS, "noise_runs": NOISE_RUNS},
+    )
 register_notebook(
-    SB,
-    "fig14",
-    [sb_data("fig14_curves.csv"), sb_data("variants.csv"), SB_LEVELS, NOISE_RUNS],
-    {**LEVELS, "noise_runs": NOISE_RUNS},
+    SB, "fig28", [sb_data("fig28_curves.csv"), sb_data("variants.csv"), NOISE_RUNS], {"noise_runs": NOISE_RUNS}
 )
-register_notebook(SB, "fig28", [sb_data("fig28_curves.csv"), sb_data("variants.csv")])
 
 
 include: "simplified_blocks_mlm.smk"

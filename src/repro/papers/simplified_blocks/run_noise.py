@@ -37,3 +37,15 @@ def bars_note(noise: PooledNoise | None) -> str:
         f"Bars: 95% interval of each point (σ = {noise.sd:.3f} nats from {SOURCE}, {noise.df} df; "
         "a one-seed point's bar is ± t·σ)."
     )
+
+
+def gap_note(fig26_csv: str) -> str:
+    """The resolution of a gap between two one-seed runs, for the footer of a figure of single runs:
+    from the Fig 26 curves file `fig26_csv`."""
+    noise = loss_noise(pd.read_csv(fig26_csv))
+    if noise is None:
+        return "One run per curve; no run-to-run spread to judge gaps with (Fig 26's runs have one seed)."
+    return (
+        f"Curves of one seed are judged with the run-to-run spread of {SOURCE} (σ = {noise.sd:.3f} nats, "
+        f"{noise.df} df): a gap between two one-seed runs is known to ± {half_width(noise, 1) * math.sqrt(2):.3f} nats."
+    )
