@@ -16,6 +16,7 @@ from repro.pipeline.decisions import (
     REPRODUCED,
     Region,
     additive_noise,
+    combine_any,
     contrast_interval,
     decide,
     judge_contrasts,
@@ -63,6 +64,12 @@ def test_judge_contrasts_needs_a_spread_and_combines_its_parts():
     assert mixed.verdict == "inconclusive"
     missing = judge_contrasts({"a": ([0.5], 2.0, Region.above(0.1))}, None)
     assert missing.verdict == NOT_MEASURABLE and "spread" in missing.detail
+    # "one of them holds": one reproduced part suffices, every part must fail to refute it
+    some = {"a": ([0.5], 2.0, Region.above(0.1)), "b": ([0.0], 2.0, Region.below(0.0))}
+    assert judge_contrasts(some, noise, rule=combine_any).verdict == REPRODUCED
+    none = {"a": ([-0.5], 2.0, Region.above(0.1)), "b": ([0.5], 2.0, Region.below(0.0))}
+    assert judge_contrasts(none, noise, rule=combine_any).verdict == "not reproduced"
+    assert combine_any(["not reproduced", "inconclusive"]) == "inconclusive"
 
 
 def test_seed_interval_is_the_t_interval_of_the_mean():

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from repro.pipeline.claims import INCONCLUSIVE, NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, Gate, Measurement
@@ -179,6 +179,7 @@ __all__ = [
     "classifier_gate",
     "constructed_gate",
     "combine",
+    "combine_any",
     "decide",
     "judge_parts",
     "judge_seeds",
@@ -195,6 +196,17 @@ def combine(verdicts: Iterable[str]) -> str:
         if verdict in verdicts:
             return verdict
     return REPRODUCED
+
+
+def combine_any(verdicts: Iterable[str]) -> str:
+    """The verdict of a claim that one of several comparisons holds ("some setting is better"):
+    reproduced if one is; not reproduced if every one is not; otherwise inconclusive."""
+    verdicts = list(verdicts)
+    if NOT_MEASURABLE in verdicts:
+        return NOT_MEASURABLE
+    if REPRODUCED in verdicts:
+        return REPRODUCED
+    return NOT_REPRODUCED if set(verdicts) == {NOT_REPRODUCED} else INCONCLUSIVE
 
 
 def judge_parts(
@@ -271,10 +283,12 @@ def judge_contrasts(
     level: float = LEVEL,
     unit: str = "",
     detail: str = "",
+    rule: Callable[[Iterable[str]], str] | None = None,
 ) -> Measurement:
     """A claim made of contrasts {name: (per-seed values, Σ c², region)}, each judged by its
-    `contrast_interval` against its region and combined by `combine`; "not measurable" without a noise
-    estimate. A single seed is judged: the pooled σ, not the contrast's own spread, sets the width."""
+    `contrast_interval` against its region and combined by `rule` (`combine`: every part must hold;
+    `combine_any`: one part suffices); "not measurable" without a noise estimate. A single seed is
+    judged: the pooled σ, not the contrast's own spread, sets the width."""
     said = f"{detail} " if detail else ""
     values = {name: [float(v) for v in part[0]] for name, part in parts.items()}
     missing = [name for name, xs in values.items() if not xs]
@@ -291,7 +305,7 @@ def judge_contrasts(
     where = ", ".join(f"{name} {region} ({verdicts[name]})" for name, (_, _, region) in parts.items())
     return Measurement(
         measured,
-        combine(verdicts.values()),
+        (rule or combine)(verdicts.values()),
         seeds=n,
         detail=(
             f"{said}{level:.0%} intervals with the pooled run-to-run spread σ = {noise.sd:.3g}{unit} "

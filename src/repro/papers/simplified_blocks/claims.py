@@ -23,7 +23,6 @@ Every tolerance below was fixed before any laptop-scale result of its figure exi
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -56,10 +55,7 @@ from repro.papers.simplified_blocks.gates_and_nulls import (
 )
 from repro.papers.simplified_blocks.run_noise import loss_noise
 from repro.pipeline.claims import (
-    INCONCLUSIVE,
     NOT_MEASURABLE,
-    NOT_REPRODUCED,
-    REPRODUCED,
     Gate,
     Measurement,
     Null,
@@ -73,8 +69,7 @@ from repro.pipeline.decisions import (
     PooledNoise,
     Region,
     both,
-    contrast_interval,
-    decide,
+    combine_any,
     judge_contrasts,
     judge_parts,
 )
@@ -336,12 +331,12 @@ def _identity_beta0(data) -> list[str]:
 GRID_GATE = learned([GRID])
 
 
-def _steps(wide: pd.DataFrame, label: str, name: str) -> dict[str, tuple[pd.Series, float, Region]]:
+def _steps(wide: pd.DataFrame, label: str, name: str, region: Region) -> dict[str, tuple[pd.Series, float, Region]]:
     """The adjacent steps L(x_next) − L(x) of a grid (`wide`: seeds × grid values, sorted), per seed,
-    each to be at least −ε: {name: (values, Σ c², None)}; the region is set by the caller."""
+    each judged against `region`, as judge_contrasts parts."""
     values = list(wide.columns)
     return {
-        f"{label} {name}={a:g}→{b:g}": ((wide[b] - wide[a]).dropna(), GAP, None) for a, b in zip(values, values[1:])
+        f"{label} {name}={a:g}→{b:g}": ((wide[b] - wide[a]).dropna(), GAP, region) for a, b in zip(values, values[1:])
     }
 
 
@@ -352,8 +347,7 @@ def _monotone(data, points: pd.DataFrame, by: str, name: str, epsilon: float, de
         wide = rows.pivot_table(index="seed", columns=by, values="loss").sort_index(axis=1)
         if wide.shape[1] < 3:
             return Measurement(f"{init}: {wide.shape[1]} values of {by}", NOT_MEASURABLE, detail="needs ≥3 values")
-        steps = _steps(wide, init, name)
-        parts.update({key: (values, norm2, not_better(epsilon)) for key, (values, norm2, _) in steps.items()})
+        parts.update(_steps(wide, init, name, not_better(epsilon)))
     if points["init"].nunique() < 2:
         return Measurement(f"inits {sorted(points['init'].unique())}", NOT_MEASURABLE, detail="needs both inits")
     return _judge(data, parts, detail)
@@ -1483,16 +1477,9 @@ def beta_ff_best_below_one(data) -> Measurement:
         f"L(β_FF={b:g}) − L(β_FF=1)": ((table[gain[b]] - table[gain[1.0]]).dropna(), GAP, Region.below(0.0))
         for b in below
     }
-    judged = _judge(data, parts, f"Final losses {means}; grid reconstructed (the paper does not give it).")
-    if judged.verdict == NOT_MEASURABLE:
-        return judged
     # "Some β_FF < 1 is best": one gap clearly below 0 suffices; every gap clearly above 0 refutes it.
-    verdicts = [
-        decide(contrast_interval(values, norm2, noise(data)), region) for values, norm2, region in parts.values()
-    ]
-    if REPRODUCED in verdicts:
-        return dataclasses.replace(judged, verdict=REPRODUCED)
-    return dataclasses.replace(judged, verdict=NOT_REPRODUCED if set(verdicts) == {NOT_REPRODUCED} else INCONCLUSIVE)
+    said = f"Final losses {means}; grid reconstructed (the paper does not give it)."
+    return judge_contrasts(parts, noise(data), unit=" nats", detail=said, rule=combine_any)
 
 
 def _no_skip_runs(facts: pd.DataFrame) -> pd.DataFrame:
