@@ -221,18 +221,32 @@ def judge_parts(
     values are paired replicates: seeds, or the rounds of an interleaved timing), combined by `combine`."""
     intervals = {name: seed_interval(values, level) for name, (values, _) in parts.items()}
     n = min(interval.n for interval in intervals.values())
-    measured = "; ".join(f"{name} {interval.format()}" for name, interval in intervals.items())
     said = f"{detail} " if detail else ""
     if n < min_n:
         why = f"judged on at least {min_n} {what}; this scale has {n}"
-        return Measurement(measured, NOT_MEASURABLE, seeds=n, detail=f"Replicates: {why}. {said}".strip())
-    verdicts = {name: decide(intervals[name], region) for name, (_, region) in parts.items()}
-    where = ", ".join(f"{name} {region} ({verdicts[name]})" for name, (_, region) in parts.items())
+        return Measurement(_listed(intervals), NOT_MEASURABLE, seeds=n, detail=f"Replicates: {why}. {said}".strip())
+    regions = {name: region for name, (_, region) in parts.items()}
+    return _judge_intervals(intervals, regions, combine, n, f"{said}{level:.0%} intervals over {n} {what}")
+
+
+def _listed(intervals: dict[str, Interval], unit: str = "") -> str:
+    return "; ".join(f"{name} {interval.format(unit)}" for name, interval in intervals.items())
+
+
+def _judge_intervals(
+    intervals: dict[str, Interval],
+    regions: dict[str, Region],
+    rule: Callable[[Iterable[str]], str],
+    n: int,
+    how: str,
+    unit: str = "",
+) -> Measurement:
+    """Each named interval decided against its region, the verdicts combined by `rule`; `how` says what
+    the intervals are, for the detail."""
+    verdicts = {name: decide(intervals[name], regions[name]) for name in intervals}
+    where = ", ".join(f"{name} {regions[name]} ({verdicts[name]})" for name in intervals)
     return Measurement(
-        measured,
-        combine(verdicts.values()),
-        seeds=n,
-        detail=f"{said}{level:.0%} intervals over {n} {what} against: {where}.".strip(),
+        _listed(intervals, unit), rule(verdicts.values()), seeds=n, detail=f"{how} against: {where}.".strip()
     )
 
 
@@ -283,7 +297,7 @@ def judge_contrasts(
     level: float = LEVEL,
     unit: str = "",
     detail: str = "",
-    rule: Callable[[Iterable[str]], str] | None = None,
+    rule: Callable[[Iterable[str]], str] = combine,
 ) -> Measurement:
     """A claim made of contrasts {name: (per-seed values, Σ c², region)}, each judged by its
     `contrast_interval` against its region and combined by `rule` (`combine`: every part must hold;
@@ -300,18 +314,12 @@ def judge_contrasts(
         why = "no estimate of the seed-to-seed spread (the reference runs need at least two seeds)"
         return Measurement(means, NOT_MEASURABLE, seeds=n, detail=f"Replicates: {why}. {said}".strip())
     intervals = {name: contrast_interval(values[name], norm2, noise, level) for name, (_, norm2, _) in parts.items()}
-    measured = "; ".join(f"{name} {interval.format(unit)}" for name, interval in intervals.items())
-    verdicts = {name: decide(intervals[name], region) for name, (_, _, region) in parts.items()}
-    where = ", ".join(f"{name} {region} ({verdicts[name]})" for name, (_, _, region) in parts.items())
-    return Measurement(
-        measured,
-        (rule or combine)(verdicts.values()),
-        seeds=n,
-        detail=(
-            f"{said}{level:.0%} intervals with the pooled run-to-run spread σ = {noise.sd:.3g}{unit} "
-            f"({noise.df} df, {noise.source}) against: {where}."
-        ).strip(),
+    regions = {name: region for name, (_, _, region) in parts.items()}
+    how = (
+        f"{said}{level:.0%} intervals with the pooled run-to-run spread σ = {noise.sd:.3g}{unit} "
+        f"({noise.df} df, {noise.source})"
     )
+    return _judge_intervals(intervals, regions, rule, n, how, unit)
 
 
 # --------------------------------------------------------------------------- health gates
