@@ -242,7 +242,7 @@ def test_per_type_claims_by_hand(tmp_path):
     assert judge("enc_dec_collapses_self_survives", tmp_path, table, name="pruning.csv")["verdict"] == "not reproduced"
 
 
-def epoch_rows(relatives, baselines):
+def epoch_rows(relatives, baselines, seed=0):
     rows = []
     for epoch, levels in relatives.items():
         for percent, rel in zip(range(0, 91, 10), levels):
@@ -251,7 +251,7 @@ def epoch_rows(relatives, baselines):
                     task="iwslt",
                     family="s2s",
                     metric="bleu",
-                    seed=0,
+                    seed=seed,
                     epoch=epoch,
                     step=epoch * 10,
                     percent=percent,
@@ -291,6 +291,22 @@ def test_during_training_claims_by_hand(tmp_path):
     assert result["verdict"] == "not measurable at this scale"
     result = judge("late_epochs_prune_better", tmp_path, table, name="epochs.csv")
     assert result["verdict"] == "not measurable at this scale" and "fewer than two epochs" in result["measured"]
+
+
+def test_two_models_are_judged_one_by_one(tmp_path):
+    linear = [1.0 - 0.1 * i for i in range(10)]
+    late = [1.0, 1.0, 0.95, 0.9, 0.86, 0.8, 0.6, 0.4, 0.2, 0.1]  # 0.86 at 40% pruned
+
+    def two(last_1):
+        first = epoch_rows({1: linear, 16: late}, {1: 3.0, 16: 30.0}, seed=0)
+        return pd.concat([first, epoch_rows({1: linear, 16: last_1}, {1: 3.0, 16: 30.0}, seed=1)])
+
+    both = judge("last_epoch_40pct_keeps_85pct", tmp_path, two(late), name="epochs.csv")
+    assert both["verdict"] == "reproduced" and str(both["seeds"]) == "2"
+    split = judge("last_epoch_40pct_keeps_85pct", tmp_path, two(linear), name="epochs.csv")
+    assert split["verdict"] == "inconclusive" and "1 inside" in split["detail"]
+    neither = pd.concat([epoch_rows({1: linear, 16: linear}, {1: 3.0, 16: 30.0}, seed=s) for s in (0, 1)])
+    assert judge("last_epoch_40pct_keeps_85pct", tmp_path, neither, name="epochs.csv")["verdict"] == "not reproduced"
 
 
 def test_extra_task_claims_by_hand(tmp_path):

@@ -20,6 +20,14 @@ def test_main_and_extra_tasks_split_the_tasks_and_take_their_seeds():
     assert specs.task_seeds(SECTION, specs.extra_tasks(SECTION)[0]) == SECTION["extra_seeds"]
 
 
+def test_the_during_training_task_takes_its_own_seeds():
+    section = copy.deepcopy(SECTION)
+    task = section["during_training"]["task"]
+    section["during_training"]["seeds"] = [4, 7]
+    assert specs.task_seeds(section, task) == [4, 7]
+    assert specs.task_seeds(section, "sst2") == section["extra_seeds"]
+
+
 def test_only_the_during_training_task_keeps_epoch_snapshots():
     task = SECTION["during_training"]["task"]
     spec = specs.train_spec(SECTION, task, 3)

@@ -180,10 +180,10 @@ def test_config_check_names_bad_during_training_and_speed():
 
     config = yaml.safe_load(open("config/smoke.yaml"))
     section = config["sixteen_heads"]
-    section["during_training"] = {"task": "nli", "epochs": [1]}
+    section["during_training"] = {"task": "nli", "seeds": [0], "epochs": [1]}
     section["speed"] = dict(section["speed"], seed=7)
     problems = check_config_section(config, "sixteen_heads")
     assert any("during_training.task" in p for p in problems)
     assert any("speed.seed" in p for p in problems)
-    section["during_training"] = {"task": "iwslt", "epochs": [1, 1000]}
+    section["during_training"] = {"task": "iwslt", "seeds": [0], "epochs": [1, 1000]}
     assert any("during_training.epochs" in p for p in check_config_section(config, "sixteen_heads"))

@@ -4,6 +4,7 @@ calls `check_section` before any job starts)."""
 from __future__ import annotations
 
 from repro.models import config_from_dict
+from repro.papers.sixteen_heads.specs import task_seeds
 
 
 def _task_specs() -> dict[str, tuple[str, set[str], set[str]]]:
@@ -115,10 +116,7 @@ def _check_speed(section: dict, paper: str) -> list[str]:
             f"config key {paper}.speed.task is {speed['task']!r}; it must name a task of {paper}.tasks "
             "with family 'cls'"
         ]
-    if speed["task"] in ("nli", "mt"):
-        seeds = section["seeds"]
-    else:
-        seeds = section.get("extra_seeds", [])
+    seeds = task_seeds(section, speed["task"])
     if speed["seed"] not in seeds:
         return [f"config key {paper}.speed.seed is {speed['seed']}; the {speed['task']} runs have seeds {seeds}"]
     return []

@@ -26,7 +26,13 @@ def extra_tasks(section: dict) -> list[str]:
 
 
 def task_seeds(section: dict, task: str) -> list[int]:
-    return list(section["seeds"]) if task in MAIN_TASKS else list(section["extra_seeds"])
+    """The model seeds of a task: `seeds` for nli and mt, `during_training.seeds` for the Fig. 5 task,
+    `extra_seeds` for every other."""
+    if task in MAIN_TASKS:
+        return list(section["seeds"])
+    if task == section["during_training"]["task"]:
+        return list(section["during_training"]["seeds"])
+    return list(section["extra_seeds"])
 
 
 def pretrained(section: dict, task: str) -> str | None:
