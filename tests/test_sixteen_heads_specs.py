@@ -58,3 +58,26 @@ def test_pretrained_body_only_for_the_listed_tasks_and_synthetic_data():
     assert pre["model"] == section["families"]["cls"]["model"] and pre["mask_prob"] == section["pretrain"]["mask_prob"]
     section["data_source"] = "hub"  # the paper scale fine-tunes the hub checkpoint instead
     assert not specs.pretrained_here(section, "nli")
+
+
+def test_early_stopping_keys_reach_the_trainer_only_when_given():
+    section = copy.deepcopy(SECTION)
+    section["tasks"]["nli"].update(stop_at_eval_loss=None, eval_every=None)
+    plain = specs.train_spec(section, "nli", 0)["train"]
+    assert "stop_at_eval_loss" not in plain
+    assert plain["eval_every"] == section["families"]["cls"]["train"]["eval_every"]
+    section["tasks"]["nli"].update(stop_at_eval_loss=0.35, eval_every=7)
+    train = specs.train_spec(section, "nli", 0)["train"]
+    assert train["stop_at_eval_loss"] == 0.35 and train["eval_every"] == 7
+    assert {k: v for k, v in train.items() if k not in specs.EARLY_STOP_KEYS} == {
+        k: v for k, v in plain.items() if k not in specs.EARLY_STOP_KEYS
+    }
+    from repro.training import TrainConfig
+
+    assert TrainConfig(**train).stop_at_eval_loss == 0.35
+    section["families"]["cls"]["train"]["eval_every"] = 0  # early stopping needs evaluations
+    section["tasks"]["nli"]["eval_every"] = None
+    from repro.papers.sixteen_heads.checks import check_section
+
+    problems = check_section({"sixteen_heads": section}, "sixteen_heads")
+    assert any("tasks.nli" in p and "give eval_every > 0" in p for p in problems), problems

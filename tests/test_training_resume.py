@@ -362,6 +362,37 @@ def test_time_budget_stops_training_and_drives_the_schedule(tmp_path):
     assert rows[-1]["lr"] <= config.lr * schedule((rows[-2]["seconds"] - 0.001) / budget) + 1e-12
 
 
+def test_early_stop_ends_at_the_first_evaluation_at_the_target_and_resumes_exactly(uninterrupted, tmp_path):
+    _, straight = uninterrupted
+    evals = {r["step"]: r["eval_loss"] for r in metrics_rows(straight) if r["eval_loss"] is not None}
+    assert evals[4] > evals[8]  # so that a target between them stops the run at update 8
+    config = make_config(stop_at_eval_loss=(evals[4] + evals[8]) / 2)
+    _, result = run(tmp_path / "a", config)
+    assert result.step == 8 and result.eval_loss == evals[8]
+    # Up to the stop the run is the full run (the schedule's length is still `steps`).
+    assert metrics_rows(tmp_path / "a") == [r for r in metrics_rows(straight) if r["step"] <= 8]
+    assert json.loads((tmp_path / "a" / "run.json").read_text())["final"]["step"] == 8
+    with pytest.raises(TrainingInterrupted):
+        run(tmp_path / "b", config, interrupt_after=7)  # last checkpoint at 6
+    model_b = fresh_model(init_seed=99)
+    again = train(model_b, make_task(), config, tmp_path / "b", progress=False)
+    assert again.resumed_from == 6 and again.step == 8
+    assert_same_tensors(final_checkpoint_tensors(tmp_path / "a"), final_checkpoint_tensors(tmp_path / "b"))
+    assert train(fresh_model(), make_task(), config, tmp_path / "b", progress=False).step == 8  # finished
+    # A target never reached runs every step, and an unset target leaves the run's identity as before.
+    _, unreached = run(tmp_path / "c", make_config(stop_at_eval_loss=1e-9))
+    assert unreached.step == 12 and metrics_rows(tmp_path / "c") == metrics_rows(straight)
+    assert "stop_at_eval_loss" not in make_config().result_fields()
+    assert make_config(stop_at_eval_loss=0.5).result_fields()["stop_at_eval_loss"] == 0.5
+
+
+def test_early_stop_needs_evaluations():
+    from repro.training import TrainConfigError
+
+    with pytest.raises(TrainConfigError, match="stop_at_eval_loss .* give eval_every > 0"):
+        make_config(stop_at_eval_loss=0.5, eval_every=0)
+
+
 def test_a_run_being_trained_by_another_process_is_refused(tmp_path):
     import fcntl
     import os

@@ -25,6 +25,8 @@ if TYPE_CHECKING:  # torch loads on first use: the workflow builds TrainConfigs 
 # not invalidate a checkpoint. (The CPU thread count can change float rounding, but a
 # resumed job must be free to get a different `threads:` from Snakemake.)
 EXECUTION_FIELDS = ("threads", "device", "checkpoint_every", "log_gains")
+#: Fields left out of a run's identity while unset, so that adding them kept every earlier run's hash.
+UNSET_LEFT_OUT = ("stop_at_eval_loss",)
 
 
 #: Training precisions: "fp32", or "bf16" autocast (weights, optimizer state and gradients stay fp32).
@@ -74,6 +76,9 @@ class TrainConfig:
     keep_checkpoints_at updates after which the weights are kept as snapshots/step-XXXXXX.safetensors
     time_budget_s       stop when this much training time has elapsed; the schedule then follows
                         the elapsed fraction of the budget instead of the step count
+    stop_at_eval_loss   stop at the first evaluation whose held-out loss is at most this (early
+                        stopping at a health level, the same for every seed); `steps` is then the
+                        most updates and still the schedule's length. None: run all `steps`
     device              torch device of the model and batches; "auto" picks cuda when a GPU is
                         visible and cpu otherwise (`resolve_device`)
     precision           "fp32", or "bf16": the forward and backward passes of training run under
@@ -110,6 +115,7 @@ class TrainConfig:
     checkpoint_every: int = 0
     keep_checkpoints_at: tuple[int, ...] = ()
     time_budget_s: float | None = None
+    stop_at_eval_loss: float | None = None
     device: str = "cpu"
     precision: str = "fp32"
     log_gains: bool = False
@@ -161,6 +167,8 @@ class TrainConfig:
         for name in ("min_lr", "warmup_init_lr"):
             if getattr(self, name) > self.lr:
                 _fail(name, getattr(self, name), f"it must be at most lr={self.lr}")
+        if self.stop_at_eval_loss is not None and self.eval_every == 0:
+            _fail("stop_at_eval_loss", self.stop_at_eval_loss, "the run stops at an evaluation: give eval_every > 0")
         late = [step for step in self.keep_checkpoints_at if step > self.steps]
         if late:
             _fail(
@@ -192,8 +200,13 @@ class TrainConfig:
         return values
 
     def result_fields(self) -> dict[str, Any]:
-        """The settings that determine what the run computes (all but EXECUTION_FIELDS)."""
-        return {k: v for k, v in self.to_dict().items() if k not in EXECUTION_FIELDS}
+        """The settings that determine what the run computes (all but EXECUTION_FIELDS, and the
+        UNSET_LEFT_OUT fields while they are None)."""
+        return {
+            k: v
+            for k, v in self.to_dict().items()
+            if k not in EXECUTION_FIELDS and not (k in UNSET_LEFT_OUT and v is None)
+        }
 
     @property
     def autocast_dtype(self) -> torch.dtype | None:

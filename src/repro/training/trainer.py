@@ -383,6 +383,11 @@ class _Run:
         budget = self.config.time_budget_s
         return self.state.step >= self.config.steps or (budget is not None and self.state.seconds >= budget)
 
+    def reached_target(self) -> bool:
+        """Whether the last evaluation reached `stop_at_eval_loss` (early stopping)."""
+        target = self.config.stop_at_eval_loss
+        return target is not None and self.state.last_eval_loss is not None and self.state.last_eval_loss <= target
+
     def log(self, lr: float, evaluate_now: bool) -> None:
         """Write a metrics row: mean train loss since the previous row, and the eval loss if due."""
         state = self.state
@@ -514,6 +519,7 @@ def _train(model, task, config, run_dir, restart, move_stale, progress, interrup
                 run.log(lr, evaluate_now)
                 rate = run.state.tokens / run.state.seconds if run.state.seconds > 0 else 0.0
                 bar.set_postfix(loss=f"{run.state.last_train_loss:.4f}", tok_s=f"{rate:.0f}", refresh=False)
+                last = last or (evaluate_now and run.reached_target())
             if done in keep:
                 run.save_snapshot()
             if last or (config.checkpoint_every > 0 and done % config.checkpoint_every == 0):

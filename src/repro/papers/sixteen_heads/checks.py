@@ -4,7 +4,7 @@ calls `check_section` before any job starts)."""
 from __future__ import annotations
 
 from repro.models import config_from_dict
-from repro.papers.sixteen_heads.specs import task_seeds
+from repro.papers.sixteen_heads.specs import task_seeds, train_spec
 
 
 def _task_specs() -> dict[str, tuple[str, set[str], set[str]]]:
@@ -62,9 +62,11 @@ def check_section(config: dict, paper: str) -> list[str]:
                 )
             else:
                 config_from_dict(dict(settings["model"], vocab_size=vocab["s2s"], cross_attention=True), where="")
-            TrainConfig(**dict(settings["train"], steps=task["steps"]))
+            TrainConfig(**train_spec(section, name, 0)["train"])
         except (ConfigError, ValueError, TypeError) as err:
-            problems.append(f"{paper}.families.{task['family']} with {where}.steps: {str(err).removeprefix(': ')}")
+            problems.append(
+                f"{paper}.families.{task['family']} with {where} (steps, early stopping): {str(err).removeprefix(': ')}"
+            )
     problems += _check_during_training(section, paper) + _check_speed(section, paper) + _check_hub(section, paper)
     problems += _check_pretrain(section, paper)
     return problems + relation_problems(config, paper)

@@ -12,6 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 MAIN_TASKS = ("nli", "mt")
+#: Task keys that override the family's training settings: early stopping at a held-out loss (the
+#: trainer's `stop_at_eval_loss`, with `steps` the most updates) and how often it is checked.
+EARLY_STOP_KEYS = ("stop_at_eval_loss", "eval_every")
 SPEED_KEYS = ("seed", "prune_percent", "batch_sizes", "examples", "rounds", "warmup")
 #: Keys naming one of the section's model seeds (shifted with them by `seed_offset`, repro.pipeline.seeds).
 SEED_REFERENCES = (("speed", "seed"), ("pretrain", "seed"))
@@ -78,6 +81,9 @@ def train_spec(section: dict, task: str, seed: int) -> dict[str, Any]:
         "train": dict(family["train"], steps=settings["steps"], seed=int(seed)),
         "label_smoothing": family.get("label_smoothing", 0.0),
     }
+    for key in EARLY_STOP_KEYS:  # given only: a task without early stopping keeps its spec (and identity)
+        if settings.get(key) is not None:
+            spec["train"][key] = settings[key]
     if task == section["during_training"]["task"]:  # Fig. 5 reads the snapshots of these updates
         spec["train"]["keep_checkpoints_at"] = sorted(set(epoch_steps(section, task).values()))
     if pretrained(section, task):  # only then: synthetic runs keep their spec (and identity)
