@@ -89,6 +89,10 @@ DEVIATIONS = [
     "The NLI analogue is much shorter than MNLI (premises of 3-6 words, hypotheses of 1-2): with premises of "
     "4-8 words the classifier stayed far below the paper's accuracy within the laptop training budget, and with "
     "one-word hypotheses it reached 100% (config/README.md, the task recalibration).",
+    "Every laptop run except IWSLT's (Fig. 5 needs its fixed epochs) stops at the first evaluation whose held-out "
+    "loss reaches a level fixed per task (early stopping, config/README.md health rules 10-11), where the paper "
+    "trains fixed epochs: the analogues are learnt in a drop whose timing depends on the seed, and every fixed "
+    "number of updates probed left some seed at chance or at the ceiling.",
     "Fig. 6 and Table 4 rest on one model seed per task at laptop scale and Fig. 5 on two, each judged on its "
     "own (no interval); Fig. 5's epochs are passes over "
     "4,000 synthetic pairs (16 epochs), not the paper's 40 IWSLT epochs.",
@@ -102,7 +106,8 @@ DEVIATIONS = [
     "Test sets of 1,000 NLI pairs and 400 MT sentences at laptop scale (the catalog: about 2,000 and 500): every "
     "single-head and keep-one ablation evaluates the whole test set, and the ablations already take about a "
     "quarter of the paper's laptop share (10 of 40 job-minutes); McNemar's test and the paired bootstrap take the set size into account.",
-    "The BERT analogue is a 4-layer, 8-head, d=64 encoder classifier trained from scratch (no pretraining), "
+    "The BERT analogue is a 4-layer, 8-head, d=64 encoder classifier trained from scratch (the MRPC analogue's "
+    "is fine-tuned from a masked-LM body pre-trained on that task's own inputs), "
     "Pre-LN with init std 0.125 and no dropout (BERT: 12 layers x 12 heads, Post-LN, pretrained then fine-tuned); "
     "it has BERT's segment (token-type) embeddings.",
     "The WMT/IWSLT analogue is a 3+3-layer, 8-head, d=64 Pre-LN encoder-decoder with learned positions "
@@ -114,7 +119,8 @@ DEVIATIONS = [
     "Accuracy significance uses McNemar's exact test (the paper: an unspecified t-test); BLEU significance "
     "uses the paired bootstrap with 1000 resamples, as the paper.",
     "Claims on the NLI and MT models are judged by the 95% interval over 3 model seeds (the catalog: the median "
-    "of 2-3 seeds), each seed a separately trained model; Figs. 5-6 rest on one model per task.",
+    "of 2-3 seeds), each seed a separately trained model; Fig. 5 rests on two models and Fig. 6 on one per "
+    "task, judged model by model.",
 ]
 
 
