@@ -14,12 +14,9 @@ from repro.pipeline.claims import load_claims
 def test_every_catalog_check_is_registered_once():
     ids = [c.claim_id for c in load_claims("param_allocation")]
     assert len(ids) == len(set(ids))
-    u_shapes = {i for i in ids if i.startswith("u_shape_")}
-    assert u_shapes == {
-        f"u_shape_{t}_{p}"
-        for t in ("ngram_discrete", "ngram_continuous", "induction", "nonlinear")
-        for p in ("alibi", "learned")
-    }
+    tasks = ("ngram_discrete", "ngram_continuous", "induction", "nonlinear")
+    assert {i for i in ids if i.startswith("u_shape_")} == {f"u_shape_{t}_learned" for t in tasks}
+    assert {i for i in ids if i.startswith("fewer_heads_cost_")} == {f"fewer_heads_cost_{t}_alibi" for t in tasks}
     assert {
         "jacobian_bound_holds",
         "jacobian_scales_as_one_over_length",
@@ -92,6 +89,23 @@ def test_u_shape_on_hand_tables():
         {claims.SWEEP: _sweep({1: 2.0, 4: 1.0, 16: 1.05}), claims.BOUND: BOUND}, "induction", "alibi"
     )
     assert plateau.verdict == "not reproduced" and "within 1.1× of the minimum at H = 16 (1.05× min)" in plateau.detail
+
+
+def test_left_arm_of_the_alibi_sweeps_on_hand_tables():
+    data = {claims.BOUND: BOUND}
+    plateau = claims._left_arm(dict(data, **{claims.SWEEP: _sweep({1: 2.0, 4: 1.0, 16: 1.05})}), "induction")
+    assert plateau.verdict == "reproduced" and plateau.measured.startswith("argmin H = 4; loss(H = 1) 2× min")
+    assert "Right edge (not judged): loss(H = 16) 1.05× min" in plateau.detail
+    falling = claims._left_arm(dict(data, **{claims.SWEEP: _sweep({1: 3.0, 4: 2.0, 16: 1.0})}), "induction")
+    assert falling.verdict == "reproduced"  # the best loss at the most heads is what the design allows
+    best_at_one = claims._left_arm(dict(data, **{claims.SWEEP: _sweep({1: 1.0, 4: 1.2, 16: 1.3})}), "induction")
+    assert best_at_one.verdict == "not reproduced" and "Failed: argmin above H = 1, loss(H = 1) ≥ 1.1× min" in (
+        best_at_one.detail
+    )
+    shallow = claims._left_arm(
+        dict(data, **{claims.SWEEP: _sweep({1: 1.05, 4: 1.0, 16: 1.0}, noise=0.001)}), "induction"
+    )
+    assert shallow.verdict == "not reproduced" and "loss(H = 1) ≥ 1.1× min" in shallow.detail
 
 
 # -- fig03 ----------------------------------------------------------------------------------------------------
@@ -228,7 +242,8 @@ def _positions(slopes):
 
 
 def test_late_positions_claim_counts_seeds():
-    replacement = _replacement({1: 2.6}, other_head_loss=2.5)
+    one_seed = _replacement({1: 2.6}, other_head_loss=2.5)
+    replacement = pd.concat([one_seed.assign(seed=s) for s in (0, 1, 2)])  # each seed sweeps its head 0
     two_of_three = claims.late_positions_suffer_less(
         {claims.POSITIONS: _positions([-0.01, -0.01, 0.01]), claims.REPLACEMENT: replacement}
     )
@@ -298,7 +313,7 @@ def test_param_allocation_claims_fail_on_their_nulls(tmp_path):
         table.to_csv(data_dir / name, index=False)
     write_reference_levels(tmp_path, "param_allocation")
     by_id = {c.claim_id: c for c in load_claims("param_allocation")}
-    for claim_id in ("recovery_grows_with_rank", "every_head_recovers_at_rank8", "u_shape_induction_alibi"):
+    for claim_id in ("recovery_grows_with_rank", "every_head_recovers_at_rank8", "fewer_heads_cost_induction_alibi"):
         row = judge_claim(by_id[claim_id], tmp_path, "laptop")
         assert row["verdict"] == "reproduced" and row["gate"].startswith("passed"), row
         assert row["null"].startswith("not reproduced"), row
@@ -309,7 +324,7 @@ def test_recovery_is_judged_only_where_the_ablation_gap_is_resolved():
     one_seed = _replacement({8: 2.05}, other_head_loss=2.02)  # gap 1.0 nat in seed 0
     seeds = pd.concat([one_seed.assign(seed=s) for s in (0, 1, 2)])
     ok, said = claims._gaps_resolved({claims.REPLACEMENT: seeds})
-    assert ok and "layer 0: 1.0000 ± 0.0000 nats (SE, n=3)" in said
+    assert ok and "layer 0 (head 0): 1.0000 ± 0.0000 nats (SE, n=3)" in said
     noisy = seeds.copy()
     ablated = noisy["condition"] == "ablated"
     noisy.loc[ablated, "eval_loss"] = 2.0 + noisy.loc[ablated, "seed"].map({0: 0.004, 1: -0.002, 2: 0.001})

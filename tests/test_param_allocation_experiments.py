@@ -107,6 +107,23 @@ def test_teacher_attention_logits_are_bounded_and_targets_match():
     assert torch.allclose(batch["targets"], expected, atol=1e-6)
 
 
+def test_realised_teacher_reaches_its_bound_on_the_calibration_draw():
+    from repro.data.streams.common import sphere
+    from repro.data.streams.teacher_attention import CALIBRATION_PAIRS
+
+    spectral = TeacherAttention(3, dim=8, logit_bound=2.0, spectrum_decay=0.5)
+    realised = TeacherAttention(3, dim=8, logit_bound=2.0, spectrum_decay=0.5, scale="realised")
+    gen = generator(3, "TeacherAttention", "calibration")  # the calibration draw, redrawn
+    q, k = sphere(gen, 1, CALIBRATION_PAIRS[0], 8), sphere(gen, 1, CALIBRATION_PAIRS[1], 8)
+    assert float(realised.logits(q, k).abs().max()) == pytest.approx(2.0, rel=1e-6)
+    assert float(spectral.logits(q, k).abs().max()) < 2.0  # unit-sphere inputs fall short of ‖A‖₂ = Λ
+    ratio = realised.bilinear / spectral.bilinear  # the same A up to one factor
+    assert torch.allclose(ratio, ratio.flatten()[0].expand_as(ratio), rtol=1e-5) and float(ratio.flatten()[0]) > 1
+    assert torch.equal(realised.value_map, spectral.value_map)
+    with pytest.raises(ValueError, match="scale='tight'"):
+        TeacherAttention(0, scale="tight")
+
+
 # -- models -------------------------------------------------------------------------------------------
 def test_alibi_pattern_hand_computed():
     pattern = alibi_pattern(torch.tensor([math.log(2.0)], dtype=torch.float64), 3)[0]
@@ -132,6 +149,19 @@ def test_alibi_layer_matches_explicit_attention_and_ignores_content():
     y = x.clone()
     y[:, -1] += 1.0
     assert torch.allclose(attn(x)[:, :-1], attn(y)[:, :-1], atol=1e-12)
+
+
+def test_alibi_heads_split_with_tied_slopes_compute_the_same_layer():
+    """Why the ALiBi sweeps judge only the left arm: H heads of dimension d_h are computed exactly by kH heads
+    of dimension d_h/k whose slopes repeat each of theirs k times (same W_V and W_O matrices)."""
+    torch.manual_seed(0)
+    cfg = ShallowConfig("vectors", 3, 2, d_model=8, n_heads=2, head_dim=4, d_ff=16, max_seq_len=6, position="alibi")
+    few = ShallowAttentionModel(cfg).double()
+    many = ShallowAttentionModel(ShallowConfig(**dict(cfg.__dict__, n_heads=8, head_dim=1))).double()
+    state = dict(few.state_dict(), **{"attn.log_slope": few.attn.log_slope.detach().repeat_interleave(4)})
+    many.load_state_dict(state)
+    x = torch.randn(5, 6, 3, dtype=torch.float64)
+    assert torch.allclose(few(x), many(x), atol=1e-12)
 
 
 def test_learned_layer_is_causal_and_budget_fixes_attention_parameters():

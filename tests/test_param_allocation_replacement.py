@@ -27,13 +27,20 @@ from repro.papers.param_allocation.head_replacement import (
 )
 from repro.papers.param_allocation.logit_norms import logit_statistics
 from repro.papers.param_allocation.recovery import (
+    at_sweep_heads,
     bucket_means,
     position_deltas,
     recovery_of_means,
     spearman,
+    sweep_head_label,
     with_recovery,
 )
-from repro.papers.param_allocation.replacement_study import replacement_study, student_jobs
+from repro.papers.param_allocation.replacement_study import (
+    LARGEST_GAP,
+    choose_sweep_heads,
+    replacement_study,
+    student_jobs,
+)
 from repro.papers.param_allocation.specs import grid_spec
 from repro.pipeline.configcheck import PipelineConfigError, check_config
 from repro.training import LanguageModelTask, evaluate
@@ -167,9 +174,16 @@ TINY_TRAIN = {
 
 
 def test_student_jobs_cover_the_sweep_and_the_heatmap():
-    jobs = student_jobs(3, [0, 1], 0, [1, 2], 2)
-    assert (0, 0, 1, "random") in jobs and (1, 2, 2, "svd") in jobs and (0, 1, 1, "svd") not in jobs
+    jobs = student_jobs(3, {0: 0, 1: 2}, [1, 2], 2)
+    assert (0, 0, 1, "random") in jobs and (1, 1, 2, "svd") in jobs and (0, 1, 1, "svd") not in jobs
+    assert (1, 2, 1, "random") in jobs and (1, 0, 2, "svd") in jobs and (1, 2, 2, "svd") in jobs
     assert len(jobs) == 2 * (2 * 2 + 2)
+
+
+def test_sweep_head_is_the_given_one_or_the_largest_gap_per_layer():
+    gaps = {(0, 0): 0.1, (0, 1): 0.3, (0, 2): 0.3, (3, 0): -0.01, (3, 1): 0.002, (3, 2): 0.001}
+    assert choose_sweep_heads(gaps, [0, 3], 2) == {0: 2, 3: 2}
+    assert choose_sweep_heads(gaps, [0, 3], LARGEST_GAP) == {0: 1, 3: 1}  # ties go to the lower index
 
 
 def test_replacement_study_is_deterministic_and_complete(tmp_path):
@@ -192,6 +206,24 @@ def test_replacement_study_is_deterministic_and_complete(tmp_path):
     assert np.allclose(rows.loc[(rows["rank"] == 4) & (rows["init"] == "svd"), "recovery"], 1.0, atol=1e-2)
     tuned = summary[summary["stage"] == "finetuned"]
     assert (tuned["steps"] == np.where((tuned["init"] == "svd") & (tuned["rank"] == 4), 0, 3)).all()
+
+
+def test_largest_gap_sweeps_the_head_costliest_to_remove_on_the_selection_chunks(tmp_path):
+    model, finetune, held = _model(torch.float32), _tokens(5, seed=2), _tokens(3)
+    summary, _ = replacement_study(
+        model, finetune, held, layers=[0, 1], head=LARGEST_GAP, ranks=[1], heatmap_rank=1,
+        train_config=dict(TINY_TRAIN, steps=1), seed=3, runs_dir=tmp_path, distill_eval_chunks=2,
+    )  # fmt: skip
+    ablated = summary[summary["condition"] == "ablated"]
+    selection = finetune[: len(held)]  # the first len(eval) fine-tuning chunks, never the held-out set
+    base = float(position_losses(model, selection).mean())
+    for row in ablated.itertuples():
+        gap = float(position_losses(model, selection, row.layer, row.head).mean()) - base
+        assert row.selection_gap == pytest.approx(gap, abs=1e-9)
+    chosen = summary[summary["init"] == "random"].groupby("layer")["head"].unique()
+    for layer, rows in ablated.groupby("layer"):
+        assert list(chosen[layer]) == [int(rows.loc[rows["selection_gap"].idxmax(), "head"])]
+    assert summary.loc[summary["condition"] != "ablated", "selection_gap"].isna().all()
 
 
 # -- logit statistics -------------------------------------------------------------------------------------------
@@ -324,6 +356,63 @@ def test_replacement_and_decoder_claims_on_hand_made_tables():
     assert flat_std.verdict == "not reproduced"
     growing = logits.assign(logit_std=logits["length"] / 8.0)
     assert claims.logit_norms_grow_with_length({claims.LOGITS: growing}).verdict == "reproduced"
+
+
+def test_replacement_claims_follow_each_seeds_own_sweep_head():
+    """Seed 0 sweeps head 0 and seed 1 head 1; each seed's other head is a heatmap student that recovers nothing.
+    Matching sweep heads by (layer, head) alone would mix the heatmap students in (R = 0.475)."""
+    import repro.papers.param_allocation.claims as claims
+
+    rows = []
+    for seed, sweep in ((0, 0), (1, 1)):
+        other = 1 - sweep
+        rows.append(
+            dict(seed=seed, layer=-1, head=-1, rank=0, init="none", stage="none", condition="teacher", eval_loss=2.0)
+        )
+        for head, loss in ((sweep, 3.0), (other, 2.01)):
+            rows.append(
+                dict(
+                    seed=seed,
+                    layer=0,
+                    head=head,
+                    rank=0,
+                    init="none",
+                    stage="zero_shot",
+                    condition="ablated",
+                    eval_loss=loss,
+                )
+            )
+        for init, loss in (("svd", 2.05), ("random", 2.1)):
+            rows.append(
+                dict(
+                    seed=seed,
+                    layer=0,
+                    head=sweep,
+                    rank=8,
+                    init=init,
+                    stage="finetuned",
+                    condition="student",
+                    eval_loss=loss,
+                )
+            )
+        rows.append(
+            dict(
+                seed=seed,
+                layer=0,
+                head=other,
+                rank=8,
+                init="svd",
+                stage="finetuned",
+                condition="student",
+                eval_loss=2.01,
+            )
+        )
+    data = {claims.REPLACEMENT: pd.DataFrame(rows)}
+    measurement = claims.svd_student_recovers_at_rank8(data)
+    assert "layer 0: R = 0.95" in measurement.measured and measurement.verdict == "reproduced"
+    ok, detail = claims._gaps_resolved(data)
+    assert ok and "layer 0 (head 0/1 by seed): 1.0000 ± 0.0000" in detail
+    assert sweep_head_label(at_sweep_heads(data[claims.REPLACEMENT], data[claims.REPLACEMENT])) == "head 0/1 by seed"
 
 
 # -- the decoder grid ---------------------------------------------------------------------------------------------

@@ -20,6 +20,12 @@
 # normalised MSE). Two kinds of heads: ALiBi-type heads with learnable slopes and no content
 # query/key (as in the theory) and standard heads with learned absolute positions. The third panel
 # is the paper's bound (Theorem 1) evaluated on the same sweep, its argmin starred.
+#
+# With ALiBi-type heads only the U's left arm can appear: H such heads are computed exactly by kH
+# heads of dimension d_h/k whose slopes repeat theirs (W_V and W_O unchanged), so the best loss
+# cannot rise with H; a rise on the right is an optimisation effect. Their claims judge the left
+# arm (too few heads cost loss); the learned-position heads, whose rank-d_h query/key limits each
+# head's pattern, are judged on the whole U.
 
 # %% tags=["parameters"]
 results_dir, paper, item, scale = "results", "param_allocation", "fig02", "smoke"  # set by the runner

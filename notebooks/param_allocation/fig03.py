@@ -19,8 +19,11 @@
 #   Per-entry error max_i|p_i − p′_i| with the corollary's bound 2e^{2Λ}‖z − z′‖_∞/L (dashed), and the
 #   ℓ2 errors: ‖p − p′‖₂ and the output error ‖o − o′‖₂ for white-noise values.
 # * Trained arm (bottom): a student head of query/key dimension r trained to match the teacher's
-#   output (values given), for each number of keys L. Absolute excess MSE (left) and the same error
-#   divided by E‖o‖² (right; catalog pitfall P6: the teacher's own output shrinks like 1/L).
+#   output (values given), for each number of keys L. Its teacher is rescaled so that its realised
+#   logits reach Λ (config `saturation.logit_scale`; with ‖A‖₂ = Λ alone, unit-sphere inputs reach
+#   only about Λ/3 and the attention is nearly uniform). Absolute excess MSE (left) and the same error
+#   divided by E‖o‖² (right; catalog pitfall P6: the teacher's own output shrinks like 1/L); dashed:
+#   the untrained truncated-SVD student of the same rank.
 
 # %% tags=["parameters"]
 results_dir, paper, item, scale = "results", "param_allocation", "fig03", "smoke"  # set by the runner
@@ -116,9 +119,10 @@ for ax in axes.flat:
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("sequence length L (keys per query)")
+realised = f", realised max|z| {trained['max_abs_logit'].max():.2f}" if "max_abs_logit" in trained else ""
 fig.suptitle(
     f"Saturation: a rank-r head against a full-rank teacher (d = {scores['rank'].max()}, Λ = {lam:g}; "
-    f"trained: mean ± sd over {trained['seed'].nunique()} seeds)"
+    f"trained: mean ± sd over {trained['seed'].nunique()} seeds{realised})"
 )
 note = "Reconstructed from the paper's description (Theorem 2, Corollary 2): the paper's Fig 3 panels are unknown."
 save_figure(fig, results_dir, paper, item, scale, note=note)

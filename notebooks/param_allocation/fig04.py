@@ -15,7 +15,9 @@
 # this is the catalog's reconstruction.
 #
 # Here: small decoders trained on the offline code corpus (one per seed). In the first and the last
-# layer, head 0 is replaced by a student of dimension r, initialised by the truncated SVD of the
+# layer, one head (the config's `replacement.head`; at laptop scale the head whose removal costs the
+# most loss on training chunks, so that the head matters) is replaced by a student of dimension r,
+# initialised by the truncated SVD of the
 # head's two bilinear forms (W_QᵀW_K/√d_h and W^P W_V, with the catalog's scale correction) or at
 # random, evaluated zero-shot and after fine-tuning the student alone (an MSE fit to the teacher
 # head's output). Top: held-out LM loss against r, with the teacher and the ablated head (head mask 0).
@@ -29,15 +31,13 @@ inputs = ["results/param_allocation/data/replacement.csv"]
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from repro.papers.param_allocation.recovery import recovery_of_means, with_recovery
+from repro.papers.param_allocation.recovery import at_sweep_heads, recovery_of_means, sweep_head_label, with_recovery
 from repro.pipeline.plotting import save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
 use_style()
 summary = pd.read_csv(inputs[0])
-rows = with_recovery(summary)
-sweep_heads = rows[rows["init"] == "random"][["layer", "head"]].drop_duplicates()
-rows = rows.merge(sweep_heads, on=["layer", "head"])
+rows = at_sweep_heads(with_recovery(summary), summary)
 layers = sorted(rows["layer"].unique())
 seeds = summary["seed"].nunique()
 head_dim = int(summary["head_dim"].iloc[0])
@@ -54,7 +54,6 @@ STYLE = {
 fig, axes = plt.subplots(2, len(layers), figsize=(6.2 * len(layers), 8.2), squeeze=False)
 for column, layer in enumerate(layers):
     part = rows[rows["layer"] == layer]
-    head = int(part["head"].iloc[0])
     ax = axes[0, column]
     # Loss above the same seed's teacher: the teachers' own losses differ across seeds by more than
     # any replacement changes them, so absolute losses would hide the effect under the seed spread.
@@ -67,7 +66,7 @@ for column, layer in enumerate(layers):
     ax.axhline(0.0, color="black", lw=1.2, label="teacher")
     ax.axhline(ablated, color="grey", lw=1.2, linestyle=":", label="head ablated")
     ax.set_yscale("symlog", linthresh=1e-3)
-    ax.set_title(f"layer {layer}, head {head} (d_h = {head_dim})")
+    ax.set_title(f"layer {layer}, {sweep_head_label(part)} (d_h = {head_dim})")
     ax.set_ylabel("LM loss − teacher's loss (nats, symlog)")
     ax = axes[1, column]
     for (init, stage), style in STYLE.items():
@@ -95,7 +94,7 @@ save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %%
 table = (
-    rows.groupby(["layer", "head", "init", "stage", "rank"])
+    rows.groupby(["layer", "init", "stage", "rank"])
     .agg(
         eval_loss=("eval_loss", "mean"),
         distill_error=("distill_error", "mean"),
@@ -105,7 +104,6 @@ table = (
     .reset_index()
 )
 table = table.merge(
-    recovery_of_means(rows, ["layer", "head", "init", "stage", "rank"]).reset_index(),
-    on=["layer", "head", "init", "stage", "rank"],
+    recovery_of_means(rows, ["layer", "init", "stage", "rank"]).reset_index(), on=["layer", "init", "stage", "rank"]
 )
 print(to_markdown(table))

@@ -14,7 +14,7 @@
 # position t attends to t + 1 keys, so its effective sequence length is t, and saturation (Theorem 2)
 # predicts that a lower-dimensional head costs less at late positions.
 #
-# Here: the zero-shot replacements of Fig. 4 (head 0 of the first and last layer, truncated-SVD
+# Here: the zero-shot replacements of Fig. 4 (its head of the first and last layer, truncated-SVD
 # students of dimension r, no fine-tuning). Top: Δloss(t) = L_student(t) − L_teacher(t) per position,
 # seed means. Bottom: the same averaged over position buckets, mean ± sd over seeds; the ablated head
 # is drawn for reference.
@@ -28,14 +28,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.papers.param_allocation.recovery import bucket_means, position_deltas
+from repro.papers.param_allocation.recovery import at_sweep_heads, bucket_means, position_deltas, sweep_head_label
 from repro.pipeline.plotting import palette, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
 use_style()
 deltas = position_deltas(pd.read_csv(inputs[0]))
-sweep_heads = deltas[deltas["init"] == "random"][["layer", "head"]].drop_duplicates()
-deltas = deltas.merge(sweep_heads, on=["layer", "head"])
+deltas = at_sweep_heads(deltas, deltas)
 zero_shot = deltas[(deltas["stage"] == "zero_shot") & (deltas["init"].isin(["svd", "none"]))]
 layers = sorted(zero_shot["layer"].unique())
 ranks = sorted(zero_shot.loc[zero_shot["condition"] == "student", "rank"].unique())
@@ -68,7 +67,7 @@ for column, layer in enumerate(layers):
     ax.set_xscale("log", base=2)
     ax.set_xlabel("keys seen by the query (position t + 1)")
     ax.set_ylabel("Δloss vs teacher (nats)")
-    ax.set_title(f"layer {layer}, head {int(part['head'].iloc[0])}: zero-shot SVD students")
+    ax.set_title(f"layer {layer}, {sweep_head_label(part)}: zero-shot SVD students")
     ax = axes[1, column]
     buckets = bucket_means(part)
     per_seed = (

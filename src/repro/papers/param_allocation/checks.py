@@ -48,7 +48,7 @@ def _check_decoder_parts(config: dict, paper: str) -> list[str]:
     replaced layers and heads that exist, ranks within the head dim, buckets and lengths within the context,
     lengths that divide tokens_per_step."""
     from repro.models import ConfigError, config_from_dict
-    from repro.papers.param_allocation.specs import UNSUPPORTED_POSITIONS, grid_spec
+    from repro.papers.param_allocation.specs import LARGEST_GAP, UNSUPPORTED_POSITIONS, grid_spec
     from repro.training.config import TrainConfig
 
     problems: list[str] = []
@@ -79,7 +79,7 @@ def _check_decoder_parts(config: dict, paper: str) -> list[str]:
             problems.append(f"{paper}.replacement.layers has {layer}; lm.model has {cfg.n_layers} layers (0-based)")
         elif (cfg.n_heads[layer], cfg.head_dim[layer]) != (cfg.n_heads[0], cfg.head_dim[0]):
             problems.append(f"{paper}.replacement.layers: every replaced layer needs the heads and head dim of layer 0")
-    if repl["head"] >= cfg.n_heads[0]:
+    if repl["head"] != LARGEST_GAP and repl["head"] >= cfg.n_heads[0]:
         problems.append(f"{paper}.replacement.head is {repl['head']}; lm.model has {cfg.n_heads[0]} heads per layer")
     for rank in repl["ranks"]:
         if rank > cfg.head_dim[0]:

@@ -183,7 +183,9 @@ def saturation(args: argparse.Namespace) -> int:
     from repro.papers.param_allocation.head_allocation import fit_low_rank_students
 
     spec = json.loads(args.spec)
-    teacher = TeacherAttention(args.seed, spec["dim"], spec["logit_bound"], spec["spectrum_decay"])
+    teacher = TeacherAttention(
+        args.seed, spec["dim"], spec["logit_bound"], spec["spectrum_decay"], scale=spec["logit_scale"]
+    )
     table = fit_low_rank_students(
         teacher,
         train_config=spec["train"],

@@ -138,8 +138,9 @@ def fit_low_rank_students(
 
     Columns: length, rank, seed, steps, train_seconds, excess_mse (E‖o′ − o‖² of the trained
     student on the held-out set; the teacher is realisable at r = d, so this is the excess error),
-    svd_mse (the same for the truncated-SVD student, untrained), target_power (E‖o‖²), and both
-    errors divided by target_power (normalised_mse, svd_normalised_mse: catalog P6).
+    svd_mse (the same for the truncated-SVD student, untrained), target_power (E‖o‖²), both
+    errors divided by target_power (normalised_mse, svd_normalised_mse: catalog P6), and
+    max_abs_logit (the largest |z| of the teacher on the held-out set, against its bound Λ).
     """
     config = TrainConfig(**dict(train_config, seed=int(seed), threads=int(threads)))
     rows = []
@@ -147,6 +148,8 @@ def fit_low_rank_students(
         task = TeacherAttentionTask(
             teacher, int(length), queries_per_set, eval_sets, eval_seed=derive_seed(seed, "eval")
         )
+        held = task.eval_set
+        max_abs_logit = float(teacher.logits(held["queries"], held["keys"]).abs().max())
         for rank in ranks:
             rank = int(rank)
             torch.manual_seed(derive_seed(seed, "student-init", rank))
@@ -165,6 +168,7 @@ def fit_low_rank_students(
                     "target_power": task.target_power,
                     "normalised_mse": result.eval_loss / task.target_power,
                     "svd_normalised_mse": svd_mse / task.target_power,
+                    "max_abs_logit": max_abs_logit,
                 }
             )
     return pd.DataFrame(rows)

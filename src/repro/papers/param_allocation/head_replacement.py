@@ -203,8 +203,9 @@ def position_losses(
         for start in range(0, len(tokens), batch_size):
             chunk = tokens[start : start + batch_size]
             logits = replaced_logits(model, chunk, layer, head, student)[:, :-1]  # [b, T-1, V]
-            losses = F.cross_entropy(logits.transpose(1, 2), chunk[:, 1:], reduction="none")  # [b, T-1]
-            total += losses.double().sum(0)
+            # Rows of V contiguous logits: a [b, V, T-1] view would make the loss walk memory by strides.
+            losses = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), chunk[:, 1:].reshape(-1), reduction="none")
+            total += losses.view(len(chunk), -1).double().sum(0)
     finally:
         model.train(was_training)
     return total / len(tokens)

@@ -11,6 +11,24 @@ import numpy as np
 import pandas as pd
 
 KEYS = ["seed", "layer", "head", "rank", "init", "stage"]
+SWEEP_KEYS = ["seed", "layer", "head"]
+
+
+def sweep_heads(table: pd.DataFrame) -> pd.DataFrame:
+    """(seed, layer, head) of the rank-sweep head of each layer of each seed's decoder: the head replaced at
+    every rank and by both inits (it may differ between seeds when chosen by its ablation gap)."""
+    return table[table["init"] == "random"][SWEEP_KEYS].drop_duplicates()
+
+
+def at_sweep_heads(rows: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """`rows` of the rank-sweep heads of `table` (the summary or per-position table they come from)."""
+    return rows.merge(sweep_heads(table), on=SWEEP_KEYS)
+
+
+def sweep_head_label(rows: pd.DataFrame) -> str:
+    """ "head h", or "head a/b/c by seed" where the seeds' sweep heads differ (`rows`: one layer's)."""
+    heads = rows[["seed", "head"]].drop_duplicates().sort_values("seed")["head"].astype(int).tolist()
+    return f"head {heads[0]}" if len(set(heads)) == 1 else "head " + "/".join(map(str, heads)) + " by seed"
 
 
 def with_recovery(summary: pd.DataFrame) -> pd.DataFrame:
@@ -67,4 +85,15 @@ def spearman(x, y) -> float:
     return float(spearmanr(x, y).statistic)
 
 
-__all__ = ["KEYS", "bucket_means", "position_deltas", "recovery_of_means", "spearman", "with_recovery"]
+__all__ = [
+    "KEYS",
+    "SWEEP_KEYS",
+    "at_sweep_heads",
+    "sweep_head_label",
+    "sweep_heads",
+    "bucket_means",
+    "position_deltas",
+    "recovery_of_means",
+    "spearman",
+    "with_recovery",
+]

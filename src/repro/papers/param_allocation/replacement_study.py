@@ -4,10 +4,13 @@
 
   teacher      the trained model (one row);
   ablated      each head of the layer removed by the head mask (the recovery's floor);
-  sweep        head `head` replaced by students of every rank in `ranks`, initialised by truncated
+  sweep        one head replaced by students of every rank in `ranks`, initialised by truncated
                SVD ("svd") or at random ("random"), zero-shot and after fine-tuning that head alone;
+               the head is `head`, or with head = "largest_gap" the head of the layer whose removal
+               costs the most loss on selection chunks (training chunks, not the held-out set, so
+               that the gap the claims are gated on is not the one it was picked by);
   heatmap      every other head of the layer replaced by an SVD student of rank `heatmap_rank`,
-               zero-shot and fine-tuned (with the sweep's row for `head`, every head of the layer).
+               zero-shot and fine-tuned (with the sweep's row for its head, every head of the layer).
 
 Fine-tuning fits the student to the teacher head's output on cached attention inputs of training
 chunks (`repro.papers.param_allocation.head_replacement.HeadDistillationTask`) with the project's trainer, one run
@@ -35,6 +38,7 @@ from repro.papers.param_allocation.head_replacement import (
     random_student,
     svd_student,
 )
+from repro.papers.param_allocation.specs import LARGEST_GAP
 from repro.training import TrainConfig, evaluate, train
 
 INITS = ("svd", "random")
@@ -47,14 +51,28 @@ def _train(model, task, config: TrainConfig, run_dir: Path):
     return result
 
 
-def student_jobs(n_heads: int, layers, head: int, ranks, heatmap_rank: int) -> list[tuple[int, int, int, str]]:
-    """(layer, head, rank, init) of every student: the rank sweep of `head` with both inits, then an SVD
-    student of `heatmap_rank` for each other head."""
+def student_jobs(
+    n_heads: int, sweep_heads: dict[int, int], ranks, heatmap_rank: int
+) -> list[tuple[int, int, int, str]]:
+    """(layer, head, rank, init) of every student: for each layer of `sweep_heads` (layer -> its sweep head),
+    the rank sweep of that head with both inits, then an SVD student of `heatmap_rank` for each other head."""
     jobs = []
-    for layer in layers:
+    for layer, head in sweep_heads.items():
         jobs += [(int(layer), int(head), int(rank), init) for rank in ranks for init in INITS]
         jobs += [(int(layer), h, int(heatmap_rank), "svd") for h in range(n_heads) if h != head]
     return jobs
+
+
+def choose_sweep_heads(gaps: dict[tuple[int, int], float], layers, head: int | str) -> dict[int, int]:
+    """layer -> its sweep head: `head` itself, or (head = LARGEST_GAP) the head with the largest gap in `gaps`
+    ((layer, head) -> ablation gap on the selection chunks; ties go to the lower index)."""
+    if head != LARGEST_GAP:
+        return {int(layer): int(head) for layer in layers}
+    chosen = {}
+    for layer in layers:
+        in_layer = {h: gap for (lay, h), gap in gaps.items() if lay == layer}
+        chosen[int(layer)] = max(sorted(in_layer), key=lambda h: in_layer[h])
+    return chosen
 
 
 def replacement_study(
@@ -63,7 +81,7 @@ def replacement_study(
     eval_tokens: torch.Tensor,  # [M, T] held-out chunks of every LM evaluation
     *,
     layers,
-    head: int,
+    head: int | str,
     ranks,
     heatmap_rank: int,
     train_config: dict,
@@ -75,11 +93,14 @@ def replacement_study(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run the study (module docstring). Returns (summary, positions).
 
+    The selection chunks are the first len(eval_tokens) chunks of `finetune_tokens`.
+
     summary: one row per evaluation: seed, layer, head, head_dim, rank, init, stage, condition,
       eval_loss, distill_error (held-out normalised MSE of the student against the teacher head; NaN
-      for the teacher and ablations), steps, train_seconds, student_parameters. Sentinels: the teacher
-      row has layer = head = −1, rank 0, init and stage "none"; ablations have rank 0, init "none",
-      stage "zero_shot".
+      for the teacher and ablations), steps, train_seconds, student_parameters, selection_gap (on
+      ablation rows: the head's ablation gap on the selection chunks; NaN elsewhere). Sentinels: the
+      teacher row has layer = head = −1, rank 0, init and stage "none"; ablations have rank 0, init
+      "none", stage "zero_shot".
     positions: per evaluation and position t: the same keys and `loss` (mean over the held-out chunks
       of the loss of predicting token t + 1).
     """
@@ -96,7 +117,9 @@ def replacement_study(
 
     def record(keys: dict, losses: torch.Tensor, **extra) -> None:
         row = dict(seed=int(seed), head_dim=head_dim, **keys, eval_loss=float(losses.mean()))
-        row.update(dict(distill_error=float("nan"), steps=0, train_seconds=0.0, student_parameters=0), **extra)
+        row.update(distill_error=float("nan"), steps=0, train_seconds=0.0, student_parameters=0)
+        row.update(selection_gap=float("nan"))
+        row.update(extra)
         summary.append(row)
         positions.extend(dict(seed=int(seed), **keys, position=t, loss=float(v)) for t, v in enumerate(losses))
 
@@ -106,12 +129,17 @@ def replacement_study(
     )
     train_io = attention_io(model, finetune_tokens, layers)
     held_io = attention_io(model, eval_tokens[:distill_eval_chunks], layers)
+    selection = finetune_tokens[: len(eval_tokens)]
+    selection_base = float(position_losses(model, selection).mean())
+    gaps = {}
     for layer in layers:
         for h in range(n_heads):
+            gaps[layer, h] = float(position_losses(model, selection, layer, h).mean()) - selection_base
             keys = dict(layer=layer, head=h, rank=0, init="none", stage="zero_shot", condition="ablated")
-            record(keys, position_losses(model, eval_tokens, layer, h))
+            record(keys, position_losses(model, eval_tokens, layer, h), selection_gap=gaps[layer, h])
 
-    for layer, h, rank, init in student_jobs(n_heads, layers, head, ranks, heatmap_rank):
+    sweep_heads = choose_sweep_heads(gaps, layers, head)
+    for layer, h, rank, init in student_jobs(n_heads, sweep_heads, ranks, heatmap_rank):
         attn = model.blocks[layer].attn
         task = HeadDistillationTask(
             train_io[layer][0],
@@ -152,4 +180,4 @@ def replacement_study(
     return pd.DataFrame(summary), pd.DataFrame(positions)
 
 
-__all__ = ["INITS", "replacement_study", "student_jobs"]
+__all__ = ["INITS", "LARGEST_GAP", "choose_sweep_heads", "replacement_study", "student_jobs"]

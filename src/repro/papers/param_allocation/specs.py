@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 PAPER = "param_allocation"
 #: Positions under which a head's logits are not a bilinear form of its inputs, so it cannot be replaced exactly.
 UNSUPPORTED_POSITIONS = ("rope", "alibi")
+#: `replacement.head` value that picks each layer's rank-sweep head by its ablation gap on selection chunks.
+LARGEST_GAP = "largest_gap"
 # Steps whose settings are their own part of the section, as they are.
 PLAIN_STEPS = ("jacobian", "low_rank", "sweep", "saturation", "decoders")
 
