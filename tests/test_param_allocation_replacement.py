@@ -363,50 +363,19 @@ def test_replacement_claims_follow_each_seeds_own_sweep_head():
     Matching sweep heads by (layer, head) alone would mix the heatmap students in (R = 0.475)."""
     import repro.papers.param_allocation.claims as claims
 
+    def row(seed, head, rank, init, stage, condition, loss, layer=0):
+        keys = dict(seed=seed, layer=layer, head=head, rank=rank, init=init, stage=stage, condition=condition)
+        return dict(keys, eval_loss=loss)
+
     rows = []
     for seed, sweep in ((0, 0), (1, 1)):
         other = 1 - sweep
-        rows.append(
-            dict(seed=seed, layer=-1, head=-1, rank=0, init="none", stage="none", condition="teacher", eval_loss=2.0)
-        )
-        for head, loss in ((sweep, 3.0), (other, 2.01)):
-            rows.append(
-                dict(
-                    seed=seed,
-                    layer=0,
-                    head=head,
-                    rank=0,
-                    init="none",
-                    stage="zero_shot",
-                    condition="ablated",
-                    eval_loss=loss,
-                )
-            )
-        for init, loss in (("svd", 2.05), ("random", 2.1)):
-            rows.append(
-                dict(
-                    seed=seed,
-                    layer=0,
-                    head=sweep,
-                    rank=8,
-                    init=init,
-                    stage="finetuned",
-                    condition="student",
-                    eval_loss=loss,
-                )
-            )
-        rows.append(
-            dict(
-                seed=seed,
-                layer=0,
-                head=other,
-                rank=8,
-                init="svd",
-                stage="finetuned",
-                condition="student",
-                eval_loss=2.01,
-            )
-        )
+        rows.append(row(seed, -1, 0, "none", "none", "teacher", 2.0, layer=-1))
+        rows += [row(seed, h, 0, "none", "zero_shot", "ablated", loss) for h, loss in ((sweep, 3.0), (other, 2.01))]
+        rows += [
+            row(seed, sweep, 8, init, "finetuned", "student", loss) for init, loss in (("svd", 2.05), ("random", 2.1))
+        ]
+        rows.append(row(seed, other, 8, "svd", "finetuned", "student", 2.01))
     data = {claims.REPLACEMENT: pd.DataFrame(rows)}
     measurement = claims.svd_student_recovers_at_rank8(data)
     assert "layer 0: R = 0.95" in measurement.measured and measurement.verdict == "reproduced"
