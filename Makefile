@@ -1,4 +1,4 @@
-# One-command entry points. Variables can be overridden: `make smoke CORES=2`, `make test PYTEST_ARGS=-x`.
+# One-command entry points. Variables can be overridden: `make smoke CORES=2`, `make test PYTEST_ARGS=-x PYTEST_WORKERS=0`.
 #
 #   make test       build .venv if needed, run the test suite
 #   make smoke      the whole DAG at smoke scale (minutes, CPU)
@@ -26,7 +26,7 @@ PROFILE ?= profiles/default
 SNAKEMAKE_ARGS ?=
 PYTEST_ARGS ?=
 # Test workers (pytest-xdist; one module per worker, so that a module's fixtures run once): 2 cut
-# the suite's time on two cores by about a third; PYTEST_WORKERS=0 runs it in this one process.
+# the suite's time on two cores by 10-25%; PYTEST_WORKERS=0 runs it in this one process.
 PYTEST_WORKERS ?= 2
 
 # Rules call `python -m repro ...`: put the venv first on PATH so that `python` is this one.
