@@ -27,6 +27,7 @@ from repro.papers.param_allocation.head_replacement import (
 )
 from repro.papers.param_allocation.logit_norms import logit_statistics
 from repro.papers.param_allocation.recovery import (
+    ablation_gaps,
     at_sweep_heads,
     bucket_means,
     position_deltas,
@@ -269,6 +270,17 @@ def test_recovery_per_seed_and_from_seed_means():
     assert recovery_of_means(rows, ["layer"]).loc[0] == pytest.approx(0.7 / 1.2)
     with pytest.raises(ValueError, match="ablation row"):
         with_recovery(_summary_frame().query("condition != 'ablated'"))
+
+
+def test_ablation_gaps_over_seeds_and_when_they_are_resolved():
+    # _summary_frame: gaps 1.0 (seed 0) and 0.2 (seed 1): mean 0.6, SE = sd/√2 = 0.4 (0.6 < 3 × 0.4)
+    gaps = ablation_gaps(_summary_frame(), ["layer", "head"]).loc[(0, 0)]
+    assert gaps["mean"] == pytest.approx(0.6) and gaps["se"] == pytest.approx(0.4) and gaps["seeds"] == 2
+    assert not gaps["resolved"]
+    steady = _summary_frame().assign(eval_loss=[2.0, 2.0, 2.5, 2.6, 2.5, 2.0])  # gaps 0.5 and 0.6
+    assert ablation_gaps(steady, ["layer"]).loc[0, "resolved"]  # 0.55 ≥ 3 × 0.05
+    one_seed = ablation_gaps(_summary_frame().query("seed == 0"), ["layer"]).loc[0]
+    assert one_seed["se"] == math.inf and not one_seed["resolved"]
 
 
 def test_position_deltas_and_buckets():

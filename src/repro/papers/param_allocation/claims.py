@@ -39,7 +39,9 @@ from repro.papers.param_allocation.gates_and_nulls import (
     sweep_in_range,
 )
 from repro.papers.param_allocation.recovery import (
+    GAP_STANDARD_ERRORS,
     SWEEP_KEYS,
+    ablation_gaps,
     at_sweep_heads,
     bucket_means,
     position_deltas,
@@ -567,23 +569,17 @@ TEACHERS_GATE = decoders_learned(
 )
 
 
-#: An ablation gap is resolved when its mean over seeds is at least this many standard errors (fixed
-#: before any look at the gaps): a recovery ratio of an unresolved gap is a ratio of noise.
-GAP_STANDARD_ERRORS = 3.0
-
-
 def _gaps_resolved(data) -> tuple[bool, str]:
     table = data[REPLACEMENT]
-    teacher = table[table["condition"] == "teacher"].set_index("seed")["eval_loss"]
+    swept = table[table["condition"] != "ablated"]
     ablated = table[table["condition"] == "ablated"].merge(sweep_heads(table), on=SWEEP_KEYS)
-    parts, ok = [], True
-    for layer, rows in ablated.groupby("layer"):
-        gaps = rows["eval_loss"].to_numpy() - teacher.loc[rows["seed"]].to_numpy()
-        mean = float(gaps.mean())
-        se = float(gaps.std(ddof=1) / math.sqrt(len(gaps))) if len(gaps) > 1 else math.inf
-        ok &= mean >= GAP_STANDARD_ERRORS * se
-        parts.append(f"layer {layer} ({sweep_head_label(rows)}): {mean:.4f} ± {se:.4f} nats (SE, n={len(gaps)})")
-    return ok, "ablation gap of the replaced head " + "; ".join(parts)
+    gaps = ablation_gaps(pd.concat([swept, ablated]), ["layer"])  # each seed's own sweep head
+    parts = [
+        f"layer {layer} ({sweep_head_label(ablated[ablated['layer'] == layer])}): {g['mean']:.4f} ± {g['se']:.4f} "
+        f"nats (SE, n={int(g['seeds'])})"
+        for layer, g in gaps.iterrows()
+    ]
+    return bool(gaps["resolved"].all()), "ablation gap of the replaced head " + "; ".join(parts)
 
 
 SWEEP_HEADS_GATE = both(

@@ -47,6 +47,23 @@ def with_recovery(summary: pd.DataFrame) -> pd.DataFrame:
     return rows.reset_index(drop=True)
 
 
+#: An ablation gap is resolved when its mean over seeds is at least this many standard errors (fixed
+#: before any look at the gaps): a recovery ratio of an unresolved gap is a ratio of noise.
+GAP_STANDARD_ERRORS = 3.0
+
+
+def ablation_gaps(summary: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Held-out ablation gaps L_ablated − L_teacher of the ablation rows of `summary`, over seeds per group
+    of `by`: mean, se (inf with one seed), seeds, and resolved (mean ≥ GAP_STANDARD_ERRORS × se)."""
+    teacher = summary[summary["condition"] == "teacher"].set_index("seed")["eval_loss"]
+    ablated = summary[summary["condition"] == "ablated"]
+    gaps = (ablated["eval_loss"] - ablated["seed"].map(teacher)).groupby([ablated[k] for k in by])
+    table = gaps.agg(["mean", "std", "count"]).rename(columns={"count": "seeds"})
+    table["se"] = (table["std"] / table["seeds"] ** 0.5).where(table["seeds"] > 1, float("inf"))
+    table["resolved"] = table["mean"] >= GAP_STANDARD_ERRORS * table["se"]
+    return table.drop(columns="std")
+
+
 def recovery_of_means(rows: pd.DataFrame, by: list[str]) -> pd.Series:
     """R from seed-mean losses per group of `by` (robust where one seed's ablation gap is tiny):
     mean(L_ablated − L_student) / mean(L_ablated − L_teacher)."""
@@ -86,7 +103,9 @@ def spearman(x, y) -> float:
 
 
 __all__ = [
+    "GAP_STANDARD_ERRORS",
     "KEYS",
+    "ablation_gaps",
     "SWEEP_KEYS",
     "at_sweep_heads",
     "sweep_head_label",
