@@ -24,6 +24,7 @@ from repro.papers.param_allocation.head_replacement import (
     random_student,
     replaced_logits,
     svd_student,
+    token_losses,
 )
 from repro.papers.param_allocation.logit_norms import logit_statistics
 from repro.papers.param_allocation.recovery import (
@@ -221,10 +222,15 @@ def test_largest_gap_sweeps_the_head_costliest_to_remove_on_the_selection_chunks
     for row in ablated.itertuples():
         gap = float(position_losses(model, selection, row.layer, row.head).mean()) - base
         assert row.selection_gap == pytest.approx(gap, abs=1e-9)
+    teacher = token_losses(model, held)
+    for row in ablated.itertuples():  # the held-out gap's standard error, paired over the chunks
+        gaps = (token_losses(model, held, row.layer, row.head) - teacher).mean(1)
+        assert row.ablation_gap_se == pytest.approx(float(gaps.std() / math.sqrt(len(gaps))), rel=1e-9)
+        assert row.eval_loss == pytest.approx(float(teacher.mean() + gaps.mean()), abs=1e-9)
     chosen = summary[summary["init"] == "random"].groupby("layer")["head"].unique()
     for layer, rows in ablated.groupby("layer"):
         assert list(chosen[layer]) == [int(rows.loc[rows["selection_gap"].idxmax(), "head"])]
-    assert summary.loc[summary["condition"] != "ablated", "selection_gap"].isna().all()
+    assert summary.loc[summary["condition"] != "ablated", ["selection_gap", "ablation_gap_se"]].isna().all().all()
 
 
 # -- logit statistics -------------------------------------------------------------------------------------------

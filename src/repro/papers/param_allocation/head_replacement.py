@@ -186,6 +186,31 @@ def replaced_logits(
 
 
 @torch.no_grad()
+def token_losses(
+    model: Transformer,
+    tokens: Tensor,
+    layer: int | None = None,
+    head: int | None = None,
+    student: nn.Module | None = None,
+    batch_size: int = 16,
+) -> Tensor:
+    """Next-token cross-entropy of every chunk of `tokens` [N, T] at every position: float64 [N, T − 1]
+    (position t predicts token t + 1), for the model as `replaced_logits` runs it."""
+    was_training = model.training
+    model.eval()
+    rows = []
+    try:
+        for start in range(0, len(tokens), batch_size):
+            chunk = tokens[start : start + batch_size]
+            logits = replaced_logits(model, chunk, layer, head, student)[:, :-1]  # [b, T-1, V]
+            # Rows of V contiguous logits: a [b, V, T-1] view would make the loss walk memory by strides.
+            losses = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), chunk[:, 1:].reshape(-1), reduction="none")
+            rows.append(losses.view(len(chunk), -1).double())
+    finally:
+        model.train(was_training)
+    return torch.cat(rows)
+
+
 def position_losses(
     model: Transformer,
     tokens: Tensor,
@@ -196,19 +221,7 @@ def position_losses(
 ) -> Tensor:
     """Mean next-token cross-entropy per position over the chunks `tokens` [N, T]: float64 [T − 1]
     (position t predicts token t + 1). Their mean is the LM loss of the fixed evaluation set."""
-    was_training = model.training
-    model.eval()
-    total = torch.zeros(tokens.shape[1] - 1, dtype=torch.float64)
-    try:
-        for start in range(0, len(tokens), batch_size):
-            chunk = tokens[start : start + batch_size]
-            logits = replaced_logits(model, chunk, layer, head, student)[:, :-1]  # [b, T-1, V]
-            # Rows of V contiguous logits: a [b, V, T-1] view would make the loss walk memory by strides.
-            losses = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), chunk[:, 1:].reshape(-1), reduction="none")
-            total += losses.view(len(chunk), -1).double().sum(0)
-    finally:
-        model.train(was_training)
-    return total / len(tokens)
+    return token_losses(model, tokens, layer, head, student, batch_size).mean(0)
 
 
 @torch.no_grad()
@@ -287,6 +300,7 @@ __all__ = [
     "head_matrices",
     "head_output",
     "position_losses",
+    "token_losses",
     "random_student",
     "replaced_logits",
     "svd_student",

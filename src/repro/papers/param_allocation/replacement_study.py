@@ -37,6 +37,7 @@ from repro.papers.param_allocation.head_replacement import (
     position_losses,
     random_student,
     svd_student,
+    token_losses,
 )
 from repro.papers.param_allocation.specs import LARGEST_GAP
 from repro.training import TrainConfig, evaluate, train
@@ -98,7 +99,8 @@ def replacement_study(
     summary: one row per evaluation: seed, layer, head, head_dim, rank, init, stage, condition,
       eval_loss, distill_error (held-out normalised MSE of the student against the teacher head; NaN
       for the teacher and ablations), steps, train_seconds, student_parameters, selection_gap (on
-      ablation rows: the head's ablation gap on the selection chunks; NaN elsewhere). Sentinels: the
+      ablation rows: the head's ablation gap on the selection chunks; NaN elsewhere), ablation_gap_se (on
+      ablation rows: the standard error of the held-out gap, paired over the evaluation chunks). Sentinels: the
       teacher row has layer = head = −1, rank 0, init and stage "none"; ablations have rank 0, init
       "none", stage "zero_shot".
     positions: per evaluation and position t: the same keys and `loss` (mean over the held-out chunks
@@ -118,15 +120,13 @@ def replacement_study(
     def record(keys: dict, losses: torch.Tensor, **extra) -> None:
         row = dict(seed=int(seed), head_dim=head_dim, **keys, eval_loss=float(losses.mean()))
         row.update(distill_error=float("nan"), steps=0, train_seconds=0.0, student_parameters=0)
-        row.update(selection_gap=float("nan"))
+        row.update(selection_gap=float("nan"), ablation_gap_se=float("nan"))
         row.update(extra)
         summary.append(row)
         positions.extend(dict(seed=int(seed), **keys, position=t, loss=float(v)) for t, v in enumerate(losses))
 
-    record(
-        dict(layer=-1, head=-1, rank=0, init="none", stage="none", condition="teacher"),
-        position_losses(model, eval_tokens),
-    )
+    teacher_tokens = token_losses(model, eval_tokens)  # [M, T-1]
+    record(dict(layer=-1, head=-1, rank=0, init="none", stage="none", condition="teacher"), teacher_tokens.mean(0))
     train_io = attention_io(model, finetune_tokens, layers)
     held_io = attention_io(model, eval_tokens[:distill_eval_chunks], layers)
     selection = finetune_tokens[: len(eval_tokens)]
@@ -136,7 +136,10 @@ def replacement_study(
         for h in range(n_heads):
             gaps[layer, h] = float(position_losses(model, selection, layer, h).mean()) - selection_base
             keys = dict(layer=layer, head=h, rank=0, init="none", stage="zero_shot", condition="ablated")
-            record(keys, position_losses(model, eval_tokens, layer, h), selection_gap=gaps[layer, h])
+            ablated = token_losses(model, eval_tokens, layer, h)
+            chunk_gaps = (ablated - teacher_tokens).mean(1)  # paired over the held-out chunks
+            gap_se = float(chunk_gaps.std() / len(chunk_gaps) ** 0.5) if len(chunk_gaps) > 1 else float("inf")
+            record(keys, ablated.mean(0), selection_gap=gaps[layer, h], ablation_gap_se=gap_se)
 
     sweep_heads = choose_sweep_heads(gaps, layers, head)
     for layer, h, rank, init in student_jobs(n_heads, sweep_heads, ranks, heatmap_rank):
