@@ -211,17 +211,10 @@ def token_losses(
     return torch.cat(rows)
 
 
-def position_losses(
-    model: Transformer,
-    tokens: Tensor,
-    layer: int | None = None,
-    head: int | None = None,
-    student: nn.Module | None = None,
-    batch_size: int = 16,
-) -> Tensor:
-    """Mean next-token cross-entropy per position over the chunks `tokens` [N, T]: float64 [T − 1]
-    (position t predicts token t + 1). Their mean is the LM loss of the fixed evaluation set."""
-    return token_losses(model, tokens, layer, head, student, batch_size).mean(0)
+def position_losses(*args, **kwargs) -> Tensor:
+    """Mean next-token cross-entropy per position over the chunks: `token_losses` (same arguments) averaged
+    over its chunks, float64 [T − 1]. Their mean is the LM loss of the fixed evaluation set."""
+    return token_losses(*args, **kwargs).mean(0)
 
 
 @torch.no_grad()
