@@ -294,6 +294,68 @@ def test_bayes_accuracy_is_the_full_posterior_argmax():
         bayes_accuracy("nope", split, {})
 
 
+def test_topic_negation_moves_a_words_evidence_to_the_previous_topic():
+    """With not_prob, TOPIC writes some topic words as ``not`` + a word of the next topic. The Bayes
+    accuracy equals the argmax of the full generative likelihood (every factor, marks included), a bag of
+    words that ignores the marks falls well short of it (so reading the previous token pays), and
+    not_prob 0 leaves the rows of before unchanged."""
+    from repro.data.synthetic.prompt_tasks import (
+        NOT,
+        TOPIC_NOISE_WORDS,
+        TOPIC_OF,
+        TOPIC_VOCABULARIES,
+        TOPIC_ZIPF,
+        bayes_accuracy,
+        generate_prompt_task,
+    )
+
+    noise, confusion, not_prob = 0.6, 0.3, 0.4
+    params = {"length": [3, 7], "noise_prob": noise, "confusion": confusion, "not_prob": not_prob}
+    task = generate_prompt_task("topic", 5, {"train": 4, "test": 800}, params)
+    split = task.splits["test"]
+
+    def share(topic: int, y: int) -> float:
+        return {y: 1 - confusion, (y + 1) % 4: confusion}.get(topic, 0.0)
+
+    def zipf(word: int) -> float:
+        return TOPIC_ZIPF[np.flatnonzero(TOPIC_VOCABULARIES[TOPIC_OF[word]] == word)[0]]
+
+    credit, bag_credit, marked, words = [], [], 0, 0
+    for row, pos, label in zip(split["input_ids"], split["answer_pos"], split["labels"]):
+        body = list(row[1:pos])
+        likelihood, bag = np.ones(4), np.zeros(4)
+        i = 0
+        while i < len(body):
+            word = body[i]
+            if word == NOT:  # a negated word: evidence for the topic before its own
+                word = body[i + 1]
+                assert TOPIC_OF[word] >= 0
+                for y in range(4):
+                    likelihood[y] *= (1 - noise) * not_prob * share((TOPIC_OF[word] - 1) % 4, y) * zipf(word)
+                marked, i = marked + 1, i + 2
+            elif word in TOPIC_NOISE_WORDS:
+                likelihood *= noise / len(TOPIC_NOISE_WORDS)
+                i += 1
+            else:
+                for y in range(4):
+                    likelihood[y] *= (1 - noise) * (1 - not_prob) * share(TOPIC_OF[word], y) * zipf(word)
+                i += 1
+            words += TOPIC_OF[word] >= 0
+            if TOPIC_OF[word] >= 0:
+                bag[TOPIC_OF[word]] += 1
+        best = np.isclose(likelihood, likelihood.max(), rtol=1e-9, atol=0.0)
+        credit.append(best[label] / best.sum())
+        top = bag == bag.max()
+        bag_credit.append(top[label] / top.sum())
+    assert bayes_accuracy("topic", split, task.meta["params"]) == pytest.approx(np.mean(credit), abs=1e-12)
+    assert 0.3 < marked / words < 0.5
+    assert np.mean(bag_credit) < np.mean(credit) - 0.15
+    plain = {"length": [4, 10], "noise_prob": 0.6, "confusion": 0.3}
+    before = generate_prompt_task("topic", 3, {"train": 4, "test": 50}, plain)
+    after = generate_prompt_task("topic", 3, {"train": 4, "test": 50}, {**plain, "not_prob": 0.0})
+    np.testing.assert_array_equal(before.splits["test"]["input_ids"], after.splits["test"]["input_ids"])
+
+
 def test_mc_modulus_sets_the_numbers_and_bad_values_are_refused():
     from repro.data.errors import DataError
     from repro.data.synthetic.prompt_tasks import generate_prompt_task

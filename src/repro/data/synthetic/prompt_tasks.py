@@ -13,6 +13,9 @@ balanced in every split.
          ((k + 1) mod K) with probability confusion (0: none), else the example's own; at least
          one topic word. The topic vocabularies are disjoint; with confusion > 0 the label is the
          topic whose words dominate, and a few words can mislead (the Bayes accuracy is below 1).
+         With probability not_prob (0: none) a topic word is written as ``not`` and a word of the
+         topic after the one it stands for: "not <topic k+1>" is evidence for topic k, so reading it
+         needs the previous token, as SENT's negation does (one layer gets part of the way).
   MC     (ARC-like, K=4: A B C D)    ``a b A x_A B x_B C x_C D x_D`` with numbers mod p
          (modulus, at most 31); the answer is the option whose number equals (a + b) mod p; the
          other three are distinct wrong numbers. Hard for a small model at p = 31 (the catalog's
@@ -48,6 +51,9 @@ TOPIC_VOCABULARIES = V.group("topic")[: TOPICS * TOPIC_WORDS].reshape(TOPICS, TO
 TOPIC_NOISE_WORDS = V.group("topic")[TOPICS * TOPIC_WORDS :]  # [16]
 assert len(TOPIC_NOISE_WORDS) == TOPIC_NOISE
 TOPIC_ZIPF = zipf_probabilities(TOPIC_WORDS, 1.2)  # within a topic, word i has weight 1/(i+1)^1.2
+TOPIC_OF = np.full(V.size, -1, dtype=np.int64)  # TOPIC_OF[token]: its topic, -1 for every other token
+TOPIC_OF[TOPIC_VOCABULARIES.ravel()] = np.repeat(np.arange(TOPICS), TOPIC_WORDS)
+NOT = V.id("not")
 NUMBERS = V.group("numbers")  # NUMBERS[i] is the token of the number i
 
 
@@ -77,7 +83,18 @@ def _topic(rng, label, params):
         other = rng.random(length) < params["confusion"]
         words[other] = rng.choice(TOPIC_VOCABULARIES[(label + 1) % TOPICS], size=int(other.sum()), p=TOPIC_ZIPF)
     words[noise] = rng.choice(TOPIC_NOISE_WORDS, size=int(noise.sum()))
-    return words.tolist()
+    if params["not_prob"] == 0:  # drawn only when used, so not_prob 0 keeps the data of before
+        return words.tolist()
+    # a negated word is drawn again from the next topic's vocabulary, with the same Zipf rank law
+    negated = ~noise & (rng.random(length) < params["not_prob"])
+    body = []
+    for word, neg in zip(words.tolist(), negated):
+        if neg:
+            topic = int(TOPIC_OF[word])
+            body += [NOT, int(rng.choice(TOPIC_VOCABULARIES[(topic + 1) % TOPICS], p=TOPIC_ZIPF))]
+        else:
+            body.append(word)
+    return body
 
 
 def _mc(rng, label, params):
@@ -100,7 +117,7 @@ PROMPT_TASKS = {
         _topic,
         "topic_labels",
         tuple(f"topic{k}" for k in range(TOPICS)),
-        {"length": (8, 20), "noise_prob": 0.4, "confusion": 0.0},
+        {"length": (8, 20), "noise_prob": 0.4, "confusion": 0.0, "not_prob": 0.0},
     ),
     "mc": (_mc, "mc_labels", ("A", "B", "C", "D"), {"modulus": MC_MODULUS}),
 }
@@ -114,7 +131,7 @@ def generate_prompt_task(task: str, seed: int, sizes: dict | None = None, params
     for name, value in params.items():
         if name.endswith("len") or name == "length":
             check_range(task, name, value, 1)
-    for name in ("noise_prob", "confusion", "not_prob"):
+    for name in ("noise_prob", "confusion", "not_prob"):  # SENT's and TOPIC's not_prob
         if name in params and not 0 <= params[name] < 1:
             raise DataError(f"{task}: {name}={params[name]!r} must be in [0, 1)")
     if "modulus" in params and not (isinstance(params["modulus"], int) and 4 <= params["modulus"] <= MC_MODULUS):
@@ -151,19 +168,21 @@ def bayes_accuracy(task: str, split: dict, params: dict) -> float:
     """The accuracy of the Bayes-optimal classifier on one split of a prompt task: the ceiling a model can
     reach there. SENT, ENTAIL and MC label every body by a rule (1.0). TOPIC's words are noisy draws, so a
     body can point to the wrong topic: its posterior over labels (uniform prior) is the product over topic
-    words of (1 − confusion)·[word of topic y] + confusion·[word of topic y + 1]; noise words, the Zipf rank
-    and the length are the same under every label and cancel. Ties count 1/(tied labels)."""
+    words of (1 − confusion)·[word of topic y] + confusion·[word of topic y + 1], where a word after ``not``
+    counts for the topic before its own; noise words, the Zipf rank, the length and the share of negated
+    words are the same under every label and cancel. Ties count 1/(tied labels)."""
     if task != "topic":
         if task not in PROMPT_TASKS:
             raise DataError(f"unknown prompt task {task!r}; choose one of {', '.join(PROMPT_TASKS)}")
         return 1.0
     confusion = float(resolve_params(task, PROMPT_TASKS[task][3], params)["confusion"])
-    topic_of = np.full(V.size, -1, dtype=np.int64)
-    topic_of[TOPIC_VOCABULARIES.ravel()] = np.repeat(np.arange(TOPICS), TOPIC_WORDS)
     ids, answer_pos, labels = (np.asarray(split[key]) for key in ("input_ids", "answer_pos", "labels"))
-    # counts[n, k]: topic-k words in row n's body (between BOS and ANS)
+    # counts[n, k]: words in row n's body (between BOS and ANS) that count for topic k
     body = (np.arange(ids.shape[1]) >= 1) & (np.arange(ids.shape[1]) < answer_pos[:, None])
-    topics = np.where(body, topic_of[ids], -1)
+    negated = np.zeros_like(body)
+    negated[:, 1:] = ids[:, :-1] == NOT
+    topics = np.where(negated, (TOPIC_OF[ids] - 1) % TOPICS, TOPIC_OF[ids])
+    topics = np.where(body & (TOPIC_OF[ids] >= 0), topics, -1)
     counts = np.stack([(topics == k).sum(axis=1) for k in range(TOPICS)], axis=1)
     # log P(body | y) up to terms shared by every y: Σ_k counts[k] · log P(topic-k word | y)
     own = np.log1p(-confusion)
