@@ -373,6 +373,52 @@ def test_mc_modulus_sets_the_numbers_and_bad_values_are_refused():
         generate_prompt_task("topic", 0, {"train": 10, "test": 10}, {"confusion": 1.0})
 
 
+def test_lexical_cues_keep_the_label_rule_and_a_bag_of_words_reads_them_part_of_the_way():
+    """ENTAIL's cue words appear only in NO hypotheses and MC's far options are numbers no answer takes:
+    the label is still the subset rule and the sum, a reader of the cue alone lands between chance and 1
+    (`cue_accuracy` equals that reader counted by hand), and cue_prob 0 / far_prob 0 leave the rows of
+    before unchanged."""
+    from repro.data.errors import DataError
+    from repro.data.synthetic.prompt_tasks import (
+        ENTAIL_CUE_WORDS,
+        NUMBERS,
+        SEP,
+        V,
+        cue_accuracy,
+        generate_prompt_task,
+    )
+
+    cue = set(V.group("entail")[-ENTAIL_CUE_WORDS:].tolist())
+    task = generate_prompt_task("entail", 4, {"train": 4, "test": 1000}, {"cue_prob": 0.5})
+    bag = []
+    for body, label in prompt_parts(task, task.splits["test"]):
+        premise, hypothesis = body[: body.index(SEP)], body[body.index(SEP) + 1 :]
+        assert not cue & set(premise)
+        assert set(hypothesis) <= set(premise) if label == 1 else not set(hypothesis) <= set(premise)
+        bag.append(label == (0 if cue & set(hypothesis) else 1))
+    assert 0.7 < np.mean(bag) < 0.9
+    assert cue_accuracy("entail", task.splits["test"], task.meta["params"]) == pytest.approx(np.mean(bag), abs=1e-12)
+
+    value = {int(token): i for i, token in enumerate(NUMBERS)}
+    task = generate_prompt_task("mc", 4, {"train": 4, "test": 1000}, {"modulus": 16, "far_prob": 0.7})
+    ruled_out = []
+    for body, label in prompt_parts(task, task.splits["test"]):
+        a, b, options = value[body[0]], value[body[1]], [value[t] for t in body[3::2]]
+        assert options.index((a + b) % 16) == label and len(set(options)) == 4
+        near = [i for i, o in enumerate(options) if o < 16]
+        ruled_out.append((label in near) / len(near))
+    assert 0.55 < np.mean(ruled_out) < 0.7  # E[1 / (1 + Binomial(3, 0.3))] = 0.63
+    assert cue_accuracy("mc", task.splits["test"], task.meta["params"]) == pytest.approx(np.mean(ruled_out), abs=1e-12)
+
+    for name, params in (("entail", {"cue_prob": 0.0}), ("mc", {"far_prob": 0.0})):
+        before = generate_prompt_task(name, 3, {"train": 4, "test": 50}, {})
+        after = generate_prompt_task(name, 3, {"train": 4, "test": 50}, params)
+        np.testing.assert_array_equal(before.splits["test"]["input_ids"], after.splits["test"]["input_ids"])
+        assert np.isnan(cue_accuracy(name, after.splits["test"], after.meta["params"]))  # no artifact, no level
+    with pytest.raises(DataError, match="far_prob > 0 needs"):
+        generate_prompt_task("mc", 0, {"train": 10, "test": 10}, {"far_prob": 0.5})
+
+
 # --------------------------------------------------------------------------- common properties
 
 

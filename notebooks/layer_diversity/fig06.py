@@ -16,8 +16,10 @@
 # 1. **Separately trained depths.** Each model's own test accuracy against its depth L (log axis),
 #    per task and family: the mean over seeds, with the seeds' range as a band, on an axis from
 #    chance to the task's ceiling (its Bayes accuracy: below 1 for TOPIC, whose labels are noisy by
-#    design). The dashed lines are the fits acc ≈ a + b·ln L, drawn only where the pair has signal
-#    (its best depth a quarter of the way from chance to the ceiling, its shallowest not at the ceiling).
+#    design), and, where a task has a lexical artifact, the level a reader of it alone reaches (ENTAIL's
+#    cue words, MC's far options). The dashed lines are the fits acc ≈ a + b·ln L, drawn only where
+#    the pair has signal (its best depth a quarter of the way from chance to the ceiling, its
+#    shallowest not at the ceiling) and cut at the ceiling.
 # 2. **Within one model.** F(S_ℓ) = I(U_{0:ℓ}; Y) in bits over the logit-lens prefixes of the
 #    deepest models (U_ℓ = layer ℓ's argmax label), per task, mean over families and seeds.
 # 3. **Theorem 7 on constructed members.** Members that are noisy copies of Y, independent given Y.
@@ -43,7 +45,7 @@ import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
 from repro.papers.layer_diversity.depth_scaling import signal_table, task_levels
-from repro.pipeline.plotting import accuracy_axis, palette, save_figure, use_style
+from repro.pipeline.plotting import accuracy_axis, mark_levels, palette, save_figure, use_style
 
 use_style()
 depth = pd.read_csv(inputs[0])
@@ -53,6 +55,7 @@ tests = pd.read_csv(inputs[3])
 real = pd.read_csv(inputs[4])
 task_table = pd.read_csv(inputs[5])
 chance, ceiling = task_levels(task_table)  # a constant guess of a balanced task; the Bayes accuracy
+cue = task_table.set_index("task")["cue_level"]  # a reader of the task's lexical artifact alone (NaN: none)
 # A fitted trend is drawn only where depth has something to show (the gate of the depth claims).
 signal = signal_table(depth, task_table).set_index(["family", "task"])["signal"]
 tasks = ["sent", "entail", "topic", "mc"]
@@ -75,14 +78,16 @@ for c, task in enumerate(tasks):
         fit = fits[(fits["family"] == family) & (fits["task"] == task)]
         if len(fit) and signal.get((family, task), False):
             fit = fit.iloc[0]
-            ax.plot(
+            ax.plot(  # cut at the ceiling, which a fit through points near it can overshoot
                 np.exp(line),
-                fit["intercept"] + fit["slope_per_ln_depth"] * line,
+                np.minimum(fit["intercept"] + fit["slope_per_ln_depth"] * line, ceiling[task]),
                 color=colors[family],
                 linestyle="--",
                 linewidth=0.9,
             )
     accuracy_axis(ax, chance[task], ceiling[task])
+    if np.isfinite(cue[task]):
+        mark_levels(ax, {f"cue reader {cue[task]:.2f}": cue[task]})
     ax.set_xscale("log", base=2)
     ax.set_xticks(depths, [str(d) for d in depths])
     ax.set_title(f"{task}: model accuracy vs depth", fontsize=9)

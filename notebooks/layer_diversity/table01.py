@@ -13,7 +13,10 @@
 # revised version; no table of the paper is confirmed, catalog §3 "Tables"). The analogue's four
 # prompt tasks stand in for them: each row is `<bos> body <ans> label-word`, read at `<ans>` against
 # the task's K single-token label words. Sizes, generator seed and parameters, and the sha256 of the
-# task file make each task reproducible.
+# task file make each task reproducible. The ceiling is the Bayes accuracy of the test rows (below 1
+# where labels are noisy by design); the cue level is what a reader of the task's lexical artifact
+# alone reaches (ENTAIL's cue words, MC's far options; empty where a task has none), the level a model
+# that has not learnt the rule behind the label sits at.
 
 # %% tags=["parameters"]
 results_dir, paper, item, scale = "results", "layer_diversity", "table01", "smoke"  # set by the runner
@@ -40,6 +43,8 @@ table = pd.DataFrame(
         + tasks["test_min_class"].astype(str)
         + "–"
         + tasks["test_max_class"].astype(str),
+        "ceiling (Bayes accuracy)": tasks["ceiling"].round(3),
+        "cue level": tasks["cue_level"].round(3),
         "max tokens": tasks["max_tokens"],
         "template": tasks["template"],
         "generator seed": tasks["generator_seed"],

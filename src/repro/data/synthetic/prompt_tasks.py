@@ -7,7 +7,10 @@ balanced in every split.
          (8 positive, 8 negative, 14 neutral words) plus ``not``.
   ENTAIL (RTE-like, K=2: NO YES)     a premise of 6-10 distinct "entail" words, SEP, a hypothesis
          of 2-3 distinct words; YES iff every hypothesis word is in the premise. A NO hypothesis
-         has 1 or 2 of its words (at random) replaced by words absent from the premise.
+         has 1 or 2 of its words (at random) replaced by words absent from the premise. With
+         probability cue_prob (0: none) a replacement is one of 6 "cue" words that no premise then
+         uses: a hypothesis-only artifact like RTE's, which a bag of words reads (one layer gets part
+         of the way) while the label stays the subset rule.
   TOPIC  (AG-News-like, K=4: T0..T3) each word is, with probability noise_prob (0.4), a uniform
          shared noise word, else a Zipf(1.2) draw from a topic's 10 words: the next topic's
          ((k + 1) mod K) with probability confusion (0: none), else the example's own; at least
@@ -19,7 +22,8 @@ balanced in every split.
   MC     (ARC-like, K=4: A B C D)    ``a b A x_A B x_B C x_C D x_D`` with numbers mod p
          (modulus, at most 31); the answer is the option whose number equals (a + b) mod p; the
          other three are distinct wrong numbers. Hard for a small model at p = 31 (the catalog's
-         "no gain" case).
+         "no gain" case). With probability far_prob (0: none) a wrong option is a number in
+         [p, 31), which no answer takes: options a reader can rule out without the arithmetic.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ TOPIC_OF = np.full(V.size, -1, dtype=np.int64)  # TOPIC_OF[token]: its topic, -1
 TOPIC_OF[TOPIC_VOCABULARIES.ravel()] = np.repeat(np.arange(TOPICS), TOPIC_WORDS)
 NOT = V.id("not")
 NUMBERS = V.group("numbers")  # NUMBERS[i] is the token of the number i
+ENTAIL_CUE_WORDS = 6  # with cue_prob > 0, the last 6 entail words appear only in NO hypotheses
 
 
 def _sent(rng, label, params):
@@ -63,13 +68,18 @@ def _sent(rng, label, params):
 
 def _entail(rng, label, params):
     pool = V.group("entail")
-    premise = rng.choice(pool, size=sample_length(rng, params["premise_len"]), replace=False)
+    cue = params["cue_prob"] > 0  # tested before any draw, so cue_prob 0 keeps the data of before
+    premise_pool = pool[:-ENTAIL_CUE_WORDS] if cue else pool
+    premise = rng.choice(premise_pool, size=sample_length(rng, params["premise_len"]), replace=False)
     hypothesis = rng.choice(premise, size=sample_length(rng, params["hypothesis_len"]), replace=False)
     if label == 0:
-        absent = np.setdiff1d(pool, premise)
+        absent = np.setdiff1d(premise_pool, premise)
         n_new = int(rng.integers(1, min(2, len(hypothesis)) + 1))
         positions = rng.choice(len(hypothesis), size=n_new, replace=False)
         hypothesis[positions] = rng.choice(absent, size=n_new, replace=False)
+        if cue:  # each new word is, with probability cue_prob, a word no premise uses
+            swap = positions[rng.random(n_new) < params["cue_prob"]]
+            hypothesis[swap] = rng.choice(pool[-ENTAIL_CUE_WORDS:], size=len(swap), replace=False)
     return [*premise.tolist(), SEP, *hypothesis.tolist()]
 
 
@@ -102,6 +112,9 @@ def _mc(rng, label, params):
     a, b = rng.integers(modulus, size=2)
     answer = (a + b) % modulus
     wrong = rng.choice(np.setdiff1d(np.arange(modulus), [answer]), size=3, replace=False)
+    if params["far_prob"] > 0:  # drawn only when used, so far_prob 0 keeps the data of before
+        far = rng.random(3) < params["far_prob"]  # a number (a + b) mod modulus never takes
+        wrong[far] = rng.choice(np.arange(modulus, len(NUMBERS)), size=int(far.sum()), replace=False)
     options = np.insert(wrong, label, answer)
     body = [NUMBERS[a], NUMBERS[b]]
     for letter, value in zip(V.group("mc_labels"), options):
@@ -112,14 +125,19 @@ def _mc(rng, label, params):
 # task -> (body sampler, label-word group, label names, default params, metric)
 PROMPT_TASKS = {
     "sent": (_sent, "sent_labels", ("negative", "positive"), {"length": (8, 20), "not_prob": 0.15}),
-    "entail": (_entail, "entail_labels", ("no", "yes"), {"premise_len": (6, 10), "hypothesis_len": (2, 3)}),
+    "entail": (
+        _entail,
+        "entail_labels",
+        ("no", "yes"),
+        {"premise_len": (6, 10), "hypothesis_len": (2, 3), "cue_prob": 0.0},
+    ),
     "topic": (
         _topic,
         "topic_labels",
         tuple(f"topic{k}" for k in range(TOPICS)),
         {"length": (8, 20), "noise_prob": 0.4, "confusion": 0.0, "not_prob": 0.0},
     ),
-    "mc": (_mc, "mc_labels", ("A", "B", "C", "D"), {"modulus": MC_MODULUS}),
+    "mc": (_mc, "mc_labels", ("A", "B", "C", "D"), {"modulus": MC_MODULUS, "far_prob": 0.0}),
 }
 
 
@@ -131,12 +149,17 @@ def generate_prompt_task(task: str, seed: int, sizes: dict | None = None, params
     for name, value in params.items():
         if name.endswith("len") or name == "length":
             check_range(task, name, value, 1)
-    for name in ("noise_prob", "confusion", "not_prob"):  # SENT's and TOPIC's not_prob
+    for name in ("noise_prob", "confusion", "not_prob", "cue_prob", "far_prob"):
         if name in params and not 0 <= params[name] < 1:
             raise DataError(f"{task}: {name}={params[name]!r} must be in [0, 1)")
     if "modulus" in params and not (isinstance(params["modulus"], int) and 4 <= params["modulus"] <= MC_MODULUS):
         raise DataError(
             f"{task}: modulus={params['modulus']!r} must be an integer in [4, {MC_MODULUS}] (4 distinct options)"
+        )
+    if params.get("far_prob", 0) > 0 and params["modulus"] > len(NUMBERS) - 3:
+        raise DataError(
+            f"{task}: far_prob > 0 needs 3 numbers no answer takes, so modulus <= {len(NUMBERS) - 3}; "
+            f"got modulus={params['modulus']}"
         )
     label_token_ids = V.group(label_group)
 
@@ -162,6 +185,27 @@ def generate_topic(seed: int, sizes: dict | None = None, params: dict | None = N
 
 def generate_mc(seed: int, sizes: dict | None = None, params: dict | None = None):
     return generate_prompt_task("mc", seed, sizes, params)
+
+
+def cue_accuracy(task: str, split: dict, params: dict) -> float:
+    """The accuracy on one split of a reader of the task's lexical artifact alone, the level a model reaches
+    without the rule behind the label; NaN where the task has none (cue_prob / far_prob 0, SENT, TOPIC).
+    ENTAIL: NO where the hypothesis holds a cue word, else YES (without a cue YES is the likelier label).
+    MC: one of the options in the answers' range [0, modulus) at random, the far ones ruled out."""
+    if task not in PROMPT_TASKS:
+        raise DataError(f"unknown prompt task {task!r}; choose one of {', '.join(PROMPT_TASKS)}")
+    params = resolve_params(task, PROMPT_TASKS[task][3], params)
+    ids, answer_pos, labels = (np.asarray(split[key]) for key in ("input_ids", "answer_pos", "labels"))
+    if task == "entail" and params["cue_prob"] > 0:
+        after_sep = np.cumsum(ids == SEP, axis=1) > 0
+        hypothesis = after_sep & (np.arange(ids.shape[1]) < answer_pos[:, None])
+        cued = (hypothesis & np.isin(ids, V.group("entail")[-ENTAIL_CUE_WORDS:])).any(axis=1)
+        return float((np.where(cued, 0, 1) == labels).mean())
+    if task == "mc" and params["far_prob"] > 0:
+        options = ids[:, 4:11:2] - NUMBERS[0]  # [BOS] a b A x_A B x_B ...: the numbers of A-D
+        near = options < params["modulus"]
+        return float((near[np.arange(len(labels)), labels] / near.sum(axis=1)).mean())
+    return float("nan")
 
 
 def bayes_accuracy(task: str, split: dict, params: dict) -> float:

@@ -404,7 +404,8 @@ def correlations(units: pd.DataFrame) -> pd.DataFrame:
 def task_table(tasks: dict, stands_for: dict[str, str]) -> pd.DataFrame:
     """One row per task: labels, label words, sizes, template, generator seed and parameters, and the
     ceiling: the Bayes accuracy of the test split for a synthetic task (below 1 where its labels are noisy
-    by design), 1 for hub data (human labels: no generator to compute it from)."""
+    by design), 1 for hub data (human labels: no generator to compute it from); and the cue level: what a
+    reader of the task's lexical artifact alone reaches (NaN where it has none, and for hub data)."""
     from repro.data.synthetic import prompt_tasks
 
     rows = []
@@ -416,16 +417,14 @@ def task_table(tasks: dict, stands_for: dict[str, str]) -> pd.DataFrame:
         else:
             label_words = " ".join(meta["vocab"]["tokens"][i] for i in meta["label_token_ids"])
         no_labels = np.zeros(0, dtype=np.int64)  # hub tasks prompted zero-shot have no train split
+        synthetic = meta.get("generator") == prompt_tasks.__name__
         rows.append(
             {
                 "task": name,
                 "stands_for": stands_for.get(name, ""),
                 "labels": len(meta["label_names"]),
-                "ceiling": (
-                    prompt_tasks.bayes_accuracy(name, test, meta["params"])
-                    if meta.get("generator") == prompt_tasks.__name__
-                    else 1.0
-                ),
+                "ceiling": prompt_tasks.bayes_accuracy(name, test, meta["params"]) if synthetic else 1.0,
+                "cue_level": prompt_tasks.cue_accuracy(name, test, meta["params"]) if synthetic else float("nan"),
                 "label_words": label_words,
                 "label_names": " ".join(meta["label_names"]),
                 "train_examples": meta["sizes"].get("train", 0),
