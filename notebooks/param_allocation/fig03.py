@@ -34,6 +34,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from repro.papers.param_allocation.plots import plot_mean_sd
 from repro.pipeline.plotting import palette, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
@@ -98,17 +99,8 @@ for ax, column, svd_column, title in [
 ]:
     for r in sorted(trained["rank"].unique()):
         rows = trained[trained["rank"] == r]
-        stats = rows.groupby("length")[column].agg(["mean", "std"])
         colour = colours[f"r = {r}"]
-        ax.errorbar(
-            stats.index,
-            stats["mean"],
-            yerr=stats["std"].fillna(0),
-            marker="o",
-            capsize=3,
-            color=colour,
-            label=f"r = {r}",
-        )
+        plot_mean_sd(ax, rows, "length", column, color=colour, label=f"r = {r}")
         if r != trained["rank"].max():
             svd = rows.groupby("length")[svd_column].mean()
             ax.plot(svd.index, svd.values, linestyle="--", color=colour, alpha=0.5)

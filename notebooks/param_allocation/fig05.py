@@ -28,6 +28,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.lines import Line2D
 
+from repro.papers.param_allocation.plots import plot_mean_sd
 from repro.pipeline.plotting import draw_reference_levels, palette, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
@@ -44,16 +45,7 @@ small, large = head_dims[0], head_dims[-1]
 fig, axes = plt.subplots(1, 3, figsize=(16, 4.6))
 ax = axes[0]
 for L in lengths:
-    stats = runs[runs["length"] == L].groupby("head_dim")["eval_loss"].agg(["mean", "std"])
-    ax.errorbar(
-        stats.index,
-        stats["mean"],
-        yerr=stats["std"].fillna(0),
-        marker="o",
-        capsize=3,
-        color=colours[f"L = {L}"],
-        label=f"L = {L}",
-    )
+    plot_mean_sd(ax, runs[runs["length"] == L], "head_dim", "eval_loss", color=colours[f"L = {L}"], label=f"L = {L}")
 ax.set_xscale("log", base=2)
 ax.set_xticks(head_dims)
 ax.set_xticklabels([str(d) for d in head_dims])
@@ -66,16 +58,7 @@ draw_reference_levels(ax, levels)  # how far the decoders got from the unigram a
 ax = axes[1]
 pivot = runs.pivot_table(index=["seed", "length"], columns="head_dim", values="eval_loss")
 gain = (pivot[small] - pivot[large]).rename("gain").reset_index()
-stats = gain.groupby("length")["gain"].agg(["mean", "std"])
-ax.errorbar(
-    stats.index,
-    stats["mean"],
-    yerr=stats["std"].fillna(0),
-    marker="o",
-    capsize=3,
-    color="black",
-    label="seed mean ± sd",
-)
+plot_mean_sd(ax, gain, "length", "gain", color="black", label="seed mean ± sd")
 ax.scatter(gain["length"], gain["gain"], color="grey", alpha=0.5, s=14, label="single seeds")
 ax.axhline(0, color="black", lw=0.8)
 ax.set_xscale("log", base=2)

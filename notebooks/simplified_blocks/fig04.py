@@ -28,31 +28,23 @@ inputs = [
 ]
 
 # %%
-import matplotlib.pyplot as plt
 import pandas as pd
 
 from repro.papers.simplified_blocks.gain_trajectories import final, ratios
-from repro.papers.simplified_blocks.trajectory_plots import plot_ratio_trajectories
+from repro.papers.simplified_blocks.trajectory_plots import final_ratio_table, ratio_figure
 from repro.pipeline.plotting import save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
 use_style()
 gains = pd.read_csv(inputs[0])
-n_seeds = gains["seed"].nunique()
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
-plot_ratio_trajectories(axes, gains)
-axes[1].legend(fontsize=7, ncol=2, loc="lower right")
-fig.suptitle(f"SAS, identity W_init: β/α per layer (mean over {n_seeds} seed{'s' if n_seeds > 1 else ''})")
+fig = ratio_figure(gains, "SAS, identity W_init")
 save_figure(fig, results_dir, paper, item, scale)
 
 # %%
 last = final(ratios(gains))
-table = last.groupby(["layer", "matrix"])["ratio"].agg(["mean", "min", "max"]).reset_index()
-table["layer"] = table["layer"] + 1
-table.columns = ["layer", "matrix", "final β/α (mean)", "min over seeds", "max over seeds"]
-print(to_markdown(table.round(4)))
+print(to_markdown(final_ratio_table(last).round(4)))
 
 # %% [markdown]
 # Final eval loss of this run against the same model with W^V = W^P = I fixed (identity, β = 0,

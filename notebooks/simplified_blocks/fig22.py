@@ -22,32 +22,24 @@ results_dir, paper, item, scale = "results", "simplified_blocks", "fig22", "smok
 inputs = ["results/simplified_blocks/data/fig22_gains.csv", "results/simplified_blocks/data/fig04_gains.csv"]
 
 # %%
-import matplotlib.pyplot as plt
 import pandas as pd
 
 from repro.papers.simplified_blocks.gain_trajectories import final, ratios
-from repro.papers.simplified_blocks.trajectory_plots import plot_ratio_trajectories
+from repro.papers.simplified_blocks.trajectory_plots import final_ratio_table, ratio_figure
 from repro.pipeline.plotting import save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
 use_style()
 gains = pd.read_csv(inputs[0])
-n_seeds = gains["seed"].nunique()
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
-plot_ratio_trajectories(axes, gains)
-axes[1].legend(fontsize=7, ncol=2, loc="lower right")
-fig.suptitle(f"Pre-LN, identity W_init: β/α per layer (mean over {n_seeds} seed{'s' if n_seeds > 1 else ''})")
+fig = ratio_figure(gains, "Pre-LN, identity W_init")
 note = "Gain initialisation (α = 1, β = 0.2) reconstructed from the paper's description of Fig 4."
 save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %%
 last = final(ratios(gains))
-table = last.groupby(["layer", "matrix"])["ratio"].agg(["mean", "min", "max"]).reset_index()
-table["layer"] = table["layer"] + 1
-table.columns = ["layer", "matrix", "final β/α (mean)", "min over seeds", "max over seeds"]
-print(to_markdown(table.round(4)))
+print(to_markdown(final_ratio_table(last).round(4)))
 
 # %% [markdown]
 # Median final |β/α| over layers, V/P and seeds: this Pre-LN run against the skipless SAS run of Fig 4.

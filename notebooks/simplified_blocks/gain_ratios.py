@@ -23,11 +23,10 @@ results_dir, paper, item, scale = "results", "simplified_blocks", "fig16", "smok
 inputs = ["results/simplified_blocks/data/fig16_gains.csv"]
 
 # %%
-import matplotlib.pyplot as plt
 import pandas as pd
 
 from repro.papers.simplified_blocks.gain_trajectories import final, ratios
-from repro.papers.simplified_blocks.trajectory_plots import plot_ratio_trajectories
+from repro.papers.simplified_blocks.trajectory_plots import final_ratio_table, ratio_figure
 from repro.pipeline.plotting import save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
@@ -35,18 +34,11 @@ from repro.pipeline.tables import to_markdown
 RUN = {"fig16": "SAS-P, identity W_init", "fig21": "SAS, orthogonal W_init"}
 use_style()
 gains = pd.read_csv(inputs[0])
-n_seeds = gains["seed"].nunique()
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
-plot_ratio_trajectories(axes, gains)
-axes[1].legend(fontsize=7, ncol=2, loc="lower right")
-fig.suptitle(f"{RUN[item]}: β/α per layer (mean over {n_seeds} seed{'s' if n_seeds > 1 else ''})")
+fig = ratio_figure(gains, RUN[item])
 save_figure(fig, results_dir, paper, item, scale)
 
 # %%
 last = final(ratios(gains))
-table = last.groupby(["layer", "matrix"])["ratio"].agg(["mean", "min", "max"]).reset_index()
-table["layer"] = table["layer"] + 1
-table.columns = ["layer", "matrix", "final β/α (mean)", "min over seeds", "max over seeds"]
-print(to_markdown(table.round(4)))
+print(to_markdown(final_ratio_table(last).round(4)))

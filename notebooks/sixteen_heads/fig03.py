@@ -73,14 +73,12 @@ summary = []
 for task, _, _ in panels:
     auc = S.auc_by_order(pruning, task, 60).set_index("seed")
     for seed, g in S.curve(pruning, task, "importance").groupby("seed"):
-        base = float(g["baseline"].iloc[0])
-        floor = base - 1.0 if task == "nli" else 0.97 * base
         summary.append(
             dict(
                 task=task,
                 seed=seed,
-                baseline=base,
-                safe_percent=S.largest_safe_percent(g["percent"], g["score"], floor),
+                baseline=float(g["baseline"].iloc[0]),
+                safe_percent=S.safe_percent(g, keep_share=task != "nli"),
                 **{f"AUC 0-60% {o}": auc.loc[seed, o] for o in auc.columns},
             )
         )

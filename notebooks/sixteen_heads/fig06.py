@@ -58,13 +58,12 @@ for ax, (task, title, unit) in zip(axes, PANELS):
     ax.set_ylabel(unit)
     for seed, g in rows.groupby("seed"):
         base = float(g["baseline"].iloc[0])
-        floor = 0.97 * base if task == "iwslt" else base - 1.0
         summary.append(
             dict(
                 task=task,
                 seed=seed,
                 baseline=base,
-                safe_percent=S.largest_safe_percent(g["percent"], g["score"], floor),
+                safe_percent=S.safe_percent(g, keep_share=task == "iwslt"),
                 score_at_90=float(g.loc[g["percent"] == 90, "score"].iloc[0]),
                 kept_at_90=float(
                     (g.loc[g["percent"] == 90, "score"].iloc[0] - CONSTANT_SCORE[task]) / (base - CONSTANT_SCORE[task])

@@ -26,9 +26,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
 import torch
-import torch.nn.functional as F
 
-from repro.analysis.throughput import flops_per_token
+from repro.analysis.throughput import flops_per_token, next_token_loss, seconds_per_call
 from repro.models import Transformer, TransformerConfig
 from repro.training.optim import build_optimizer
 
@@ -155,11 +154,6 @@ def hf_gpt2(shape: BenchShape) -> torch.nn.Module:
     return GPT2LMHeadModel(cfg)
 
 
-def _our_loss(model, tokens):
-    logits = model(tokens)
-    return F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
-
-
 def _hf_loss(model, tokens):
     return model(input_ids=tokens, labels=tokens).loss
 
@@ -179,10 +173,7 @@ class StepTimer:
         self.optimizer.zero_grad(set_to_none=True)
 
     def time_steps(self, n: int) -> None:
-        start = time.perf_counter()
-        for _ in range(n):
-            self.step()
-        self.seconds.append((time.perf_counter() - start) / n)
+        self.seconds.append(seconds_per_call(self.step, n))
 
 
 def run_shapes(
@@ -203,7 +194,7 @@ def run_shapes(
         torch.manual_seed(0)
         tokens = torch.randint(0, shape.vocab_size, (shape.batch_size, shape.seq_len))
         ours = our_model(shape)
-        timers = [StepTimer("ours (pre_ln)", ours, _our_loss, tokens)]
+        timers = [StepTimer("ours (pre_ln)", ours, next_token_loss, tokens)]
         if include_hf and shape.gpt2_compatible:
             timers.append(StepTimer("hf gpt2", hf_gpt2(shape), _hf_loss, tokens))
         for timer in timers:

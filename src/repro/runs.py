@@ -51,6 +51,18 @@ def train_run(model, task, train_cfg, run_dir: str | Path, label: str, about: st
     return result
 
 
+def train_new_run(
+    cfg: TransformerConfig, task, train_cfg, run_dir: str | Path, label: str, about: str, restart: bool = False
+):
+    """`train_run` of a fresh model of `cfg` (`new_run_model`, its init drawn from ``train_cfg.seed``),
+    with torch on ``train_cfg.threads`` threads from the model's construction on."""
+    import torch
+
+    torch.set_num_threads(train_cfg.threads)
+    model = new_run_model(run_dir, cfg, train_cfg.seed)
+    return train_run(model, task, train_cfg, run_dir, label, about, restart=restart)
+
+
 def read_model_config(run_dir: str | Path) -> TransformerConfig:
     path = Path(run_dir) / MODEL_CONFIG_FILE
     if not path.exists():

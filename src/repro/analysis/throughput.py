@@ -76,6 +76,20 @@ def flops_per_token(model: Transformer, seq_len: int) -> float:
     return 6.0 * matmul_weights(model) + float(attention)
 
 
+def next_token_loss(model: nn.Module, tokens: torch.Tensor) -> torch.Tensor:
+    """Next-token cross-entropy of a causal LM's logits on `tokens` [B, T]."""
+    logits = model(tokens)
+    return F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
+
+
+def seconds_per_call(step: Callable[[], object], calls: int) -> float:
+    """Mean wall-clock seconds of `calls` back-to-back calls of `step`."""
+    start = time.perf_counter()
+    for _ in range(calls):
+        step()
+    return (time.perf_counter() - start) / calls
+
+
 class _Timed:
     """One model with a fixed batch, its optimiser, and the timings of each mode."""
 
@@ -89,8 +103,7 @@ class _Timed:
 
     def train_step(self) -> None:
         self.model.train()
-        logits = self.model(self.tokens)
-        loss = F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), self.tokens[:, 1:].reshape(-1))
+        loss = next_token_loss(self.model, self.tokens)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.params, 1.0)
         self.optimizer.step()
@@ -102,11 +115,7 @@ class _Timed:
         self.model(self.tokens)
 
     def time(self, mode: str, steps: int) -> float:
-        step = self.train_step if mode == "train" else self.inference_step
-        start = time.perf_counter()
-        for _ in range(steps):
-            step()
-        seconds = (time.perf_counter() - start) / steps
+        seconds = seconds_per_call(self.train_step if mode == "train" else self.inference_step, steps)
         self.seconds[mode].append(seconds)
         return seconds
 

@@ -70,6 +70,11 @@ def _limit_tokenizer_threads(threads: int | None) -> None:
         os.environ["RAYON_NUM_THREADS"] = str(threads)
 
 
+def _print_sizes(written: str, card: dict) -> None:
+    """Report what a step wrote with the sizes from its data card."""
+    print(f"wrote {written}: {json.dumps(card['sizes'], sort_keys=True)}")
+
+
 @_reports_data_errors
 def _manifest(args: argparse.Namespace) -> int:
     from repro.data.corpus import read_manifest, write_manifest
@@ -92,7 +97,7 @@ def _corpus(args: argparse.Namespace) -> int:
         manifest_path=args.manifest,
         site_packages=args.site_packages,
     )
-    print(f"wrote corpus to {args.out_dir}: {json.dumps(card['sizes'], sort_keys=True)}")
+    _print_sizes(f"corpus to {args.out_dir}", card)
     return 0
 
 
@@ -108,7 +113,7 @@ def _tokenizer(args: argparse.Namespace) -> int:
         train_bytes=args.train_bytes,
         min_frequency=args.min_frequency,
     )
-    print(f"wrote {args.out}: {json.dumps(card['sizes'], sort_keys=True)}")
+    _print_sizes(args.out, card)
     return 0
 
 
@@ -118,7 +123,7 @@ def _tokenize(args: argparse.Namespace) -> int:
     from repro.data.lm_tokens import tokenize_corpus
 
     card = tokenize_corpus(args.corpus_dir, args.tokenizer, args.out_dir)
-    print(f"wrote tokens to {args.out_dir}: {json.dumps(card['sizes'], sort_keys=True)}")
+    _print_sizes(f"tokens to {args.out_dir}", card)
     return 0
 
 

@@ -6,13 +6,11 @@ import argparse
 import json
 import sys
 
-import torch
-
 from repro.commands import add_command
 from repro.data.errors import DataError
 from repro.data.lm_tokens import load_lm_splits, load_token_stream
 from repro.models import ConfigError, config_from_dict
-from repro.runs import new_run_model, train_run
+from repro.runs import train_new_run
 from repro.training import LanguageModelTask, TrainConfig
 
 
@@ -53,10 +51,8 @@ def train_lm(args: argparse.Namespace) -> int:
         return 2
     task = LanguageModelTask(train_chunks, eval_chunks)
 
-    torch.set_num_threads(args.threads)
-    model = new_run_model(args.run_dir, cfg, train_cfg.seed)
-    train_run(
-        model,
+    train_new_run(
+        cfg,
         task,
         train_cfg,
         args.run_dir,

@@ -149,22 +149,15 @@ def render_dossier(
         "report mean ± sample standard deviation (n = seeds).",
         "",
     ]
-    runs = run_summaries(results_dir, paper)
-    if len(runs):
-        lines += [
-            "Trained runs (parameters are trainable parameters, tied embeddings counted once):",
-            "",
-            to_markdown(runs),
-            "",
-        ]
-    cards = data_cards(results_dir, paper)
-    if len(cards):
-        lines += [
-            "Datasets (each written with a data card: sizes, seed, sha256):",
-            "",
-            to_markdown(cards, numparse=False),
-            "",
-        ]
+    lines += _table_section(
+        "Trained runs (parameters are trainable parameters, tied embeddings counted once):",
+        run_summaries(results_dir, paper),
+    )
+    lines += _table_section(
+        "Datasets (each written with a data card: sizes, seed, sha256):",
+        data_cards(results_dir, paper),
+        numparse=False,
+    )
     lines += ["## Compute", ""]
     if len(compute):
         mine = compute[(compute["paper"] == paper) & compute["level"].isin(["paper", "rule"])]
@@ -192,6 +185,11 @@ def render_dossier(
         "",
     ]
     return "\n".join(lines)
+
+
+def _table_section(heading: str, table: pd.DataFrame, numparse: bool = True) -> list[str]:
+    """Lines of a heading and its markdown table, or none where the table has no rows."""
+    return [heading, "", to_markdown(table, numparse=numparse), ""] if len(table) else []
 
 
 def _uses_gpu(config: dict, paper: str) -> bool:

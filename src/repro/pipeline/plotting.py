@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repro.pipeline.tables import scale_footer
+from repro.pipeline.tables import in_kernel, scale_footer
 
 if TYPE_CHECKING:  # matplotlib and seaborn load on first use: the notebook runner imports this module too
     from matplotlib.figure import Figure
@@ -354,12 +354,7 @@ def save_figure(
 
 
 def _display_in_kernel(png: Path) -> None:
-    try:
-        from IPython import get_ipython
-    except ImportError:  # IPython is optional outside notebooks
-        return
-    shell = get_ipython()
-    if shell is not None and getattr(shell, "kernel", None) is not None:
+    if in_kernel():
         from IPython.display import Image, display
 
         display(Image(filename=str(png)))

@@ -125,13 +125,18 @@ def save_table(
     return paths
 
 
-def _display_in_kernel(df: pd.DataFrame) -> None:
+def in_kernel() -> bool:
+    """Whether this runs inside a Jupyter kernel (an executed notebook), where saved outputs are shown."""
     try:
         from IPython import get_ipython
     except ImportError:  # IPython is optional outside notebooks
-        return
+        return False
     shell = get_ipython()
-    if shell is not None and getattr(shell, "kernel", None) is not None:
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def _display_in_kernel(df: pd.DataFrame) -> None:
+    if in_kernel():
         from IPython.display import display
 
         display(df)

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from repro.training.tasks import EpochSampler, LossOutput, tensor_digest
+from repro.training.tasks import EpochSampler, LossOutput, task_fingerprint
 
 
 def stack_prompt_rows(rows: Sequence[Tensor], answer_pos: Sequence[Tensor], pad_id: int) -> tuple[Tensor, Tensor]:
@@ -102,13 +102,13 @@ class PromptLMTask:
         return LossOutput((ce * weights).sum() / total, batch["input_ids"].numel(), total)
 
     def fingerprint(self) -> dict:
-        return {
-            "task": type(self).__name__,
-            "train_ids": tensor_digest(self.train_ids),
-            "train_answer_pos": tensor_digest(self.train_answer_pos),
-            "eval_ids": tensor_digest(self.eval_ids),
-            "eval_answer_pos": tensor_digest(self.eval_answer_pos),
-            "pad_id": self.pad_id,
-            "label_weight": self.label_weight,
-            "eval_batch_size": self.eval_batch_size,
-        }
+        return task_fingerprint(
+            self,
+            "train_ids",
+            "train_answer_pos",
+            "eval_ids",
+            "eval_answer_pos",
+            pad_id=self.pad_id,
+            label_weight=self.label_weight,
+            eval_batch_size=self.eval_batch_size,
+        )

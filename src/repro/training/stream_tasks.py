@@ -25,7 +25,7 @@ from torch import Tensor, nn
 from repro.data.streams.common import IGNORE_INDEX, SequenceStream
 from repro.data.streams.teacher_attention import TeacherAttention
 from repro.training.seeding import generator
-from repro.training.tasks import LossOutput, tensor_digest
+from repro.training.tasks import LossOutput, task_fingerprint, tensor_digest
 
 
 class SequenceStreamTask:
@@ -95,13 +95,13 @@ class SequenceStreamTask:
         return metric_sum / count
 
     def fingerprint(self) -> dict:
-        return {
-            "task": type(self).__name__,
-            "stream": self.stream.fingerprint(),
-            "seq_len": self.seq_len,
-            "eval_seed": self.eval_seed,
-            "eval_inputs": tensor_digest(self.eval_set["inputs"]),
-        }
+        return task_fingerprint(
+            self,
+            stream=self.stream.fingerprint(),
+            seq_len=self.seq_len,
+            eval_seed=self.eval_seed,
+            eval_inputs=tensor_digest(self.eval_set["inputs"]),
+        )
 
 
 class TeacherAttentionTask:
@@ -133,14 +133,14 @@ class TeacherAttentionTask:
         return LossOutput(errors.mean(), batch["keys"].shape[0] * self.length, n)
 
     def fingerprint(self) -> dict:
-        return {
-            "task": type(self).__name__,
-            "teacher": self.teacher.fingerprint(),
-            "length": self.length,
-            "queries_per_set": self.queries_per_set,
-            "eval_seed": self.eval_seed,
-            "eval_keys": tensor_digest(self.eval_set["keys"]),
-        }
+        return task_fingerprint(
+            self,
+            teacher=self.teacher.fingerprint(),
+            length=self.length,
+            queries_per_set=self.queries_per_set,
+            eval_seed=self.eval_seed,
+            eval_keys=tensor_digest(self.eval_set["keys"]),
+        )
 
 
 __all__ = ["SequenceStreamTask", "TeacherAttentionTask"]

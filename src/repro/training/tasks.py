@@ -63,6 +63,16 @@ def tensor_digest(tensor: Tensor | None) -> str | None:
     return h.hexdigest()
 
 
+def task_fingerprint(task: object, /, *tensors: str, **settings: object) -> dict:
+    """The usual task fingerprint: ``task`` (the class name), the `tensor_digest` of each named tensor
+    attribute of `task`, then `settings`, in that order."""
+    return {
+        "task": type(task).__name__,
+        **{name: tensor_digest(getattr(task, name)) for name in tensors},
+        **settings,
+    }
+
+
 def padding_mask(ids: Tensor, pad_id: int) -> Tensor:
     """BoolTensor like `ids`: True at real tokens, False where `ids` is padding."""
     return ids != pad_id
@@ -153,12 +163,7 @@ class LanguageModelTask:
         return LossOutput(loss, batch_size * length, batch_size * (length - 1))
 
     def fingerprint(self) -> dict:
-        return {
-            "task": type(self).__name__,
-            "train_tokens": tensor_digest(self.train_tokens),
-            "eval_tokens": tensor_digest(self.eval_tokens),
-            "eval_batch_size": self.eval_batch_size,
-        }
+        return task_fingerprint(self, "train_tokens", "eval_tokens", eval_batch_size=self.eval_batch_size)
 
 
 class MaskedLMTask:
@@ -252,17 +257,17 @@ class MaskedLMTask:
         return LossOutput(loss, labels.numel(), (labels != IGNORE_INDEX).sum())
 
     def fingerprint(self) -> dict:
-        return {
-            "task": type(self).__name__,
-            "train_tokens": tensor_digest(self.train_tokens),
-            "eval_tokens": tensor_digest(self.eval_tokens),
-            "mask_token_id": self.mask_token_id,
-            "vocab_size": self.vocab_size,
-            "mask_prob": self.mask_prob,
-            "special_ids": list(self.special_ids),
-            "eval_batch_size": self.eval_batch_size,
-            "eval_seed": self.eval_seed,
-        } | ({} if self.pad_id is None else {"pad_id": self.pad_id})
+        return task_fingerprint(
+            self,
+            "train_tokens",
+            "eval_tokens",
+            mask_token_id=self.mask_token_id,
+            vocab_size=self.vocab_size,
+            mask_prob=self.mask_prob,
+            special_ids=list(self.special_ids),
+            eval_batch_size=self.eval_batch_size,
+            eval_seed=self.eval_seed,
+        ) | ({} if self.pad_id is None else {"pad_id": self.pad_id})
 
 
 class ClassificationTask:
@@ -329,16 +334,16 @@ class ClassificationTask:
         return LossOutput(loss, batch["input_ids"].numel(), len(labels))
 
     def fingerprint(self) -> dict:
-        return {
-            "task": type(self).__name__,
-            "train_inputs": tensor_digest(self.train_inputs),
-            "train_labels": tensor_digest(self.train_labels),
-            "train_padding_mask": tensor_digest(self.train_padding_mask),
-            "eval_inputs": tensor_digest(self.eval_inputs),
-            "eval_labels": tensor_digest(self.eval_labels),
-            "eval_padding_mask": tensor_digest(self.eval_padding_mask),
-            "eval_batch_size": self.eval_batch_size,
-        }
+        return task_fingerprint(
+            self,
+            "train_inputs",
+            "train_labels",
+            "train_padding_mask",
+            "eval_inputs",
+            "eval_labels",
+            "eval_padding_mask",
+            eval_batch_size=self.eval_batch_size,
+        )
 
 
 def label_smoothed_nll(logits: Tensor, target: Tensor, epsilon: float, ignore_index: int) -> Tensor:
@@ -431,13 +436,13 @@ class Seq2SeqTask:
         return LossOutput(loss, n_tokens, (labels != self.pad_id).sum())
 
     def fingerprint(self) -> dict:
-        return {
-            "task": type(self).__name__,
-            "train_src": tensor_digest(self.train_src),
-            "train_tgt": tensor_digest(self.train_tgt),
-            "eval_src": tensor_digest(self.eval_src),
-            "eval_tgt": tensor_digest(self.eval_tgt),
-            "pad_id": self.pad_id,
-            "label_smoothing": self.label_smoothing,
-            "eval_batch_size": self.eval_batch_size,
-        }
+        return task_fingerprint(
+            self,
+            "train_src",
+            "train_tgt",
+            "eval_src",
+            "eval_tgt",
+            pad_id=self.pad_id,
+            label_smoothing=self.label_smoothing,
+            eval_batch_size=self.eval_batch_size,
+        )

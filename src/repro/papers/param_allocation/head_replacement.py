@@ -46,7 +46,7 @@ from repro.models.attention import Attention
 from repro.models.transformer import Transformer
 from repro.papers.param_allocation.specs import UNSUPPORTED_POSITIONS
 from repro.training.seeding import generator
-from repro.training.tasks import EpochSampler, tensor_digest
+from repro.training.tasks import EpochSampler, task_fingerprint
 
 
 class StudentHead(nn.Module):
@@ -274,13 +274,7 @@ class HeadDistillationTask:
         return LossOutput(errors.mean() / self.power, n, n)
 
     def fingerprint(self) -> dict:
-        return {
-            "task": type(self).__name__,
-            "inputs": tensor_digest(self.inputs),
-            "targets": tensor_digest(self.targets),
-            "eval_inputs": tensor_digest(self.eval_inputs),
-            "eval_targets": tensor_digest(self.eval_targets),
-        }
+        return task_fingerprint(self, "inputs", "targets", "eval_inputs", "eval_targets")
 
 
 __all__ = [

@@ -1,8 +1,9 @@
-"""Plot helpers shared by the heads-sweep figures of param_allocation (Figs 2, 7, 8).
+"""Plot helpers shared by the figures of param_allocation.
 
-A heads sweep is a tidy table with one row per (task, position, seed, heads): `plot_sweep` draws,
-for each position kind, the seed-mean of a column against H (log2 axis) with ±1 sample sd error
-bars and the single seeds as faint dots, and marks the argmin of the mean with a star.
+A heads sweep (Figs 2, 7, 8) is a tidy table with one row per (task, position, seed, heads): `plot_sweep`
+draws, for each position kind, the seed-mean of a column against H (log2 axis) with ±1 sample sd error
+bars and the single seeds as faint dots, and marks the argmin of the mean with a star. `plot_mean_sd`
+draws such a seed-mean with error bars for any x (the saturation and head-dimension figures, Figs 3, 5).
 """
 
 from __future__ import annotations
@@ -19,6 +20,14 @@ POSITION_STYLE = {
     },
     "learned": {"color": "#0072B2", "marker": "s", "linestyle": "--", "label": "learned positions + content QK"},
 }
+
+
+def plot_mean_sd(ax, rows: pd.DataFrame, x: str, column: str, **style) -> pd.DataFrame:
+    """The mean of `column` over the rows (seeds) of each value of `x`, with ±1 sample sd error bars (0
+    where a point has one row) and round markers; `style` goes to ``ax.errorbar``. Returns the mean and sd."""
+    stats = rows.groupby(x)[column].agg(["mean", "std"])
+    ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), marker="o", capsize=3, **style)
+    return stats
 
 
 def plot_sweep(ax, rows: pd.DataFrame, column: str, best: str = "min") -> None:

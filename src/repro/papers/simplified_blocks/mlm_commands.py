@@ -242,11 +242,9 @@ def budget_steps(step_times: str | Path, variant: str, vocab: int, budget_s: flo
 def pretrain_cmd(args: argparse.Namespace) -> int:
     import dataclasses
 
-    import torch
-
     from repro.data.errors import DataError
     from repro.data.lm_tokens import load_lm_splits, load_token_stream
-    from repro.runs import new_run_model, train_run
+    from repro.runs import train_new_run
 
     spec = json.loads(args.spec)
     _, _, meta = load_token_stream(args.train_tokens)
@@ -273,10 +271,8 @@ def pretrain_cmd(args: argparse.Namespace) -> int:
     except DataError as err:
         return _error(str(err))
     task = _masked_lm_task(train_chunks, eval_chunks, meta, vocab, spec["mask_prob"])
-    torch.set_num_threads(args.threads)
-    model = new_run_model(args.run_dir, cfg, train_cfg.seed)
-    train_run(
-        model,
+    train_new_run(
+        cfg,
         task,
         train_cfg,
         args.run_dir,

@@ -1,8 +1,9 @@
 """Plots of gain trajectories over training (He & Hofmann 2024, Figs 4, 16-22).
 
-Both functions take the tidy table of `repro.papers.simplified_blocks.gain_trajectories` (variant, seed, step,
-layer, symbol, head, value) and draw one line per layer, coloured along a sequential colormap from
-the first layer to the last, averaged over seeds (and over heads for per-head gains).
+Both plot functions take the tidy table of `repro.papers.simplified_blocks.gain_trajectories` (variant, seed,
+step, layer, symbol, head, value) and draw one line per layer, coloured along a sequential colormap from
+the first layer to the last, averaged over seeds (and over heads for per-head gains). `ratio_figure` and
+`final_ratio_table` are the figure and table of the β/α notebooks (Figs 4, 16, 21, 22).
 """
 
 from __future__ import annotations
@@ -48,6 +49,28 @@ def plot_ratio_trajectories(axes, gains: pd.DataFrame, threshold: float = 0.05) 
         ax.set_xlabel("training step")
         ax.set_ylabel(rf"$\beta_{matrix} / \alpha_{matrix}$")
         ax.set_title(f"$W^{matrix}$")
+    return table
+
+
+def ratio_figure(gains: pd.DataFrame, run: str):
+    """`plot_ratio_trajectories` of one run's gains on two panels side by side, titled with `run` (what was
+    trained) and the number of seeds."""
+    import matplotlib.pyplot as plt
+
+    n_seeds = gains["seed"].nunique()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    plot_ratio_trajectories(axes, gains)
+    axes[1].legend(fontsize=7, ncol=2, loc="lower right")
+    fig.suptitle(f"{run}: β/α per layer (mean over {n_seeds} seed{'s' if n_seeds > 1 else ''})")
+    return fig
+
+
+def final_ratio_table(last: pd.DataFrame) -> pd.DataFrame:
+    """Per layer (1-based) and matrix, the mean, min and max over seeds of the final ratios `last`
+    (``final(ratios(gains))``)."""
+    table = last.groupby(["layer", "matrix"])["ratio"].agg(["mean", "min", "max"]).reset_index()
+    table["layer"] = table["layer"] + 1
+    table.columns = ["layer", "matrix", "final β/α (mean)", "min over seeds", "max over seeds"]
     return table
 
 

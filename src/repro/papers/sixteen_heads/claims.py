@@ -529,12 +529,7 @@ def _importance_curves(data, task: str) -> pd.DataFrame:
 def _safe_percents(curves: pd.DataFrame, keep_share: bool) -> pd.Series:
     """Per seed, the largest level up to which every level keeps 97% of the baseline (``keep_share``,
     for BLEU) or stays within 1 point of it (classifiers)."""
-
-    def safe(g):
-        base = float(g["baseline"].iloc[0])
-        return S.largest_safe_percent(g["percent"], g["score"], 0.97 * base if keep_share else base - 1.0)
-
-    return S.per_seed(curves, safe)
+    return S.per_seed(curves, lambda g: S.safe_percent(g, keep_share))
 
 
 def _prune_safely(data, task: str) -> Measurement:

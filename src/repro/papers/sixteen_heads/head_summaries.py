@@ -121,6 +121,13 @@ def largest_safe_percent(percent: Sequence[float], score: Sequence[float], floor
     return safe
 
 
+def safe_percent(seed_curve: pd.DataFrame, keep_share: bool) -> float:
+    """`largest_safe_percent` of one seed's curve (percent, score, baseline): the score must keep 97% of
+    the baseline (``keep_share``, for BLEU) or stay within 1 point of it (classifiers)."""
+    base = float(seed_curve["baseline"].iloc[0])
+    return largest_safe_percent(seed_curve["percent"], seed_curve["score"], 0.97 * base if keep_share else base - 1.0)
+
+
 def auc_by_order(pruning: pd.DataFrame, task: str, max_percent: float) -> pd.DataFrame:
     """Per seed: AUC over [0, max_percent] of the importance and oracle orders, and the mean AUC of
     the random orders (the columns present depend on the orders in the table)."""

@@ -143,25 +143,7 @@ class AllocationBound:
         if budget < 0:
             raise ValueError(f"budget must be ≥ 0, got {budget}")
         table = [[self._best_for_group_budget(g, b) for b in range(budget + 1)] for g in range(self.groups)]
-        best = np.array([cell[0] for cell in table[0]])  # best[b] over groups 0..g
-        choices = [np.arange(budget + 1)]  # budget given to group 0 when groups 0..g share b
-        for g in range(1, self.groups):
-            cost = np.array([cell[0] for cell in table[g]])
-            new_best = np.empty(budget + 1)
-            choice = np.empty(budget + 1, dtype=int)
-            for b in range(budget + 1):
-                totals = best[b::-1] + cost[: b + 1]  # give b′ to group g, b − b′ to the others
-                choice[b] = int(np.argmin(totals))
-                new_best[b] = totals[choice[b]]
-            best = new_best
-            choices.append(choice)
-        # Walk back from the last group.
-        given = [0] * self.groups
-        remaining = budget
-        for g in range(self.groups - 1, 0, -1):
-            given[g] = int(choices[g][remaining])
-            remaining -= given[g]
-        given[0] = remaining
+        given = _cheapest_split([[cell[0] for cell in row] for row in table], budget)
         heads = tuple(table[g][given[g]][1] for g in range(self.groups))
         dims = tuple(table[g][given[g]][2] for g in range(self.groups))
         return Allocation(heads, dims, self.value(heads, [d if d else 1 for d in dims]))
@@ -177,24 +159,7 @@ class AllocationBound:
         dim = budget // n_heads
         # err[g][n]: group g with n heads of dimension `dim`.
         err = [[self.group_error(g, n, dim) for n in range(n_heads + 1)] for g in range(self.groups)]
-        best = np.array(err[0])
-        choices = [np.arange(n_heads + 1)]
-        for g in range(1, self.groups):
-            cost = np.array(err[g])
-            new_best = np.empty(n_heads + 1)
-            choice = np.empty(n_heads + 1, dtype=int)
-            for n in range(n_heads + 1):
-                totals = best[n::-1] + cost[: n + 1]
-                choice[n] = int(np.argmin(totals))
-                new_best[n] = totals[choice[n]]
-            best = new_best
-            choices.append(choice)
-        counts = [0] * self.groups
-        remaining = n_heads
-        for g in range(self.groups - 1, 0, -1):
-            counts[g] = int(choices[g][remaining])
-            remaining -= counts[g]
-        counts[0] = remaining
+        counts = _cheapest_split(err, n_heads)
         return Allocation(tuple(counts), (dim,) * self.groups, self.value(counts, [dim] * self.groups))
 
     def continuous_heads(self, budget: float) -> tuple[float, ...]:
@@ -205,6 +170,32 @@ class AllocationBound:
         if total == 0:
             return tuple(0.0 for _ in roots)
         return tuple(budget / self.input_dim * r / total for r in roots)
+
+
+def _cheapest_split(costs: list[list[float]], total: int) -> list[int]:
+    """The shares n_g ≥ 0 with Σ_g n_g = total that minimise Σ_g costs[g][n_g] (each row has total + 1
+    entries): dynamic programming over the groups, best_g(b) = min_{b′ ≤ b} best_{g−1}(b − b′) + cost_g(b′);
+    on ties the later group gets the smallest share."""
+    best = np.array(costs[0])  # best[b] over groups 0..g
+    choices = [np.arange(total + 1)]  # units given to group 0 when groups 0..g share b
+    for row in costs[1:]:
+        cost = np.array(row)
+        new_best = np.empty(total + 1)
+        choice = np.empty(total + 1, dtype=int)
+        for b in range(total + 1):
+            totals = best[b::-1] + cost[: b + 1]  # give b′ to group g, b − b′ to the others
+            choice[b] = int(np.argmin(totals))
+            new_best[b] = totals[choice[b]]
+        best = new_best
+        choices.append(choice)
+    # Walk back from the last group.
+    shares = [0] * len(costs)
+    remaining = total
+    for g in range(len(costs) - 1, 0, -1):
+        shares[g] = int(choices[g][remaining])
+        remaining -= shares[g]
+    shares[0] = remaining
+    return shares
 
 
 def sweep_table(bound: AllocationBound, budget: int, head_counts) -> pd.DataFrame:
