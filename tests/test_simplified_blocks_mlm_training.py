@@ -47,7 +47,7 @@ def test_sparse_mlm_loss_equals_the_dense_loss_float64(block):
     batch = sparse_task.train_batch(3, 4, seed=7)
     assert torch.equal(batch["labels"], dense_task.train_batch(3, 4, seed=7)["labels"])
     a, b = sparse_task.loss(encoder, batch), dense_task.loss(dense, batch)
-    assert abs(float(a.loss) - float(b.loss)) < 1e-12 and int(a.n_targets) == int(b.n_targets)
+    assert abs(a.loss.item() - b.loss.item()) < 1e-12 and int(a.n_targets) == int(b.n_targets)
     with pytest.raises(ValueError, match="output='none'"):
         sparse_task.loss(dense, batch)
 
