@@ -1,5 +1,5 @@
 """The job server: a served `python -m repro` command is the command run directly (exit status, output,
-files), and killing its client ends it and the notebook kernel it started."""
+files), and killing its client ends it and the notebook process it started."""
 
 from __future__ import annotations
 
@@ -93,11 +93,11 @@ def alive(pid: int) -> bool:
     return True
 
 
-def test_killing_the_client_ends_the_command_and_its_kernel(tmp_path, server_dir):
+def test_killing_the_client_ends_the_command_and_its_notebook(tmp_path, server_dir):
     """What Snakemake does to a job it stops: the client's process group is killed, and with it must go
-    the served notebook runner and the kernel it started through the server, at once."""
+    the served notebook runner and the process its cells run in, at once."""
     (tmp_path / "sleep.py").write_text(NOTEBOOK)
-    marker = tmp_path / "kernel.pid"
+    marker = tmp_path / "cells.pid"
     env = {k: v for k, v in os.environ.items() if k != "SLURM_JOB_ID"}
     env.update({jobserver.ENV_VAR: "1", "TMPDIR": str(server_dir)})
     args = ["notebook", "run", "sleep.py", "--paper", "p", "--item", "fig01", "--results-dir", "results"]
@@ -111,16 +111,16 @@ def test_killing_the_client_ends_the_command_and_its_kernel(tmp_path, server_dir
     )
     deadline = time.monotonic() + 120
     while not marker.exists() or not marker.read_text():
-        assert client.poll() is None, "the notebook ended before its kernel wrote its pid"
-        assert time.monotonic() < deadline, "the kernel did not start within 2 minutes"
+        assert client.poll() is None, "the notebook ended before its cells wrote their pid"
+        assert time.monotonic() < deadline, "the cells did not start within 2 minutes"
         time.sleep(0.05)
-    kernel = int(marker.read_text())
-    assert kernel != client.pid and alive(kernel)
+    cells = int(marker.read_text())
+    assert cells != client.pid and alive(cells)
     os.killpg(client.pid, signal.SIGKILL)
     client.wait(timeout=30)
     deadline = time.monotonic() + 10
-    while alive(kernel):
-        assert time.monotonic() < deadline, "the kernel outlived its job by 10 s"
+    while alive(cells):
+        assert time.monotonic() < deadline, "the cells outlived their job by 10 s"
         time.sleep(0.05)
 
 

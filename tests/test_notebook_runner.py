@@ -6,6 +6,8 @@ Each test that starts a kernel takes a few seconds; the whole file stays around 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -168,38 +170,109 @@ def test_source_without_parameters_cell_is_refused(tmp_path):
         notebook.load_script(src)
 
 
-def test_kernel_runs_this_interpreter(tmp_path, monkeypatch):
-    assert notebook.kernel_command()[0] == sys.executable
+OUTPUTS_SCRIPT = textwrap.dedent(
+    """\
+    # %% tags=["parameters"]
+    x = 1
 
-    # A python3 spec found first that names another interpreter is overridden for the run.
-    spec = tmp_path / "kernels" / "python3"
-    spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(
-        json.dumps({"argv": ["/usr/bin/false", "{connection_file}"], "language": "python", "display_name": "x"})
-    )
-    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path))
-    assert notebook.kernel_command()[0] == "/usr/bin/false"
-    with notebook._pinned_kernelspec():
-        assert notebook.kernel_command()[0] == sys.executable
-    assert notebook.kernel_command()[0] == "/usr/bin/false"
+    # %%
+    import os
+    import sys
+    from IPython.display import display
+
+    print("one")
+    print("two")
+    print("to stderr", file=sys.stderr)
+    print("three")
+    display({"a": 1})
+    os.chdir("/")
+    os.environ["SET_BY_A_CELL"] = "1"
+    x + 41
+
+    # %%
+    x + 1;
+
+    # %%
+    print(hash("hash seed"), os.getpid())
+    """
+)
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="Unix sockets only on POSIX")
-def test_kernel_talks_over_private_unix_sockets(tmp_path, monkeypatch):
-    # TCP ports are picked then released before the kernel binds them: two kernels started at once
-    # could take the same port. The kernel must use sockets in a directory of its own, removed after.
+def test_cells_record_their_outputs_in_order_apart_from_the_caller(tmp_path, monkeypatch):
+    """What a kernel would have sent back, in the order it happened, from a process of its own: the
+    caller's directory and environment stay as they were."""
     monkeypatch.chdir(tmp_path)
-    script = (
-        '# %% tags=["parameters"]\nx = 1\n# %%\nfrom ipykernel.kernelapp import IPKernelApp\n'
-        "app = IPKernelApp.instance()\nprint(app.transport, app.ip)\n"
-    )
-    src = _write(tmp_path / "t.py", script)
-    out = notebook.run_notebook(src, results_dir=tmp_path / "results", paper="demo", item="fig1", scale="smoke")
-    printed = nbformat.read(out.notebook, as_version=4).cells[-1].outputs[0].text.split()
-    assert printed[0] == "ipc"
-    socket_dir = Path(printed[1]).parent
-    assert socket_dir.name.startswith("repro-kernel-") and not socket_dir.exists()
-    assert not list(tmp_path.glob("kernel-*"))
+    monkeypatch.delenv("SET_BY_A_CELL", raising=False)
+    src = _write(tmp_path / "t.py", OUTPUTS_SCRIPT)
+    out = notebook.run_notebook(src, results_dir="results", paper="demo", item="fig1", scale="smoke")
+    assert Path.cwd() == tmp_path and "SET_BY_A_CELL" not in os.environ
+    code = [c for c in nbformat.read(out.notebook, as_version=4).cells if c.cell_type == "code"]
+    assert [c.execution_count for c in code] == [1, 2, 3, 4, 5]  # the injected parameters first
+    first = code[2]
+    assert [o.output_type for o in first.outputs] == ["stream", "stream", "stream", "display_data", "execute_result"]
+    assert [o.get("name") for o in first.outputs[:3]] == ["stdout", "stderr", "stdout"]
+    assert first.outputs[0].text == "one\ntwo\n" and first.outputs[2].text == "three\n"
+    assert first.outputs[3].data["text/plain"] == "{'a': 1}"
+    assert first.outputs[4].data["text/plain"] == "42" and first.outputs[4].execution_count == 3
+    assert code[3].outputs == []  # a trailing semicolon hides the result
+    printed_hash, pid = code[4].outputs[0].text.split()
+    assert int(pid) != os.getpid()
+    # The fixed hash seed, whichever way the cells' process was started.
+    seed0 = subprocess.run(
+        [sys.executable, "-c", "print(hash('hash seed'))"],
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()[0]
+    assert printed_hash == seed0
+
+
+def test_a_forked_runner_gives_the_notebook_of_a_fresh_interpreter(tmp_path):
+    """An interpreter with the fixed hash seed (a job server's child) forks the cells' process; any
+    other starts a fresh interpreter. Both write the same notebook."""
+    _write(tmp_path / "t.py", OUTPUTS_SCRIPT)
+    written = {}
+    for seed in ("0", "random"):
+        results = f"results_{seed}"
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "repro",
+                "notebook",
+                "run",
+                "t.py",
+                "--paper",
+                "demo",
+                "--item",
+                "fig1",
+                "--results-dir",
+                results,
+                "--scale",
+                "smoke",
+            ],
+            cwd=tmp_path,
+            env={**{k: v for k, v in os.environ.items() if k != "REPRO_JOB_SERVER"}, "PYTHONHASHSEED": seed},
+            check=True,
+            capture_output=True,
+        )
+        nb = nbformat.read(tmp_path / results / "demo/notebooks/fig1.ipynb", as_version=4)
+        for cell in nb.cells:  # the pid differs, and so do the paths that name the results directory
+            if cell.cell_type == "code" and cell.source.startswith("print(hash"):
+                cell.outputs[0].text = cell.outputs[0].text.split()[0]
+        written[seed] = nbformat.writes(nb).replace(results, "RESULTS")
+    assert written["0"] == written["random"]
+
+
+def test_a_cell_past_its_time_limit_fails_its_notebook(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path / "slow.py", '# %% tags=["parameters"]\nx = 1\n\n# %%\nimport time\ntime.sleep(30)\n')
+    argv = ["notebook", "run", "slow.py", "--paper", "demo", "--item", "fig1", "--results-dir", "results"]
+    assert main([*argv, "--timeout", "1"]) != 0
+    err = capsys.readouterr().err
+    assert "code cell 2 of the source" in err and "time.sleep(30)" in err
+    assert "CellTimeout" in err and "per-cell limit of 1 s" in err
 
 
 @pytest.mark.parametrize(

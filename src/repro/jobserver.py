@@ -15,7 +15,7 @@ So each command still runs in a process of its own with its own files, and the c
 read from disk by every child (only third-party libraries are preloaded): an edit is seen by the
 next job. If the client goes away (Snakemake killed the job, or its whole process group), the
 server kills the child's process group at once, so an interrupted trainer never outlives its job
-and holds its run directory. Notebook kernels go through the server too (`kernel_argv`).
+and holds its run directory.
 
 The server is started by the first client, one per interpreter and user, and exits after
 ``IDLE_S`` seconds without work. Where it cannot be started, the command runs in the client's own
@@ -46,8 +46,8 @@ import traceback
 ENV_VAR = "REPRO_JOB_SERVER"
 IDLE_S = 120.0  # the server exits after this long without a job
 START_TIMEOUT_S = 60.0
-# Set in the server before it imports anything, and so in every child (and in every notebook kernel,
-# repro.pipeline.notebook.KERNEL_ENV): the headless plotting backend, a fixed hash seed, and one
+# Set in the server before it imports anything, and so in every child (and in every notebook,
+# repro.pipeline.notebook_engine): the headless plotting backend, a fixed hash seed, and one
 # thread per numeric library (the jobs set torch's threads themselves).
 SERVER_ENV = {
     "MPLBACKEND": "Agg",
@@ -71,7 +71,9 @@ PRELOAD = (
     "papermill",
     "nbformat",
     "nbconvert",
-    "ipykernel.kernelapp",
+    "IPython.core.interactiveshell",
+    "ipykernel.compiler",
+    "papermill.engines",
 )
 _HEADER = struct.Struct("!I")
 
@@ -90,11 +92,6 @@ def socket_path() -> str:
     with open(__file__, "rb") as source:
         digest = hashlib.sha256(key + source.read()).hexdigest()[:12]
     return os.path.join(tempfile.gettempdir(), f"repro-jobs-{os.getuid()}-{digest}.sock")
-
-
-def kernel_argv() -> list[str]:
-    """The command of a notebook kernel started through the server (its kernelspec adds ``-f FILE``)."""
-    return [sys.executable, "-m", "repro.jobserver", "--kernel"]
 
 
 # -- messages: a 4-byte length, then JSON ------------------------------------------------------
@@ -179,9 +176,9 @@ def served_usage(log_text: str) -> tuple[float, float] | None:
     return (float(found[-1][0]), float(found[-1][1])) if found else None
 
 
-def run(argv: list[str], kernel: bool = False) -> int:
-    """Run `python -m repro ARGV` (or, with `kernel`, `python -m ipykernel_launcher ARGV`) in a child of
-    the server, and return its exit code. SIGINT and SIGTERM sent to this process go to the child."""
+def run(argv: list[str]) -> int:
+    """Run `python -m repro ARGV` in a child of the server, and return its exit code. SIGINT and SIGTERM
+    sent to this process go to the child."""
     path = socket_path()
     try:
         sock = _connect(path) or _start_server(path)
@@ -190,38 +187,24 @@ def run(argv: list[str], kernel: bool = False) -> int:
         sock = None
     if sock is None:
         print(f"[job server] could not start one at {path} (see {path}.log); running here", file=sys.stderr)
-        return _run_here(argv, kernel)
-    if kernel:
-        # The kernel's own watch of its parent (ipykernel's ParentPollerUnix) would see the server;
-        # this process is the one the notebook runner started, so it watches instead (below).
-        argv = [*argv, f"--IPKernelApp.parent_handle={os.getppid()}"]
-    request = {"argv": argv, "kernel": kernel, "cwd": os.getcwd(), "env": dict(os.environ), "path": sys.path}
-    parent = os.getppid()
+        return _run_here(argv)
+    request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "path": sys.path}
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda number, _frame: sock.send(bytes([number])))
     try:
         socket.send_fds(sock, [b"\0"], [0, 1, 2])
         _send(sock, request)
-        while not select.select([sock], [], [], 1.0)[0]:
-            if kernel and os.getppid() != parent:
-                return 1  # the runner has gone: closing the connection ends the kernel
         reply = _recv(sock)
     except (OSError, ConnectionError) as err:
         print(f"[job server] lost the server while it ran the command ({err}); see {path}.log", file=sys.stderr)
         return 1
     finally:
         sock.close()
-    if not kernel:
-        print(USAGE_LINE.format(cpu=reply["cpu_seconds"], rss=reply["max_rss_mb"]), file=sys.stderr)
+    print(USAGE_LINE.format(cpu=reply["cpu_seconds"], rss=reply["max_rss_mb"]), file=sys.stderr)
     return int(reply["exit_code"])
 
 
-def _run_here(argv: list[str], kernel: bool) -> int:
-    if kernel:
-        from ipykernel import kernelapp
-
-        kernelapp.launch_new_instance(argv)
-        return 0
+def _run_here(argv: list[str]) -> int:
     from repro.cli import main
 
     return main(argv)
@@ -274,9 +257,9 @@ def _child(request: dict, fds: list[int], inherited: list) -> None:
         import importlib
 
         importlib.invalidate_caches()
-        sys.argv = ["ipykernel_launcher" if request["kernel"] else "python -m repro", *request["argv"]]
+        sys.argv = ["python -m repro", *request["argv"]]
         try:
-            code = _run_here(request["argv"], request["kernel"])
+            code = _run_here(request["argv"])
         except SystemExit as exit_:
             if exit_.code is None or isinstance(exit_.code, int):
                 code = exit_.code or 0
@@ -425,9 +408,7 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--serve"] and len(argv) == 2:
         serve(argv[1])
         return 0
-    if argv[:1] == ["--kernel"]:
-        return run(argv[1:], kernel=True)
-    print("usage: python -m repro.jobserver --serve SOCKET | --kernel KERNEL_ARGS...", file=sys.stderr)
+    print("usage: python -m repro.jobserver --serve SOCKET", file=sys.stderr)
     return 2
 
 

@@ -7,11 +7,13 @@ Every figure and table of the project is made the same way::
 
 1. The jupytext percent script is read into a notebook in memory. It must have a cell tagged
    ``parameters`` (``# %% tags=["parameters"]``) with a default for every parameter.
-2. papermill executes it in a ``python3`` kernel that runs this very interpreter, injecting the
-   parameters plus ``results_dir``, ``paper``, ``item``, ``scale`` and the output paths
-   (``figure_png``, ``figure_pdf``, ``table_csv``, ``table_md``). The kernel runs in the caller's
-   working directory, so relative paths mean the same inside and out, with a fixed environment
-   (see :data:`KERNEL_ENV`), a per-cell timeout, and the notebook saved after every cell.
+2. papermill executes it, injecting the parameters plus ``results_dir``, ``paper``, ``item``,
+   ``scale`` and the output paths (``figure_png``, ``figure_pdf``, ``table_csv``, ``table_md``).
+   The cells run in an IPython shell in a child process of this one, not in a Jupyter kernel
+   (:mod:`repro.pipeline.notebook_engine`), in the caller's working directory, so relative paths
+   mean the same inside and out, with a fixed environment
+   (:func:`~repro.pipeline.notebook_engine.notebook_environment`), a per-cell timeout, and the
+   notebook saved after every cell.
 3. The executed notebook is written to ``RESULTS/<paper>/notebooks/<item>.ipynb`` without volatile
    metadata (timings, random cell ids) and exported to ``<item>.html`` beside it.
 
@@ -21,14 +23,10 @@ copied to ``<item>.failed.ipynb`` because Snakemake deletes the declared outputs
 
 from __future__ import annotations
 
-import contextlib
 import json
-import logging
-import os
 import re
 import shutil
-import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,24 +34,12 @@ from typing import Any
 import nbformat
 import yaml
 
-from repro import jobserver
 from repro.pipeline.plotting import figure_paths
 from repro.pipeline.tables import check_scale, table_paths
 
-KERNEL_NAME = "python3"
-KERNELSPEC = {"name": KERNEL_NAME, "display_name": "Python 3 (ipykernel)", "language": "python"}
+# Recorded in the executed notebook, so that Jupyter opens it with a Python kernel.
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 DEFAULT_TIMEOUT_S = 600
-# Kernels may be slow to start when Snakemake launches several at once (papermill #776).
-START_TIMEOUT_S = 120
-# Unix socket paths longer than this (sun_path, 108 bytes on Linux, 104 on macOS) cannot be bound.
-_MAX_SOCKET_PATH = 100
-
-#: Environment of the kernel. SOURCE_DATE_EPOCH keeps a value set by the caller; the rest are fixed:
-#: a headless backend, a fixed hash seed (set iteration order), and one thread per numeric library,
-#: since notebooks only read and plot and Snakemake may run several side by side. They are the job
-#: server's own settings, so that a kernel forked from it is the kernel started alone.
-KERNEL_ENV = jobserver.SERVER_ENV
-DEFAULT_SOURCE_DATE_EPOCH = "0"
 
 #: Parameters every notebook receives from the runner, whatever the rule passes.
 RUNNER_PARAMETERS = ("results_dir", "paper", "item", "scale", "figure_png", "figure_pdf", "table_csv", "table_md")
@@ -62,12 +48,13 @@ RUNNER_PARAMETERS = ("results_dir", "paper", "item", "scale", "figure_png", "fig
 _VOLATILE_NOTEBOOK_KEYS = ("start_time", "end_time", "duration", "input_path", "output_path")
 _VOLATILE_CELL_KEYS = ("start_time", "end_time", "duration")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-# Where a warning raised in a cell points: ipykernel names each cell's file after the kernel's pid.
+# Where a warning raised in a cell points: ipykernel's compiler, which the engine uses, puts each
+# cell's file in a directory named after the process id.
 _CELL_FILE = re.compile(r"(?:/[^\s/]+)*/ipykernel_\d+/(\d+)\.py")
 
 
 class NotebookError(RuntimeError):
-    """The notebook could not be prepared (bad source, parameters or kernel)."""
+    """The notebook could not be prepared (bad source or parameters)."""
 
 
 class NotebookFailed(NotebookError):
@@ -199,7 +186,7 @@ def _renumber_cells(nb: nbformat.NotebookNode) -> None:
 
 def normalise(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """Strip what changes from run to run without the results changing: timings, cell ids, and the
-    kernel's pid in the file name of a warning raised in a cell (``<cell 1234>.py:83: UserWarning``).
+    process id in the file name of a warning raised in a cell (``<cell 1234>.py:83: UserWarning``).
 
     Execution counts are kept: a linear run numbers cells 1, 2, 3... every time.
     """
@@ -236,124 +223,7 @@ def export_html(nb: nbformat.NotebookNode, path: Path, title: str, lineage_href:
     path.write_text(body, encoding="utf-8")
 
 
-def kernel_command() -> list[str]:
-    """The command jupyter_client would start for the ``python3`` kernel."""
-    from jupyter_client.manager import KernelManager
-
-    return KernelManager(kernel_name=KERNEL_NAME).format_kernel_cmd()
-
-
-@contextlib.contextmanager
-def _pinned_kernelspec() -> Iterator[None]:
-    """Make ``python3`` launch this interpreter, through the job server where the workflow uses one.
-
-    ipykernel's own spec says ``python``, which jupyter_client replaces by ``sys.executable``; a
-    spec installed elsewhere (say in ``~/.local/share/jupyter``) may name another interpreter, one
-    without this package. Only then, or for the job server, is a spec put first on ``JUPYTER_PATH``.
-    """
-    served = jobserver.enabled()
-    launcher = jobserver.kernel_argv() if served else [sys.executable, "-m", "ipykernel_launcher"]
-    try:
-        command = kernel_command()
-    except Exception:  # no spec found at all: ipykernel's is pinned below
-        command = []
-    if not served and command[:1] == [sys.executable]:
-        yield
-        return
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="repro-kernel-") as tmp:
-        spec_dir = Path(tmp) / "kernels" / KERNEL_NAME
-        spec_dir.mkdir(parents=True)
-        spec = {
-            "argv": [*launcher, "-f", "{connection_file}"],
-            "display_name": KERNELSPEC["display_name"],
-            "language": "python",
-        }
-        (spec_dir / "kernel.json").write_text(json.dumps(spec), encoding="utf-8")
-        with _environ({"JUPYTER_PATH": os.pathsep.join(filter(None, [tmp, os.environ.get("JUPYTER_PATH")]))}):
-            yield
-
-
-@contextlib.contextmanager
-def _environ(values: Mapping[str, str]) -> Iterator[None]:
-    """Set environment variables for the duration of the block (the kernel inherits them)."""
-    saved = {key: os.environ.get(key) for key in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, old in saved.items():
-            if old is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = old
-
-
-def kernel_environment() -> dict[str, str]:
-    """The variables set for the kernel: :data:`KERNEL_ENV` plus ``SOURCE_DATE_EPOCH``."""
-    return {**KERNEL_ENV, "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH", DEFAULT_SOURCE_DATE_EPOCH)}
-
-
 # --------------------------------------------------------------------------- running
-
-
-class _QuietAboutFixedParameters(logging.Filter):
-    """Hide papermill's "Passed unknown parameter" warning for the parameters every notebook gets.
-
-    A notebook need not declare the output paths it does not use; the warning stays on for the
-    parameters a rule passes, where it catches typos.
-    """
-
-    def __init__(self, names: set[str]):
-        super().__init__()
-        self.messages = {f"Passed unknown parameter: {name}" for name in names}
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.getMessage() not in self.messages
-
-
-@contextlib.contextmanager
-def _papermill_log_filter(names: set[str]) -> Iterator[None]:
-    logger = logging.getLogger("papermill")
-    quiet = _QuietAboutFixedParameters(names)
-    logger.addFilter(quiet)
-    try:
-        yield
-    finally:
-        logger.removeFilter(quiet)
-
-
-@contextlib.contextmanager
-def _kernel_manager_class() -> Iterator[type]:
-    """The kernel manager nbclient should use: one talking over Unix sockets where possible.
-
-    Over TCP, jupyter_client picks five free ports by binding and releasing them, and the kernel
-    binds them again a moment later; when Snakemake starts kernels side by side, another kernel can
-    take a port in between ("Address already in use") and the run dies after the start timeout.
-    Here the sockets live in a fresh private directory, so two kernels never collide. TCP stays
-    where Unix sockets cannot be used (Windows) or their path would be too long to bind.
-    """
-    import tempfile
-
-    from jupyter_client.manager import AsyncKernelManager
-
-    if os.name == "nt":
-        yield AsyncKernelManager
-        return
-    with tempfile.TemporaryDirectory(prefix="repro-kernel-") as tmp:
-        prefix = os.path.join(tmp, "ipc")  # sockets are <prefix>-1 ... <prefix>-5
-        if len(prefix.encode()) + 3 > _MAX_SOCKET_PATH:
-            yield AsyncKernelManager
-            return
-
-        class UnixSocketKernelManager(AsyncKernelManager):
-            def __init__(self, **kwargs: Any):
-                kwargs.setdefault("transport", "ipc")
-                kwargs.setdefault("ip", prefix)
-                super().__init__(**kwargs)
-
-        yield UnixSocketKernelManager
 
 
 def run_notebook(
@@ -370,41 +240,27 @@ def run_notebook(
 ) -> NotebookOutputs:
     """Execute ``src`` with papermill and write the executed notebook and its HTML.
 
-    ``timeout`` is per cell, in seconds. ``cwd`` (default: the current directory) is the kernel's
-    working directory. Raises :class:`NotebookFailed` if a cell raises, times out or the kernel dies.
+    ``timeout`` is per cell, in seconds. ``cwd`` (default: the current directory) is the cells' working
+    directory. Raises :class:`NotebookFailed` if a cell raises or times out, or the cells' process dies.
     """
-    import papermill
+    from repro.pipeline.notebook_engine import NotebookJob, run_in_child
 
     parameters = build_parameters(results_dir, paper, item, scale, params)
     outputs = NotebookOutputs.for_item(results_dir, paper, item)
     outputs.notebook.parent.mkdir(parents=True, exist_ok=True)
     outputs.failed.unlink(missing_ok=True)
-    nb = load_script(src)
-    cwd = Path(cwd) if cwd is not None else Path.cwd()
-
-    with (
-        _environ(kernel_environment()),
-        _pinned_kernelspec(),
-        _papermill_log_filter(set(RUNNER_PARAMETERS)),
-        _kernel_manager_class() as manager_class,
-    ):
-        try:
-            papermill.execute_notebook(
-                nb,
-                str(outputs.notebook),
-                parameters=parameters,
-                kernel_name=KERNEL_NAME,
-                request_save_on_cell_execute=True,
-                execution_timeout=timeout,
-                start_timeout=START_TIMEOUT_S,
-                progress_bar=False,
-                log_output=log_output,
-                cwd=str(cwd),
-                kernel_manager_class=manager_class,
-                shutdown_kernel="immediate",  # every output is in by then; a graceful stop waits about 0.5 s
-            )
-        except Exception as err:  # papermill, nbclient (timeout, dead kernel) and kernel start errors
-            raise _failure(src, outputs, err) from err
+    job = NotebookJob(
+        load_script(src),
+        outputs.notebook,
+        parameters,
+        cwd=Path(cwd) if cwd is not None else Path.cwd(),
+        timeout=timeout,
+        log_output=log_output,
+        quiet_parameters=RUNNER_PARAMETERS,
+    )
+    error = run_in_child(job)
+    if error is not None:
+        raise _failure(src, outputs, error)
 
     executed = normalise(nbformat.read(outputs.notebook, as_version=4))
     executed.metadata.setdefault("papermill", {})["input_path"] = Path(src).as_posix()
@@ -414,7 +270,7 @@ def run_notebook(
     return outputs
 
 
-def _failure(src: str | Path, outputs: NotebookOutputs, err: BaseException) -> NotebookFailed:
+def _failure(src: str | Path, outputs: NotebookOutputs, error: str) -> NotebookFailed:
     """Describe a failed run: which cell, what it raised, where the partial notebook is."""
     partial = None
     cell_text = ""
@@ -424,15 +280,15 @@ def _failure(src: str | Path, outputs: NotebookOutputs, err: BaseException) -> N
         shutil.copyfile(outputs.notebook, outputs.failed)
         partial = outputs.failed
         cell_text = _describe_failing_cell(nb)
-    detail = _ANSI.sub("", str(err)).strip()
-    lines = [f"notebook {Path(src).as_posix()} failed: {type(err).__name__}"]
+    detail = _ANSI.sub("", error).strip()
+    lines = [f"notebook {Path(src).as_posix()} failed"]
     if cell_text:
         lines.append(cell_text)
     lines.append(detail)
     if partial is not None:
         lines.append(f"partial notebook: {partial.as_posix()} (also at {outputs.notebook.as_posix()})")
     else:
-        lines.append("no partial notebook was written (the kernel did not start)")
+        lines.append("no partial notebook was written (the notebook did not start)")
     return NotebookFailed("\n".join(lines), partial)
 
 

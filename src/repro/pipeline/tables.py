@@ -126,13 +126,16 @@ def save_table(
 
 
 def in_kernel() -> bool:
-    """Whether this runs inside a Jupyter kernel (an executed notebook), where saved outputs are shown."""
+    """Whether this runs in an executed notebook (a Jupyter kernel, or the runner's shell, which keeps
+    what a cell displays), where saved outputs are shown."""
     try:
         from IPython import get_ipython
     except ImportError:  # IPython is optional outside notebooks
         return False
     shell = get_ipython()
-    return shell is not None and getattr(shell, "kernel", None) is not None
+    if shell is None:
+        return False
+    return getattr(shell, "kernel", None) is not None or getattr(shell, "writes_notebook", False)
 
 
 def _display_in_kernel(df: pd.DataFrame) -> None:
