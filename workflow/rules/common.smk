@@ -148,18 +148,35 @@ def report_caption(wildcards, input):
     )
 
 
+def item_path(paper, item, suffix=None):
+    """A file beside an item's figure (png) or table (csv); by default that figure or table."""
+    kind, main = ("figures", "png") if item.startswith("fig") else ("tables", "csv")
+    return f"{RESULTS}/{paper}/{kind}/{item}.{suffix or main}"
+
+
 def item_file(wildcards):
     """The figure (png) or table (csv) an item's notebook wrote."""
-    kind, suffix = ("figures", "png") if wildcards.item.startswith("fig") else ("tables", "csv")
-    return f"{RESULTS}/{wildcards.paper}/{kind}/{wildcards.item}.{suffix}"
+    return item_path(wildcards.paper, wildcards.item)
 
 
-def lineage_cards():
-    cards = []
-    for paper, item in sorted(NOTEBOOKS):
-        kind = "figures" if item.startswith("fig") else "tables"
-        cards.append(f"{RESULTS}/{paper}/{kind}/{item}.lineage.json")
-    return cards
+def paper_items(paper):
+    return sorted(item for owner, item in NOTEBOOKS if owner == paper)
+
+
+def lineage_cards(paper=None):
+    """The lineage cards of `paper`'s items, or of every item."""
+    return [
+        item_path(owner, item, "lineage.json") for owner, item in sorted(NOTEBOOKS) if paper is None or owner == paper
+    ]
+
+
+def lineage_card_arguments(paper):
+    """`--card ITEM TARGET OUT` for each item of `paper` (python -m repro report lineage)."""
+    return " ".join(
+        "--card "
+        + " ".join(shlex.quote(arg) for arg in (item, item_path(paper, item), item_path(paper, item, "lineage.json")))
+        for item in paper_items(paper)
+    )
 
 
 def lm_split_files(wildcards):

@@ -75,21 +75,27 @@ rule report_entry:
 # Lineage card per figure and table, compute accounting over every benchmark file, and
 # a reproducibility dossier per paper. They read Snakemake's job records, so they run
 # after everything they describe.
-rule lineage_card:
-    input:
-        item=item_file,
-        notebook=f"{RESULTS}/{{paper}}/notebooks/{{item}}.html",
-    output:
-        f"{RESULTS}/{{paper}}/{{kind}}/{{item}}.lineage.json",
-    log:
-        f"{RESULTS}/logs/lineage/{{paper}}/{{kind}}_{{item}}.log",
-    wildcard_constraints:
-        kind="figures|tables",
-    conda:
-        ENV
-    shell:
-        "python -m repro report lineage --target {input.item} --paper {wildcards.paper} --item {wildcards.item} "
-        "--out {output} > {log} 2>&1"
+# One job per paper writes the cards of all its items: a card takes a fraction of a second, and its
+# job's start would cost more. A rule per paper, since a rule's outputs cannot vary with a wildcard.
+for _paper in sorted({paper for paper, _ in NOTEBOOKS}):
+
+    rule:
+        name:
+            f"lineage_cards_{_paper}"
+        input:
+            figures_and_tables=[item_path(_paper, item) for item in paper_items(_paper)],
+            notebooks=[f"{RESULTS}/{_paper}/notebooks/{item}.html" for item in paper_items(_paper)],
+        output:
+            lineage_cards(_paper),
+        log:
+            f"{RESULTS}/logs/lineage/{_paper}.log",
+        conda:
+            ENV
+        params:
+            paper=_paper,
+            cards=lineage_card_arguments(_paper),
+        shell:
+            "python -m repro report lineage --paper {params.paper} {params.cards} > {log} 2>&1"
 
 
 rule compute_accounting:

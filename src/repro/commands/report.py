@@ -15,11 +15,16 @@ def register(subparsers) -> None:
         subparsers, "report", "lineage cards, compute accounting, dossiers and the run summary", metavar="PART"
     )
 
-    lineage = parts.add_parser("lineage", help="the lineage card of one figure or table")
-    lineage.add_argument("--target", required=True, help="the figure or table file (relative to the workdir)")
+    lineage = parts.add_parser("lineage", help="the lineage cards of a paper's figures and tables")
     lineage.add_argument("--paper", required=True)
-    lineage.add_argument("--item", required=True)
-    lineage.add_argument("--out", required=True)
+    lineage.add_argument(
+        "--card",
+        nargs=3,
+        action="append",
+        required=True,
+        metavar=("ITEM", "TARGET", "OUT"),
+        help="an item, its figure or table file (relative to the workdir) and its card (repeatable)",
+    )
     lineage.add_argument("--workdir", default=".", help="Snakemake's working directory (holds .snakemake/)")
     lineage.set_defaults(func=run_lineage)
 
@@ -67,7 +72,8 @@ def run_readme(args: argparse.Namespace) -> int:
 def run_lineage(args: argparse.Namespace) -> int:
     from repro.pipeline.lineage import write_lineage_card
 
-    write_lineage_card(args.target, args.out, args.workdir, args.paper, args.item)
+    for item, target, out in args.card:
+        write_lineage_card(target, out, args.workdir, args.paper, item)
     return 0
 
 
