@@ -280,6 +280,25 @@ def test_fit_low_rank_students_rows(tmp_path):
     np.testing.assert_allclose(table["normalised_mse"], table["excess_mse"] / table["target_power"])
 
 
+def test_svd_started_students_start_at_the_svd_student(tmp_path):
+    """student_init="svd": a student begins as the truncated-SVD student, so three small updates leave the
+    full-rank one next to the teacher and the rank-1 one next to its SVD error; random starts are far from both."""
+    teacher = TeacherAttention(0, dim=4, logit_bound=2.0)
+    kwargs = dict(
+        lengths=[8], ranks=[1, 4], queries_per_set=2, eval_sets=2, train_config=dict(TINY_TRAIN, batch_size=2), seed=0
+    )
+    svd = fit_low_rank_students(teacher, runs_dir=tmp_path / "svd", student_init="svd", **kwargs).set_index("rank")
+    random = fit_low_rank_students(teacher, runs_dir=tmp_path / "random", **kwargs).set_index("rank")
+    assert svd.loc[4, "excess_mse"] < 1e-6 * random.loc[4, "excess_mse"]
+    assert svd.loc[1, "excess_mse"] == pytest.approx(svd.loc[1, "svd_mse"], rel=0.02)
+    assert abs(random.loc[1, "excess_mse"] / random.loc[1, "svd_mse"] - 1) > 0.02
+    # the same runs directory holds both, apart: a finished random start is not read back as an SVD start
+    again = fit_low_rank_students(teacher, runs_dir=tmp_path / "random", student_init="svd", **kwargs)
+    pd.testing.assert_frame_equal(again.set_index("rank")[["excess_mse"]], svd[["excess_mse"]])
+    with pytest.raises(ValueError, match="student_init"):
+        fit_low_rank_students(teacher, runs_dir=tmp_path / "x", student_init="orthogonal", **kwargs)
+
+
 # -- claims helper ------------------------------------------------------------------------------------
 def _frame(values):
     return pd.DataFrame(

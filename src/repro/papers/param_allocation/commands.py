@@ -189,7 +189,7 @@ def saturation(args: argparse.Namespace) -> int:
     table = fit_low_rank_students(
         teacher,
         train_config=spec["train"],
-        **_pick(spec, "lengths", "ranks", "queries_per_set", "eval_sets"),
+        **_pick(spec, "lengths", "ranks", "queries_per_set", "eval_sets", "student_init"),
         **_run_options(args),
     )
     return write_csv(table, args.out, float_format=CSV_FLOATS)

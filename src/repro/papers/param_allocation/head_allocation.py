@@ -132,9 +132,15 @@ def fit_low_rank_students(
     train_config: dict,
     seed: int,
     runs_dir: str | Path,
+    student_init: str = "random",
     threads: int = 1,
 ) -> pd.DataFrame:
     """Train one student per (L, r) against `teacher` (module docstring); one row per (L, r).
+
+    A student starts from seeded random factors (`student_init="random"`) or from the truncated-SVD
+    student of its rank (`"svd"`), so that training can only be judged by whether it moves below that.
+    The start is not part of a run's identity (which holds shapes, not values), so SVD-started runs
+    get run directories of their own (`r004-svd`).
 
     Columns: length, rank, seed, steps, train_seconds, excess_mse (E‖o′ − o‖² of the trained
     student on the held-out set; the teacher is realisable at r = d, so this is the excess error),
@@ -142,7 +148,10 @@ def fit_low_rank_students(
     errors divided by target_power (normalised_mse, svd_normalised_mse: catalog P6), and
     max_abs_logit (the largest |z| of the teacher on the held-out set, against its bound Λ).
     """
+    if student_init not in ("random", "svd"):
+        raise ValueError(f"student_init={student_init!r}; choose random or svd")
     config = TrainConfig(**dict(train_config, seed=int(seed), threads=int(threads)))
+    suffix = "" if student_init == "random" else f"-{student_init}"
     rows = []
     for length in lengths:
         task = TeacherAttentionTask(
@@ -152,9 +161,12 @@ def fit_low_rank_students(
         max_abs_logit = float(teacher.logits(held["queries"], held["keys"]).abs().max())
         for rank in ranks:
             rank = int(rank)
-            torch.manual_seed(derive_seed(seed, "student-init", rank))
-            student = LowRankHead(teacher.dim, rank)
-            result = _train(student, task, config, Path(runs_dir) / f"L{int(length):05d}" / f"r{rank:03d}")
+            if student_init == "svd":
+                student = LowRankHead.from_bilinear(teacher.bilinear, rank)
+            else:
+                torch.manual_seed(derive_seed(seed, "student-init", rank))
+                student = LowRankHead(teacher.dim, rank)
+            result = _train(student, task, config, Path(runs_dir) / f"L{int(length):05d}" / f"r{rank:03d}{suffix}")
             svd_mse = evaluate(LowRankHead.from_bilinear(teacher.bilinear, rank), task)
             rows.append(
                 {
