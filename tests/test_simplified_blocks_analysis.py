@@ -348,6 +348,28 @@ def test_decoder_claims_are_gated_on_their_reference_runs(tmp_path):
     assert row["verdict"] == "reproduced" and row["null"].startswith("not reproduced")
 
 
+@pytest.mark.parametrize(
+    "at_pre_ln_rate, expected, judged_at",
+    [
+        ([5.6, 5.6], "reproduced", "lr 0.001"),  # clearly worse at its better rate too
+        ([5.02, 5.02], "not reproduced", "lr 0.001"),  # the lower rate was what made it slower
+        ([float("nan"), float("nan")], "reproduced", "lr 0.0003"),  # diverged at Pre-LN's rate: its own
+    ],
+)
+def test_fig02_judges_vskipinit_at_its_better_learning_rate(tmp_path, at_pre_ln_rate, expected, judged_at):
+    fig26 = _falling({"pre_ln": [5.0, 5.0], "vskipinit": [6.0, 6.0]})
+    fig02 = _falling({"pre_ln": [5.0, 5.0], "vskipinit_lr_pre_ln": at_pre_ln_rate})
+    specs = {
+        "pre_ln": {"model": dict(SMALL, block="pre_ln"), "train": {"lr": 1e-3}},
+        "vskipinit": {"model": dict(SMALL, block="vskipinit_code"), "train": {"lr": 3e-4}},
+        "vskipinit_lr_pre_ln": {"model": dict(SMALL, block="vskipinit_code"), "train": {"lr": 1e-3}},
+    }
+    files = {"fig26_curves.csv": fig26, "fig02_curves.csv": fig02, "variants.csv": variant_table(specs)}
+    row = _judge(tmp_path, "skipless_attention_trains_slower", files)
+    assert row["verdict"] == expected and f"judged at {judged_at}" in row["detail"], row
+    assert not row["null"].startswith("reproduced"), row["null"]
+
+
 def test_no_norm_ordering_allows_the_shared_epsilon(tmp_path):
     """ε = 0.5% of Pre-LN's 5.0 = 0.025 nats: no-norm SAS-P 0.01 better than SAS-P is within it, 0.05 is not."""
     for gap, expected in ((-0.01, "reproduced"), (-0.05, "not reproduced")):

@@ -194,7 +194,7 @@ LEVELS = {"levels": SB_LEVELS}
 # The runs whose seeds set the run-to-run spread the one-seed figures draw as error bars.
 NOISE_RUNS = sb_data("fig26_curves.csv")
 register_notebook(SB, "fig01", [sb_data("structure_inventory.csv")])
-register_notebook(SB, "fig02", [sb_data("fig26_curves.csv")])
+register_notebook(SB, "fig02", [sb_data("fig26_curves.csv"), sb_data("fig02_curves.csv"), sb_data("variants.csv")])
 register_notebook(
     SB,
     "fig03",
