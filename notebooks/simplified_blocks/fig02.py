@@ -73,7 +73,8 @@ for variant, splits in (("pre_ln", ("eval", "train")), ("vskipinit", ("eval", "t
             ax.fill_between(
                 mean.index, by_step.min().values, by_step.max().values, color=style["color"], alpha=0.12, lw=0
             )
-late = curves[curves["step"] >= curves["step"].max() * 0.25]
+finite = curves["loss"].abs() < float("inf")  # a diverged run stays off the scale
+late = curves[finite & (curves["step"] >= curves["step"].max() * 0.25)]
 ax.set_ylim(late["loss"].min() - 0.1, late["loss"].quantile(0.99) + 0.2)
 ax.set_xlabel("training step")
 ax.set_ylabel("loss (nats/token)")
