@@ -226,6 +226,25 @@ def test_fig28_perplexity_ratio(tmp_path, sas, parallel, expected):
     assert _judge(tmp_path, "sas_perplexity_matches_parallel", "fig28", curves, specs)["verdict"] == expected
 
 
+@pytest.mark.parametrize(
+    "at_sas_rate, expected", [(3.2, "reproduced"), (2.85, "not reproduced"), (float("nan"), "reproduced")]
+)
+def test_fig28_takes_parallel_at_its_better_rate(tmp_path, at_sas_rate, expected):
+    """SAS 2.95 against Parallel 3.0 at its own rate matches; a Parallel at SAS's rate that ends at 2.85
+    is the one SAS must reach; one that diverged is passed over."""
+    specs = {
+        "l_sas": _spec(train={"lr": 3e-3}),
+        "l_par": _spec("parallel"),
+        "l_par_fast": _spec("parallel", train={"lr": 3e-3}),
+        "l_pre": _spec("pre_ln"),
+    }
+    curves = _curves({"l_sas": [2.95], "l_par": [3.0], "l_par_fast": [at_sas_rate], "l_pre": [3.0]})
+    row = _judge(tmp_path, "sas_perplexity_matches_parallel", "fig28", curves, specs)
+    assert row["verdict"] == expected and row["gate"].startswith("passed"), row
+    judged = "0.003" if at_sas_rate < 3.0 else "0.001"
+    assert f"judged at lr {judged}" in row["detail"], row["detail"]
+
+
 def test_ablation_claims_need_a_run_to_run_spread(tmp_path):
     specs = {
         "pre_ln": _spec("pre_ln"),
