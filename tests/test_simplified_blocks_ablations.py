@@ -163,6 +163,31 @@ def test_no_mlp_skip_claim_needs_a_gap_above_two_percent(tmp_path, gap, expected
     assert _judge(tmp_path, "no_mlp_skip_trains_slower", "fig25", curves, specs)["verdict"] == expected
 
 
+def test_fig25_judges_each_activation_at_its_better_rate(tmp_path):
+    """At SAS's rate the no-skip ReLU run is as good as SAS, so 'much slower' fails there; leaky ReLU is
+    compared with ReLU at each one's better rate."""
+    no_skip = {"activation": "relu", "block_overrides": {"mlp_skip": 0.0}}
+    leaky = {**no_skip, "activation": "leaky_relu", "leaky_slope": 0.2}
+    specs = {
+        "pre_ln": _spec("pre_ln"),
+        "sas": _spec(),
+        "ns_relu": _spec(train={"lr": 1e-4}, **no_skip),
+        "ns_relu_fast": _spec(**no_skip),
+        "ns_lrelu": _spec(train={"lr": 1e-4}, **leaky),
+        "ns_lrelu_fast": _spec(**leaky),
+    }
+    losses = {"pre_ln": 4.0, "sas": 4.0, "ns_relu": 4.5, "ns_relu_fast": 4.0, "ns_lrelu": 4.6, "ns_lrelu_fast": 4.3}
+    curves = _curves({v: [l, l] for v, l in losses.items()}, slope=0.1)  # untrained, each run is 2 nats higher
+    row = _judge(tmp_path, "no_mlp_skip_trains_slower", "fig25", curves, specs)
+    assert (
+        row["verdict"] == "not reproduced"
+        and "| ReLU: lr 0.0001: 5.5; lr 0.001: 5; judged at lr 0.001" in row["detail"]
+    )
+    # LReLU at its better rate (4.3) against ReLU at its (4.0): no better, as the paper says
+    row = _judge(tmp_path / "b", "leaky_relu_no_better_than_relu", "fig25", curves, specs)
+    assert row["verdict"] == "reproduced" and row["gate"].startswith("passed"), row
+
+
 def test_depth_claim_pairs_blocks_by_depth(tmp_path):
     specs = {
         f"{depth}_{b}": _spec(b if b != "vskipinit" else "vskipinit_code", n_layers=n)
