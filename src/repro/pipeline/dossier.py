@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
-import platform
 from pathlib import Path
 
 import pandas as pd
 import yaml
 
 from repro.papers import PAPERS, part
+from repro.pipeline import machine
 from repro.pipeline.claims import NOT_REPRODUCED, VERDICTS
 from repro.pipeline.lineage import code_version, package_versions
 from repro.pipeline.tables import to_markdown
@@ -169,9 +168,8 @@ def render_dossier(
             "",
         ]
     lines += [
-        f"Hardware: {platform.platform()}, {os.cpu_count()} CPU cores, no GPU used"
-        if not _uses_gpu(config, paper)
-        else f"Hardware: {platform.platform()}, {os.cpu_count()} CPU cores, GPU runs",
+        f"Hardware: {machine.summary(machine.describe())}; "
+        + ("no GPU used" if not _uses_gpu(config, paper) else "GPU runs"),
         "",
         "## Code and environment",
         "",

@@ -18,6 +18,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from repro.data import cards
+from repro.pipeline import machine
 from repro.pipeline.provenance import Job, sha256, upstream_jobs
 
 PACKAGES = (
@@ -114,7 +115,7 @@ def lineage_card(target: str, workdir: Path | str, paper: str, item: str) -> dic
         "totals": {"jobs": len(steps), "wall_seconds": wall, "cpu_seconds": cpu, "max_rss_mb": peak},
         "code": code_version(workdir),
         "packages": package_versions(),
-        "machine": {"platform": platform.platform(), "processor": platform.machine()},
+        "machine": machine.describe(),
     }
 
 
