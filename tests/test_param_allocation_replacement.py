@@ -344,7 +344,7 @@ def test_replacement_and_decoder_claims_on_hand_made_tables():
     decoders = pd.DataFrame(
         [
             dict(seed=s, length=L, head_dim=d, eval_loss=5.0 - 0.1 * (d == 16) * g)
-            for s in (0, 1)
+            for s in (0, 1, 2)
             for L, g in ((32, 3), (128, 2), (512, 1))
             for d in (4, 16)
         ]
