@@ -855,9 +855,7 @@ def head_dim_gain_shrinks_with_length(data) -> Measurement:
     }
     judged = judge_parts(steps, detail="Per-seed steps of the gain between consecutive L, in nats:")
     logs = np.log2(per_seed.columns.to_numpy(dtype=float))
-    slopes = (
-        [float(np.polyfit(logs, row.to_numpy(), 1)[0]) for _, row in per_seed.iterrows()] if len(logs) > 1 else [0.0]
-    )
+    slopes = [float(np.polyfit(logs, row.to_numpy(), 1)[0]) for _, row in per_seed.iterrows()]
     why = ""
     values = gain.to_numpy()
     if (np.diff(values) > 0).any():
