@@ -11,7 +11,7 @@ import torch
 import yaml
 from conftest import write_decoder_noise, write_reference_levels
 
-from repro.analysis.training_curves import mean_curve
+from repro.analysis.training_curves import mean_curve, seed_spread
 from repro.models import Transformer, TransformerConfig, config_from_dict
 from repro.papers.simplified_blocks.block_structure import attention_identity_error
 from repro.papers.simplified_blocks.variant_table import style_key, variant_table
@@ -92,6 +92,15 @@ def test_mean_curve_averages_seeds_per_step():
     assert curve.loc[20, "seconds"] == 30.0
     with pytest.raises(ValueError, match="'b' has no eval rows"):
         mean_curve(curves, "b")
+
+
+def test_seed_spread_summarises_final_losses_per_setting():
+    final = pd.DataFrame({"beta": [0.0, 0.0, 1.0], "seed": [0, 1, 0], "final_loss": [4.0, 5.0, 3.0]})
+    table = seed_spread(final, ["beta"], ["beta", "mean", "min", "max", "seeds"])
+    assert table.to_dict("records") == [
+        {"beta": 0.0, "mean": 4.5, "min": 4.0, "max": 5.0, "seeds": 2},
+        {"beta": 1.0, "mean": 3.0, "min": 3.0, "max": 3.0, "seeds": 1},
+    ]
 
 
 def test_style_key():

@@ -52,36 +52,19 @@ def rms(x):
 
 
 # %%
+cells = {r: scores[scores["rank"] == r].groupby("length") for r in ranks if r != full}  # by length, per rank
 fig, axes = plt.subplots(2, 2, figsize=(11.5, 8.4))
 ax = axes[0, 0]
-for r in ranks:
-    if r == full:
-        continue
-    cell = scores[scores["rank"] == r].groupby("length")
-    colour = colours[f"r = {r}"]
-    ax.plot(
-        cell["max_entry_error"].mean().index,
-        cell["max_entry_error"].mean().values,
-        marker="o",
-        color=colour,
-        label=f"r = {r}",
-    )
-    ax.plot(
-        cell["per_entry_bound"].mean().index,
-        cell["per_entry_bound"].mean().values,
-        linestyle="--",
-        color=colour,
-        alpha=0.6,
-    )
+for r, cell in cells.items():
+    error, bound = cell["max_entry_error"].mean(), cell["per_entry_bound"].mean()
+    ax.plot(error.index, error.values, marker="o", color=colours[f"r = {r}"], label=f"r = {r}")
+    ax.plot(bound.index, bound.values, linestyle="--", color=colours[f"r = {r}"], alpha=0.6)
 ax.set_title("Per-entry score error (dashed: Cor. 2 bound)")
 ax.set_ylabel("max_i |p_i − p′_i| (mean over queries)")
 ax.legend(fontsize=7, ncol=2)
 
 ax = axes[0, 1]
-for r in ranks:
-    if r == full:
-        continue
-    cell = scores[scores["rank"] == r].groupby("length")
+for r, cell in cells.items():
     colour = colours[f"r = {r}"]
     out = cell["output_error"].apply(rms)
     ax.plot(out.index, out.values, marker="o", color=colour, label=f"‖o − o′‖₂, r = {r}")

@@ -30,8 +30,8 @@ noise_runs = "results/simplified_blocks/data/fig26_curves.csv"  # the runs that 
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from repro.analysis.training_curves import final_losses
-from repro.papers.simplified_blocks.run_noise import bars_note, half_width, loss_noise
+from repro.analysis.training_curves import final_losses, seed_spread
+from repro.papers.simplified_blocks.run_noise import bars_note, errorbar_over_seeds, loss_noise
 from repro.pipeline.plotting import OKABE_ITO, draw_reference_levels, label, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
@@ -51,16 +51,7 @@ INIT_STYLE = {
 fig, ax = plt.subplots(figsize=(6.4, 4.2))
 for init, rows in grid.groupby("spec_reparam_init"):
     colour, marker, text = INIT_STYLE[init]
-    stats = rows.groupby("spec_reparam_beta")["final_loss"].agg(["mean", "count"])
-    ax.errorbar(
-        stats.index,
-        stats["mean"],
-        yerr=None if noise is None else [half_width(noise, n) for n in stats["count"]],
-        color=colour,
-        marker=marker,
-        capsize=3,
-        label=text,
-    )
+    errorbar_over_seeds(ax, rows, "spec_reparam_beta", noise, color=colour, marker=marker, label=text)
 for reference in ("pre_ln", "vskipinit"):
     if reference in set(final["variant"]):
         level = final[final["variant"] == reference]["final_loss"].mean()
@@ -74,10 +65,6 @@ note = f"β grid reconstructed from the paper's description (its grid is not giv
 save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %%
-table = (
-    grid.groupby(["spec_reparam_init", "spec_reparam_beta"])["final_loss"]
-    .agg(["mean", "min", "max", "count"])
-    .reset_index()
-)
-table.columns = ["W_init", "beta", "final eval loss (mean)", "min over seeds", "max over seeds", "seeds"]
+names = ["W_init", "beta", "final eval loss (mean)", "min over seeds", "max over seeds", "seeds"]
+table = seed_spread(grid, ["spec_reparam_init", "spec_reparam_beta"], names)
 print(to_markdown(table.round(4)))

@@ -34,8 +34,8 @@ noise_runs = "results/simplified_blocks/data/fig26_curves.csv"  # the runs that 
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from repro.analysis.training_curves import final_losses
-from repro.papers.simplified_blocks.run_noise import bars_note, half_width, loss_noise
+from repro.analysis.training_curves import final_losses, seed_spread
+from repro.papers.simplified_blocks.run_noise import bars_note, errorbar_over_seeds, loss_noise
 from repro.pipeline.plotting import OKABE_ITO, label, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
@@ -64,16 +64,8 @@ fig, (ax, ax_check) = plt.subplots(1, 2, figsize=(10.5, 4.2), gridspec_kw={"widt
 for init, (colour, marker) in INIT.items():
     rows = by_ratio[by_ratio["spec_reparam_init"] == init]
     if len(rows):
-        stats = rows.groupby("value_proj_lr_ratio")["final_loss"].agg(["mean", "count"])
-        ax.errorbar(
-            stats.index,
-            stats["mean"],
-            yerr=None if noise is None else [half_width(noise, n) for n in stats["count"]],
-            color=colour,
-            marker=marker,
-            capsize=3,
-            label=f"{init}: LR ratio r",
-        )
+        text = f"{init}: LR ratio r"
+        errorbar_over_seeds(ax, rows, "value_proj_lr_ratio", noise, color=colour, marker=marker, label=text)
     beta_rows = by_beta[by_beta["spec_reparam_init"] == init]
     if len(beta_rows):
         beta_curve = beta_rows.groupby("spec_reparam_beta")["final_loss"].mean()
@@ -114,11 +106,7 @@ note = f"W^V, W^P are reparameterised as W_init + ΔW with ΔW at r × lr (App. 
 save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %%
-table = (
-    by_ratio.groupby(["spec_reparam_init", "value_proj_lr_ratio"])["final_loss"]
-    .agg(["mean", "min", "max", "count"])
-    .reset_index()
-)
-table.columns = ["W_init", "LR ratio r", "final eval loss (mean)", "min", "max", "seeds"]
+names = ["W_init", "LR ratio r", "final eval loss (mean)", "min", "max", "seeds"]
+table = seed_spread(by_ratio, ["spec_reparam_init", "value_proj_lr_ratio"], names)
 print(to_markdown(table.round(4)))
 print(to_markdown(duality[["check", "setting", "value", "tolerance", "passed"]]))

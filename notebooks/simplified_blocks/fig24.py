@@ -25,10 +25,10 @@ noise_runs = "results/simplified_blocks/data/fig26_curves.csv"  # the runs that 
 # %%
 import matplotlib.pyplot as plt
 
-from repro.analysis.training_curves import final_losses, mean_curve
+from repro.papers.simplified_blocks.curve_panels import final_loss_table, setting_line, whole_and_second_half
 from repro.papers.simplified_blocks.run_noise import gap_note
 from repro.papers.simplified_blocks.variant_table import curves_and_variants
-from repro.pipeline.plotting import draw_reference_levels, label, line_style, save_figure, use_style
+from repro.pipeline.plotting import save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
 use_style()
@@ -36,43 +36,20 @@ curves, facts = curves_and_variants(inputs[0], inputs[1])
 facts["first_value"] = ["W^V_1 = I" if v == "identity" else "trainable W^V_1" for v in facts["spec_first_value"]]
 
 # %%
+lines = []
+for variant, row in facts.sort_values(["key", "first_value"]).iterrows():
+    if row["key"] == "pre_ln":
+        lines.append((variant, dict(color="#999999", linestyle=":", label="Pre-LN (reference)")))
+        continue
+    fixed = row["spec_first_value"] == "identity"
+    lines.append((variant, setting_line(row["key"], row["first_value"], fixed)))
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-last = curves["step"].max()
-for ax, start in zip(axes, [0, last // 2]):
-    for variant, row in facts.sort_values(["key", "first_value"]).iterrows():
-        curve = mean_curve(curves, variant)
-        curve = curve[curve.index >= start]
-        if row["key"] == "pre_ln":
-            ax.plot(curve.index, curve["loss"], color="#999999", linestyle=":", label="Pre-LN (reference)")
-            continue
-        style = line_style(row["key"])
-        fixed = row["spec_first_value"] == "identity"
-        ax.plot(
-            curve.index,
-            curve["loss"],
-            color=style["color"],
-            linestyle="--" if fixed else "-",
-            marker=style["marker"] if fixed else None,
-            markevery=2,
-            label=f"{label(row['key'])}, {row['first_value']}",
-        )
-    ax.set_xlabel("training step")
-    ax.set_ylabel("eval loss (nats/token)")
-axes[0].set_title("Whole run")
-axes[1].set_title("Second half")
-axes[1].legend(fontsize=8)
+whole_and_second_half(axes, curves, lines, levels)
 fig.set_layout_engine("tight")  # not tight_layout(), which warns that it replaces the constrained layout
-for ax in axes:
-    draw_reference_levels(ax, levels)
 save_figure(fig, results_dir, paper, item, scale, note=gap_note(noise_runs))
 
 # %% [markdown]
 # Final eval loss (mean of the last three evaluations, then over seeds).
 
 # %%
-final = final_losses(curves).groupby("variant")["final_loss"].mean()
-table = (
-    facts[facts["key"] != "pre_ln"].assign(final=final).pivot_table(index="key", columns="first_value", values="final")
-)
-table.index = [label(k) for k in table.index]
-print(to_markdown(table.round(4)))
+print(to_markdown(final_loss_table(curves, facts[facts["key"] != "pre_ln"], "first_value").round(4)))

@@ -62,6 +62,15 @@ def final_losses(curves: pd.DataFrame, split: str = "eval", last: int = 3) -> pd
     return tail.groupby(["variant", "seed"], sort=True)["loss"].mean().rename("final_loss").reset_index()
 
 
+def seed_spread(final: pd.DataFrame, by: list[str], names: list[str]) -> pd.DataFrame:
+    """Final losses (`final_losses` rows with the columns `by` joined) summarised per setting: the
+    mean, minimum and maximum over seeds and the seed count, under the column names `names` (the
+    `by` columns' names, then the four statistics')."""
+    table = final.groupby(by)["final_loss"].agg(["mean", "min", "max", "count"]).reset_index()
+    table.columns = names
+    return table
+
+
 def mean_curve(curves: pd.DataFrame, variant: str, split: str = "eval") -> pd.DataFrame:
     """One variant's curve averaged over seeds at each logged step.
 

@@ -220,6 +220,19 @@ def _finish(
 # -- GPT-2 -----------------------------------------------------------------------------------
 
 
+def _config(hf_cfg: Any, **fields: Any) -> TransformerConfig:
+    """Our config of a BERT/Llama/Phi-style model: the fields those configs name alike, then the rest."""
+    return TransformerConfig(
+        vocab_size=hf_cfg.vocab_size,
+        n_layers=hf_cfg.num_hidden_layers,
+        d_model=hf_cfg.hidden_size,
+        d_ff=hf_cfg.intermediate_size,
+        max_seq_len=hf_cfg.max_position_embeddings,
+        init_std=hf_cfg.initializer_range,
+        **fields,
+    )
+
+
 def _gpt2(hf_cfg: Any, state: dict[str, Tensor], head: str, source: str) -> ConversionResult:
     if getattr(hf_cfg, "scale_attn_by_inverse_layer_idx", False) or not getattr(hf_cfg, "scale_attn_weights", True):
         raise ConversionError(f"{source}: only the standard 1/sqrt(d_head) attention scaling is supported")
@@ -297,14 +310,10 @@ def _bert(hf_cfg: Any, state: dict[str, Tensor], head: str, source: str) -> Conv
     n_classes = hf_cfg.num_labels if head == "classifier" else None
     if head == "classifier" and (n_classes < 2 or getattr(hf_cfg, "problem_type", None) == "regression"):
         raise ConversionError(f"{source}: a classifier needs num_labels >= 2 (regression heads are not supported)")
-    d, n_layers = hf_cfg.hidden_size, hf_cfg.num_hidden_layers
-    cfg = TransformerConfig(
-        vocab_size=hf_cfg.vocab_size,
-        n_layers=n_layers,
-        d_model=d,
+    n_layers = hf_cfg.num_hidden_layers
+    cfg = _config(
+        hf_cfg,
         n_heads=hf_cfg.num_attention_heads,
-        d_ff=hf_cfg.intermediate_size,
-        max_seq_len=hf_cfg.max_position_embeddings,
         block="post_ln",
         norm="layernorm",
         norm_eps=hf_cfg.layer_norm_eps,
@@ -320,7 +329,6 @@ def _bert(hf_cfg: Any, state: dict[str, Tensor], head: str, source: str) -> Conv
         n_token_types=hf_cfg.type_vocab_size,
         dropout=hf_cfg.hidden_dropout_prob,
         attn_dropout=hf_cfg.attention_probs_dropout_prob,
-        init_std=hf_cfg.initializer_range,
     )
     state = _strip_prefix(state, ("bert.",))
     out = {
@@ -383,14 +391,10 @@ def _llama_like(hf_cfg: Any, state: dict[str, Tensor], head: str, source: str) -
     attn_bias = bool(getattr(hf_cfg, "attention_bias", False))
     mlp_bias = bool(getattr(hf_cfg, "mlp_bias", False))
     tied = bool(getattr(hf_cfg, "tie_word_embeddings", False))
-    cfg = TransformerConfig(
-        vocab_size=hf_cfg.vocab_size,
-        n_layers=n_layers,
-        d_model=d,
+    cfg = _config(
+        hf_cfg,
         n_heads=heads,
         head_dim=dh,
-        d_ff=hf_cfg.intermediate_size,
-        max_seq_len=hf_cfg.max_position_embeddings,
         block="pre_ln",
         norm="rmsnorm",
         norm_eps=hf_cfg.rms_norm_eps,
@@ -405,7 +409,6 @@ def _llama_like(hf_cfg: Any, state: dict[str, Tensor], head: str, source: str) -
         rope_base=theta,
         rope_dim=None if rotary == dh else rotary,
         attn_dropout=float(getattr(hf_cfg, "attention_dropout", 0.0)),
-        init_std=hf_cfg.initializer_range,
     )
     notes = []
     window = getattr(hf_cfg, "sliding_window", None)
@@ -492,13 +495,9 @@ def _phi(hf_cfg: Any, state: dict[str, Tensor], head: str, source: str) -> Conve
     rotary = int(dh * factor)
     tied = bool(getattr(hf_cfg, "tie_word_embeddings", False))
     has_lm_bias = "lm_head.bias" in state
-    cfg = TransformerConfig(
-        vocab_size=hf_cfg.vocab_size,
-        n_layers=n_layers,
-        d_model=d,
+    cfg = _config(
+        hf_cfg,
         n_heads=heads,
-        d_ff=hf_cfg.intermediate_size,
-        max_seq_len=hf_cfg.max_position_embeddings,
         block="parallel",
         norm="layernorm",
         norm_eps=hf_cfg.layer_norm_eps,
@@ -512,7 +511,6 @@ def _phi(hf_cfg: Any, state: dict[str, Tensor], head: str, source: str) -> Conve
         rope_dim=None if rotary == dh else rotary,
         dropout=float(getattr(hf_cfg, "resid_pdrop", 0.0)),
         attn_dropout=float(getattr(hf_cfg, "attention_dropout", 0.0)),
-        init_std=hf_cfg.initializer_range,
     )
     state = _strip_prefix(state, ("model.",))
     order = _rotate_half_to_pairs(dh, rotary)

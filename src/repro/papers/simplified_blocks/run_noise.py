@@ -29,6 +29,14 @@ def half_width(noise: PooledNoise | None, n: int, level: float = LEVEL) -> float
     return float(t.ppf(0.5 + level / 2, noise.df)) * noise.sd / math.sqrt(n)
 
 
+def errorbar_over_seeds(ax, final: pd.DataFrame, by: str, noise: PooledNoise | None, **kwargs) -> None:
+    """Seed-mean final loss (`final_losses` rows) against the column `by`, each point's bar the
+    run-to-run interval at its seed count (no bars without `noise`); `kwargs` go to `ax.errorbar`."""
+    stats = final.groupby(by)["final_loss"].agg(["mean", "count"])
+    bars = None if noise is None else [half_width(noise, n) for n in stats["count"]]
+    ax.errorbar(stats.index, stats["mean"], yerr=bars, capsize=3, **kwargs)
+
+
 def bars_note(noise: PooledNoise | None) -> str:
     """What the error bars of such a figure show, for its footer."""
     if noise is None:
