@@ -370,6 +370,44 @@ def test_fig02_judges_vskipinit_at_its_better_learning_rate(tmp_path, at_pre_ln_
     assert not row["null"].startswith("reproduced"), row["null"]
 
 
+@pytest.mark.parametrize(
+    "deep_at_pre_ln_rate, expected, deep_judged_at",
+    [
+        (5.4, "reproduced", "lr 0.001"),  # the gap grows at the better rate too
+        (4.85, "not reproduced", "lr 0.001"),  # the deep model's lower rate made the gap grow
+        (float("nan"), "reproduced", "lr 0.0001"),  # diverged at Pre-LN's rate: the paper's rate
+    ],
+)
+def test_fig06_judges_vskipinit_at_its_better_rate_at_each_depth(
+    tmp_path, deep_at_pre_ln_rate, expected, deep_judged_at
+):
+    losses = {
+        "shallow_pre_ln": [5.0],
+        "shallow_vskipinit": [5.5],
+        "shallow_vskipinit_lr_pre_ln": [5.1],
+        "deep_pre_ln": [4.9],
+        "deep_vskipinit": [6.0],
+        "deep_vskipinit_lr_pre_ln": [deep_at_pre_ln_rate],
+    }
+    specs = {}
+    for name in losses:
+        depth, block = (2, name[8:]) if name.startswith("shallow_") else (8, name[5:])
+        lr = {"vskipinit": 3e-4 if depth == 2 else 1e-4}.get(block, 1e-3)
+        arch = "vskipinit_code" if block.startswith("vskipinit") else "pre_ln"
+        specs[name] = {"model": dict(SMALL, block=arch, n_layers=depth), "train": {"lr": lr}}
+    curves = _falling(losses)
+    curves["block"] = curves["variant"].map({name: spec["model"]["block"] for name, spec in specs.items()})
+    files = {"fig06_curves.csv": curves, "variants.csv": variant_table(specs)}
+    row = _judge(tmp_path, "vskipinit_gap_grows_with_depth", files)
+    assert row["verdict"] == expected, row
+    assert "V-SkipInit at L=2: lr 0.0003: 5.5; lr 0.001: 5.1; judged at lr 0.001" in row["detail"], row["detail"]
+    assert (
+        "V-SkipInit at L=8: lr 0.0001: 6; lr 0.001: " in row["detail"]
+        and f"judged at {deep_judged_at}" in row["detail"]
+    )
+    assert not row["null"].startswith("reproduced"), row["null"]
+
+
 def test_no_norm_ordering_allows_the_shared_epsilon(tmp_path):
     """ε = 0.5% of Pre-LN's 5.0 = 0.025 nats: no-norm SAS-P 0.01 better than SAS-P is within it, 0.05 is not."""
     for gap, expected in ((-0.01, "reproduced"), (-0.05, "not reproduced")):

@@ -15,8 +15,9 @@
 # at 72 layers than at 18, so its gap to Pre-LN grows.
 #
 # Here: narrow decoders (d=64, d_ff=2d) at a shallow and a 4× deeper depth (read from the variants
-# table), on the code corpus; β_FF and the V-SkipInit learning rates follow the paper's two depths.
-# Lines are the mean over seeds.
+# table), on the code corpus; β_FF and the V-SkipInit learning rates follow the paper's two depths, and
+# V-SkipInit also trains at Pre-LN's rate (faded lines), since its claim takes the better rate at each
+# depth. Lines are the mean over seeds.
 
 # %% tags=["parameters"]
 results_dir, paper, item, scale = "results", "simplified_blocks", "fig06", "smoke"  # set by the runner
@@ -37,37 +38,43 @@ use_style()
 curves, facts = curves_and_variants(inputs[0], inputs[1])
 depths = sorted(facts["n_layers"].unique())
 n_seeds = curves.groupby("variant")["seed"].nunique().min()
+# V-SkipInit also trains at Pre-LN's learning rate (its claim takes the better rate at each depth).
+facts["matched"] = facts.index.str.endswith("_lr_pre_ln")
+facts["setting"] = [label(k) + (" at Pre-LN's lr" if m else "") for k, m in zip(facts["key"], facts["matched"])]
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 4.3))
-for variant, row in facts.sort_values(["n_layers", "key"]).iterrows():
+for variant, row in facts.sort_values(["n_layers", "key", "matched"]).iterrows():
     curve = mean_curve(curves, variant)
     style = line_style(row["key"])
     deep = row["n_layers"] == depths[-1] and len(depths) > 1
+    rate = f", lr {row['lr']:g}" if row["key"] == "vskipinit" else ""
     ax.plot(
         curve.index,
         curve["loss"],
         color=style["color"],
-        linestyle="--" if deep else "-",
+        linestyle=(":" if row["matched"] else "--") if deep else ("-." if row["matched"] else "-"),
         marker=style["marker"] if deep else None,
         markevery=3,
-        label=f"{label(row['key'])}, L={row['n_layers']}",
+        alpha=0.6 if row["matched"] else 1.0,
+        label=f"{label(row['key'])}, L={row['n_layers']}{rate}",
     )
 evals = curves[curves["split"] == "eval"]
 zoom_to_late(ax, evals)
 ax.set_xlabel("training step")
 ax.set_ylabel("eval loss (nats/token)")
-ax.set_title(f"Depth {' vs '.join(str(d) for d in depths)} (solid shallow, dashed deep; mean of {n_seeds} seeds)")
+seeds = f"mean of {n_seeds} seeds" if n_seeds > 1 else "one seed"
+ax.set_title(f"Depth {' vs '.join(str(d) for d in depths)} (solid shallow, dashed deep; {seeds})")
 ax.legend(fontsize=7, ncol=2)
 draw_reference_levels(ax, levels)
 save_figure(fig, results_dir, paper, item, scale, note=gap_note(noise_runs))
 
 # %% [markdown]
-# Final eval loss (mean of the last three evaluations, then over seeds) per block and depth.
+# Final eval loss (mean of the last three evaluations, then over seeds) per block and depth; V-SkipInit at
+# the paper's rate for each depth and at Pre-LN's.
 
 # %%
 final = final_losses(curves).groupby("variant")["final_loss"].mean()
-table = facts.assign(final=final).pivot_table(index="key", columns="n_layers", values="final")
-table.index = [label(k) for k in table.index]
+table = facts.assign(final=final).pivot_table(index="setting", columns="n_layers", values="final")
 table.columns = [f"L={c}" for c in table.columns]
 print(to_markdown(table.round(4)))
