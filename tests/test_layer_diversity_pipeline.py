@@ -403,13 +403,13 @@ def test_independent_member_is_judged_only_where_the_layers_leave_y_uncertain(tm
     assert _judge_fig07(tmp_path, _gains((-1e-6, 0.3)), "no_member_loses_information")["verdict"] == NOT_REPRODUCED
 
 
-def _depth_rows(curves: dict) -> list[dict]:
-    """fig06_depth.csv rows from {(family, task): [accuracy at L = 1, 2, 4, 8]}, two seeds alike."""
+def _depth_rows(curves: dict, seeds=(0, 1)) -> list[dict]:
+    """fig06_depth.csv rows from {(family, task): [accuracy at L = 1, 2, 4, 8]}, the seeds alike."""
     return [
         dict(family=family, task=task, depth=depth, seed=seed, accuracy=acc)
         for (family, task), accs in curves.items()
         for depth, acc in zip((1, 2, 4, 8), accs)
-        for seed in (0, 1)
+        for seed in seeds
     ]
 
 
@@ -463,7 +463,7 @@ def test_doubling_claim_is_gated_on_signal_and_fails_on_its_null(tmp_path):
 
 def test_fig03_is_judged_over_models_on_tasks_with_signal(tmp_path):
     curves = {("llama", "sent"): [0.6, 0.7, 0.75, 0.78], ("llama", "topic"): [0.25, 0.25, 0.26, 0.25]}
-    depth = pd.DataFrame(_depth_rows(curves))
+    depth = pd.DataFrame(_depth_rows(curves, seeds=(0, 1, 2)))
     # one module-form unit per model: MSE falls as accuracy rises on sent; topic (no signal) the other way
     units = depth.assign(
         form="module",
@@ -482,8 +482,14 @@ def test_fig03_is_judged_over_models_on_tasks_with_signal(tmp_path):
         ),
     )
     row = _judge(tmp_path, "mse_anticorrelates_with_accuracy", **tables)
-    assert row["verdict"] == REPRODUCED and "1/1 tasks with signal" in row["measured"], row
-    assert row["null"].startswith(NOT_REPRODUCED)
+    assert row["verdict"] == REPRODUCED and row["measured"].startswith("ρ sent -1 [-1, -1]"), row
+    assert "topic" not in row["measured"] and row["null"].startswith(NOT_REPRODUCED)
+    # ρ of the seeds on both sides of 0: the interval straddles it
+    flipped = units["seed"].eq(2) & units["task"].eq("sent")
+    tables["fig03_units"] = units.assign(mse=units["mse"].where(~flipped, units["accuracy"]))
+    row = _judge(tmp_path, "mse_anticorrelates_with_accuracy", **tables)
+    assert row["verdict"] == "inconclusive", row
+    tables["fig03_units"] = units
     at_chance = depth.assign(accuracy=depth["task"].map({"sent": 0.5, "topic": 0.25}))  # nothing learned anywhere
     tables["fig06_depth"] = at_chance
     assert _judge(tmp_path, "mse_anticorrelates_with_accuracy", **tables)["verdict"] == NOT_MEASURABLE

@@ -17,6 +17,7 @@ from repro.pipeline.decisions import (
     Region,
     additive_noise,
     combine_any,
+    combine_at_least,
     contrast_interval,
     decide,
     judge_contrasts,
@@ -70,6 +71,15 @@ def test_judge_contrasts_needs_a_spread_and_combines_its_parts():
     none = {"a": ([-0.5], 2.0, Region.above(0.1)), "b": ([0.5], 2.0, Region.below(0.0))}
     assert judge_contrasts(none, noise, rule=combine_any).verdict == "not reproduced"
     assert combine_any(["not reproduced", "inconclusive"]) == "inconclusive"
+
+
+def test_at_least_k_parts_is_refuted_only_when_k_can_no_longer_hold():
+    two_of_three = combine_at_least(2)
+    assert two_of_three(["reproduced", "reproduced", "not reproduced"]) == REPRODUCED
+    assert two_of_three(["reproduced", "inconclusive", "not reproduced"]) == "inconclusive"
+    assert two_of_three(["reproduced", "not reproduced", "not reproduced"]) == "not reproduced"
+    assert two_of_three(["reproduced", "reproduced", NOT_MEASURABLE]) == NOT_MEASURABLE
+    assert combine_at_least(2)(["reproduced"]) == "not reproduced"  # a part left out counts against
 
 
 def test_seed_interval_is_the_t_interval_of_the_mean():

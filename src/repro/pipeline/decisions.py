@@ -180,6 +180,7 @@ __all__ = [
     "constructed_gate",
     "combine",
     "combine_any",
+    "combine_at_least",
     "decide",
     "judge_parts",
     "judge_seeds",
@@ -209,6 +210,23 @@ def combine_any(verdicts: Iterable[str]) -> str:
     return NOT_REPRODUCED if set(verdicts) == {NOT_REPRODUCED} else INCONCLUSIVE
 
 
+def combine_at_least(k: int) -> Callable[[Iterable[str]], str]:
+    """The rule of a claim that at least `k` of its comparisons hold ("on most tasks"): reproduced when
+    `k` are; not reproduced when so many are not that `k` no longer can be; otherwise inconclusive."""
+
+    def rule(verdicts: Iterable[str]) -> str:
+        verdicts = list(verdicts)
+        if NOT_MEASURABLE in verdicts:
+            return NOT_MEASURABLE
+        if verdicts.count(REPRODUCED) >= k:
+            return REPRODUCED
+        if len(verdicts) - verdicts.count(NOT_REPRODUCED) < k:
+            return NOT_REPRODUCED
+        return INCONCLUSIVE
+
+    return rule
+
+
 def judge_parts(
     parts: dict[str, tuple[Iterable[float], Region]],
     *,
@@ -216,9 +234,11 @@ def judge_parts(
     level: float = LEVEL,
     what: str = "seeds",
     detail: str = "",
+    rule: Callable[[Iterable[str]], str] = combine,
 ) -> Measurement:
     """A claim made of several comparisons, each {name: (values, region)} judged like `judge_seeds` (the
-    values are paired replicates: seeds, or the rounds of an interleaved timing), combined by `combine`."""
+    values are paired replicates: seeds, or the rounds of an interleaved timing), combined by `rule`
+    (`combine`: every one must hold)."""
     intervals = {name: seed_interval(values, level) for name, (values, _) in parts.items()}
     n = min(interval.n for interval in intervals.values())
     said = f"{detail} " if detail else ""
@@ -226,7 +246,7 @@ def judge_parts(
         why = f"judged on at least {min_n} {what}; this scale has {n}"
         return Measurement(_listed(intervals), NOT_MEASURABLE, seeds=n, detail=f"Replicates: {why}. {said}".strip())
     regions = {name: region for name, (_, region) in parts.items()}
-    return _judge_intervals(intervals, regions, combine, n, f"{said}{level:.0%} intervals over {n} {what}")
+    return _judge_intervals(intervals, regions, rule, n, f"{said}{level:.0%} intervals over {n} {what}")
 
 
 def _listed(intervals: dict[str, Interval], unit: str = "") -> str:
