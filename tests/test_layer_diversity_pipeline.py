@@ -416,7 +416,11 @@ def _depth_rows(curves: dict, seeds=(0, 1)) -> list[dict]:
 def _judge_depth(tmp_path, curves):
     fits = [dict(family=f, task="all", intercept=0.5, slope_per_ln_depth=0.0, r2=0.0) for f in {f for f, _ in curves}]
     return _judge(
-        tmp_path, "doubling_gains_diminish", fig06_depth=_depth_rows(curves), fig06_fits=fits, table01_tasks=TWO_TASKS
+        tmp_path,
+        "doubling_gains_diminish",
+        fig06_depth=_depth_rows(curves, seeds=(0, 1, 2)),
+        fig06_fits=fits,
+        table01_tasks=TWO_TASKS,
     )
 
 
@@ -459,6 +463,19 @@ def test_doubling_claim_is_gated_on_signal_and_fails_on_its_null(tmp_path):
     assert row["verdict"] == REPRODUCED and row["gate"].startswith("passed") and "llama/sent" in row["gate"]
     assert "gpt" not in row["measured"]  # a family without signal is not judged
     assert row["null"].startswith(NOT_REPRODUCED)
+
+
+def test_doubling_steps_are_judged_by_their_interval_over_seeds(tmp_path):
+    """Seeds whose second doubling gains more than the first on one seed only: the interval straddles."""
+    by_seed = {0: [0.6, 0.7, 0.75, 0.78], 1: [0.6, 0.65, 0.75, 0.78], 2: [0.6, 0.7, 0.74, 0.78]}
+    rows = [
+        dict(family="llama", task="sent", depth=depth, seed=seed, accuracy=acc)
+        for seed, accs in by_seed.items()
+        for depth, acc in zip((1, 2, 4, 8), accs)
+    ]
+    fits = [dict(family="llama", task="all", intercept=0.5, slope_per_ln_depth=0.0, r2=0.0)]
+    row = _judge(tmp_path, "doubling_gains_diminish", fig06_depth=rows, fig06_fits=fits, table01_tasks=TWO_TASKS)
+    assert row["verdict"] == "inconclusive" and "llama Δ(2→4) − Δ(1→2)" in row["measured"], row
 
 
 def test_fig03_is_judged_over_models_on_tasks_with_signal(tmp_path):
