@@ -47,6 +47,21 @@ def test_scale_files_define_the_same_keys():
         assert keys(load(name)) == reference, name
 
 
+#: Train settings that are counted in a scale's own steps: a variant that sets one at laptop scale
+#: would hand the laptop's value to every scale layered over config.yaml.
+STEP_COUNT_KEYS = {"steps", "eval_every", "log_every", "checkpoint_every"}
+
+
+def test_a_variants_step_counts_do_not_leak_from_the_laptop_scale():
+    laptop = load("config.yaml")["simplified_blocks"]["variants"]
+    for name in SCALES[1:]:
+        scale = load(name)["simplified_blocks"]["variants"]
+        for variant, spec in laptop.items():
+            counted = STEP_COUNT_KEYS & set(spec.get("train", {}))
+            own = set(scale.get(variant, {}).get("train", {}))
+            assert counted <= own, f"{name}: {variant} inherits {sorted(counted - own)} from config.yaml"
+
+
 def test_scale_only_train_keys_are_execution_fields():
     from repro.training.config import EXECUTION_FIELDS
 
