@@ -91,3 +91,21 @@ def write_decoder_noise(results: Path, sd: float = 0.01, loss: float = 5.0, seed
     path.parent.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(rows).to_csv(path, index=False)
     return path
+
+
+def write_block_speeds(results: Path, tokens_per_s: dict[str, float], parameters: int = 1) -> None:
+    """simplified_blocks' interleaved timing (throughput_models.csv, throughput_timings.csv) giving each
+    block (norm rmsnorm, `parameters` parameters) a median training speed of `tokens_per_s[block]`,
+    which sets the runs' time in the equal-time claims."""
+    import pandas as pd
+
+    data = Path(results) / "simplified_blocks" / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    models = [dict(variant=b, block=b, norm="rmsnorm", parameters=parameters) for b in tokens_per_s]
+    pd.DataFrame(models).to_csv(data / "throughput_models.csv", index=False)
+    timings = [
+        dict(variant=b, mode="train", round=r, position=0, seconds_per_step=1 / (speed * f), tokens_per_s=speed * f)
+        for b, speed in tokens_per_s.items()
+        for r, f in enumerate((0.5, 1.0, 1.5))
+    ]
+    pd.DataFrame(timings).to_csv(data / "throughput_timings.csv", index=False)

@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 import torch
 import yaml
-from conftest import write_decoder_noise, write_reference_levels
+from conftest import write_block_speeds, write_decoder_noise, write_reference_levels
 
 from repro.analysis.throughput import ThroughputSettings, matmul_weights, measure_throughput, summarize
 from repro.models import Transformer, TransformerConfig, build_model
 from repro.papers.simplified_blocks import gain_trajectories as gt
-from repro.papers.simplified_blocks.equal_budget import loss_at, total
+from repro.papers.simplified_blocks.equal_budget import benchmarked_seconds, loss_at, total
 from repro.papers.simplified_blocks.variant_table import value_proj_lr_ratio, variant_table
 from repro.pipeline.claims import judge_claim, load_claims
 from repro.pipeline.configcheck import PipelineConfigError, check_config
@@ -156,6 +156,34 @@ def test_loss_at_interpolates_or_takes_the_last_evaluation():
     assert at.loc["slow", "loss"] == pytest.approx(5.0) and not at.loc["slow", "finished_before"]
     with pytest.raises(ValueError, match="no budget for seed 0"):
         loss_at(curves, {1: 3.0})
+
+
+def test_benchmarked_seconds_time_each_run_at_its_blocks_median_speed():
+    # Two runs of one block (a base and a longer one) and one of another; their own seconds are noise.
+    curves = pd.DataFrame(
+        [
+            dict(variant=v, block=b, norm="rmsnorm", parameters=p, seed=0, step=s, tokens=512 * s, split="eval")
+            for v, b, p in [("pre_ln", "pre_ln", 100), ("x3_pre_ln", "pre_ln", 100), ("sas", "sas", 80)]
+            for s in (10, 20)
+        ]
+    ).assign(seconds=[7.0, 1.0, 3.0, 9.0, 2.0, 2.5])
+    models = pd.DataFrame(
+        [
+            dict(variant="pre_ln", block="pre_ln", norm="rmsnorm", parameters=100),
+            dict(variant="sas", block="sas", norm="rmsnorm", parameters=80),
+        ]
+    )
+    # The median over rounds, training mode only: pre_ln 1000 tokens/s, sas 2048.
+    timings = pd.DataFrame(
+        [dict(variant="pre_ln", mode="train", tokens_per_s=v) for v in (900.0, 1000.0, 5000.0)]
+        + [dict(variant="sas", mode="train", tokens_per_s=v) for v in (2048.0, 2048.0, 10.0)]
+        + [dict(variant="sas", mode="inference", tokens_per_s=1.0)]
+    )
+    timed = benchmarked_seconds(curves, timings, models)
+    assert timed["seconds"].tolist() == pytest.approx([5.12, 10.24, 5.12, 10.24, 2.5, 5.0])
+    assert curves["seconds"].tolist() == [7.0, 1.0, 3.0, 9.0, 2.0, 2.5]  # the input is left alone
+    with pytest.raises(ValueError, match=r"run 'sas' \(block sas, norm rmsnorm, 80 parameters\) has no timed model"):
+        benchmarked_seconds(curves, timings, models.iloc[:1])
 
 
 # -- the variants table ----------------------------------------------------------------------------
@@ -300,9 +328,11 @@ def test_loss_claims_take_their_spread_from_fig26s_seeds(tmp_path):
     assert row["verdict"] == "not measurable at this scale" and "spread" in row["detail"], row
 
 
-def test_fig05_equal_time_claim_reads_each_runs_own_seconds(tmp_path):
+def test_fig05_equal_time_claim_times_each_run_at_its_blocks_benchmarked_speed(tmp_path):
+    # The runs' own seconds say the opposite of the timing (SAS fastest); the claims read only the timing.
+    write_block_speeds(tmp_path, {"pre_ln": 5.0, "sas_p": 10.0, "sas": 10 / 3})
     rows = []
-    for variant, seconds_per_step, loss_end in (("pre_ln", 0.2, 4.0), ("sas_p", 0.1, 4.05), ("sas", 0.3, 4.5)):
+    for variant, seconds_per_step, loss_end in (("pre_ln", 0.2, 4.0), ("sas_p", 0.3, 4.05), ("sas", 0.05, 4.5)):
         for seed in (0, 1):
             for step in (10, 20):
                 rows.append(

@@ -245,13 +245,21 @@ register_notebook(
 )
 # Ablations read as loss curves: each figure's runs (shared with the base runs where the catalog
 # says so) and the variants table, which tells the notebooks what each run is.
-for _item in ("fig06", "fig08", "fig12", "fig13", "fig14", "fig23", "fig24", "fig25"):
+for _item in ("fig06", "fig12", "fig13", "fig14", "fig23", "fig24", "fig25"):
     register_notebook(
         SB,
         _item,
         [sb_data(f"{_item}_curves.csv"), sb_data("variants.csv"), SB_LEVELS, NOISE_RUNS],
         {**LEVELS, "noise_runs": NOISE_RUNS},
     )
+# Fig 8 also reads the interleaved timing, which sets its runs' time axis.
+SPEEDS = [sb_data("throughput_models.csv"), sb_data("throughput_timings.csv")]
+register_notebook(
+    SB,
+    "fig08",
+    [sb_data("fig08_curves.csv"), sb_data("variants.csv"), SB_LEVELS, NOISE_RUNS, *SPEEDS],
+    {**LEVELS, "noise_runs": NOISE_RUNS, "speeds": SPEEDS},
+)
 register_notebook(
     SB, "fig28", [sb_data("fig28_curves.csv"), sb_data("variants.csv"), NOISE_RUNS], {"noise_runs": NOISE_RUNS}
 )

@@ -43,3 +43,28 @@ def total(curves: pd.DataFrame, variant: str, x: str = "seconds") -> dict[int, f
     if rows.empty:
         raise ValueError(f"variant {variant!r} has no rows; present: {sorted(set(curves['variant']))}")
     return {int(seed): float(v) for seed, v in rows.groupby("seed")[x].max().items()}
+
+
+def benchmarked_seconds(curves: pd.DataFrame, timings: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
+    """The curves with `seconds` replaced by the time each run's tokens take at its block's benchmarked speed.
+
+    A run's own seconds time the machine's other jobs too, so an equal-time comparison reads them only
+    through the interleaved timing (`repro.analysis.throughput`): seconds = tokens ÷ the median over
+    rounds of the training tokens/s of the timed model with the run's block, norm and parameter count
+    (`timings`: throughput_timings.csv; `models`: throughput_models.csv). The timing uses the training
+    runs' batch and sequence length (throughput settings), so the tokens/s carry over.
+    Raises ValueError naming the run when no timed model matches it.
+    """
+    speed = timings[timings["mode"] == "train"].groupby("variant")["tokens_per_s"].median()
+    timed = models.set_index(["block", "norm", "parameters"])["variant"]
+    out = curves.copy()
+    for (variant, block, norm, parameters), rows in curves.groupby(["variant", "block", "norm", "parameters"]):
+        key = (block, norm, int(parameters))
+        if key not in timed.index:
+            raise ValueError(
+                f"run {variant!r} (block {block}, norm {norm}, {int(parameters)} parameters) has no timed model of "
+                f"the same shape; timed: {sorted(models['variant'])}. Add its block to simplified_blocks.blocks."
+            )
+        match = timed.loc[[key]].iloc[0]
+        out.loc[rows.index, "seconds"] = rows["tokens"].to_numpy(float) / float(speed[match])
+    return out
