@@ -134,6 +134,17 @@ def test_throughput_rows_and_ratios():
         summarize(timings, "parallel")
 
 
+def test_speed_vs_reference_is_the_mean_of_the_ratios_within_rounds():
+    # Round 1 is slow for Pre-LN alone: the paired ratios are 2, 4, 2 (mean 8/3); the medians' ratio is 2.
+    speeds = {"pre_ln": (10.0, 1.0, 10.0), "sas": (20.0, 4.0, 20.0)}
+    timings = pd.DataFrame(
+        [dict(variant=v, mode="train", round=r, tokens_per_s=x) for v, xs in speeds.items() for r, x in enumerate(xs)]
+    )
+    summary = summarize(timings, "pre_ln").set_index("variant")
+    assert summary.loc["sas", "speed_vs_reference"] == pytest.approx(8 / 3)
+    assert summary.loc["sas", "tokens_per_s"] == 20.0 and summary.loc["pre_ln", "speed_vs_reference"] == 1.0
+
+
 # -- losses at equal time ----------------------------------------------------------------------------
 
 

@@ -16,7 +16,8 @@
 #
 # Here: parameters counted on our models (trainable parameters, tied embeddings once) at this
 # scale and at the paper's CodeParrot size, and training and inference throughput relative to
-# Pre-LN, all blocks timed interleaved in one process at the training shape (median over rounds).
+# Pre-LN, all blocks timed interleaved in one process at the training shape: the mean over rounds
+# of the ratio within a round, as the speed claims judge it (absolute tokens/s: median over rounds).
 # The paper's values sit in columns of their own (`paper_*`): its parameter and speed columns are
 # for crammed BERT, except `paper_params_codeparrot` from the text. The GLUE column comes with the
 # masked-LM fine-tuning runs.
@@ -87,7 +88,8 @@ for extra in inputs[3:]:
 settings = speeds.iloc[0]
 note = (
     f"Throughput: batch {int(settings['batch_size'])} × {int(settings['seq_len'])} tokens, {int(settings['threads'])} thread(s), "
-    f"median of {int(settings['rounds'])} interleaved rounds of {int(settings['timed_steps'])} steps. "
+    f"{int(settings['rounds'])} interleaved rounds of {int(settings['timed_steps'])} steps: speeds are the mean "
+    "of the ratios to Pre-LN within a round, tokens/s the median over rounds. "
     "paper_params and paper_speed are the paper's crammed-BERT values (Table 1); paper_params_codeparrot is from its text."
 )
 save_table(table, results_dir, paper, item, scale, note=note)
