@@ -834,13 +834,7 @@ globals().update(
 # ----------------------------------------------------------------------------------------- Fig 5
 
 
-BENCHMARKED = (
-    "time = tokens ÷ the block's training tokens/s in the interleaved timing (median over rounds), not the runs' "
-    "own seconds"
-)
-
-
-def _at_reference_time(data, csv: str, variant: str, reference: str, label: str, how: str) -> Measurement:
+def _at_reference_time(data, csv: str, variant: str, reference: str, label: str) -> Measurement:
     """L_variant(t*) − L_reference(t*) at t* = the reference run's total training time (per seed), each run's
     time taken at its block's benchmarked speed (`benchmarked_seconds`)."""
     curves = benchmarked_seconds(data[csv], data[TIMINGS], data[TIMED_MODELS])
@@ -850,7 +844,10 @@ def _at_reference_time(data, csv: str, variant: str, reference: str, label: str,
     delta = RELATIVE_DELTA * float(at[reference].mean())
     t_star = format_number(float(np.mean(list(budgets.values()))))
     return _judge(
-        data, {label: (gaps, GAP, not_worse(delta))}, f"δ = {format_number(delta)} nats; t* = {t_star} s; {how}."
+        data,
+        {label: (gaps, GAP, not_worse(delta))},
+        f"δ = {format_number(delta)} nats; t* = {t_star} s; time = tokens ÷ the block's training tokens/s in the "
+        "interleaved timing (median over rounds), not the runs' own seconds.",
     )
 
 
@@ -864,14 +861,7 @@ def _in_time_null(row: _InTime):
 
 
 def _at_pre_ln_time(data, row: _InTime) -> Measurement:
-    return _at_reference_time(
-        data,
-        CURVES,
-        row.block,
-        "pre_ln",
-        f"L_{row.block}(t*) − L_PreLN(t*)",
-        BENCHMARKED,
-    )
+    return _at_reference_time(data, CURVES, row.block, "pre_ln", f"L_{row.block}(t*) − L_PreLN(t*)")
 
 
 FIG05_IN_TIME = [
@@ -1472,7 +1462,7 @@ def _x3(data, row: _InTime) -> Measurement:
     variant, reference = (_x3_run(data, k) for k in (row.block, "pre_ln"))
     if variant is None or reference is None or longest == facts["steps"].min():
         return Measurement("no 3x runs", NOT_MEASURABLE, detail="fig08 needs 3x runs of Pre-LN and the block")
-    return _at_reference_time(data, ABLATION["fig08"], variant, reference, "L(t*) − L_PreLN(t*)", BENCHMARKED)
+    return _at_reference_time(data, ABLATION["fig08"], variant, reference, "L(t*) − L_PreLN(t*)")
 
 
 FIG08_IN_TIME_3X = [
