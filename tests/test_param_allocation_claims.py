@@ -161,6 +161,37 @@ def test_trained_saturation_claims_on_hand_tables():
     assert gap.verdict == "reproduced" and gap.measured == "gap(L=64) / gap(L=16) = 0.222"
 
 
+def _students(excess_over_svd: float, full_rank_error: float):
+    """Seeds 0-2; ranks 4 and 32 (full) at L = 16, 64; SVD errors 0.2 / 0.3 at rank 4 and 0 at full rank."""
+    svd = {(4, 16): 0.2, (4, 64): 0.3, (32, 16): 0.0, (32, 64): 0.0}
+    return pd.DataFrame(
+        [
+            dict(
+                seed=s,
+                rank=r,
+                length=L,
+                svd_mse=v,
+                excess_mse=v * (1 + excess_over_svd) if r < 32 else full_rank_error,
+                normalised_mse=(v * (1 + excess_over_svd) if r < 32 else full_rank_error) / 0.5,
+            )
+            for s in (0, 1, 2)
+            for (r, L), v in svd.items()
+        ]
+    )
+
+
+def test_the_students_gate_asks_for_convergence_to_the_svd_student():
+    check = claims.STUDENTS_GATE.check
+    assert check({claims.SATURATION: _students(0.0, 0.0)})[0] is True  # a tie with the stationary point passes
+    assert check({claims.SATURATION: _students(-0.1, 0.001)})[0] is True
+    assert check({claims.SATURATION: _students(0.049, 0.0)})[0] is True
+    above, detail = check({claims.SATURATION: _students(0.06, 0.0)})
+    assert above is False and "2 of 2 (r, L) cells more than 5% above" in detail
+    unfit, detail = check({claims.SATURATION: _students(0.0, 0.02)})  # normalised 0.04 at full rank
+    assert unfit is False and "2 of 2 lengths above a normalised error of 0.01" in detail
+    assert check({claims.SATURATION: _students(0.5, 0.3)})[0] is False  # an untrained student
+
+
 # -- fig04, fig09: recovery against rank; fig06: per-position buckets ------------------------------------------
 def _replacement(svd_losses, other_head_loss):
     """One seed, layer 0: teacher 2.0; head 0 ablated 3.0, swept over ranks; head 1 ablated 3.0, rank 8 only."""

@@ -9,7 +9,8 @@ Gates, by what a claim rests on:
   MSE of 1 (predicting 0);
 * the trained decoders (Figs 4, 5, 6, 9, 10): each ends at least 1 nat below the unigram level of its
   held-out split (the code corpus offline, WikiText at paper scale);
-* the trained students of Fig 3: trained beyond their starting point, the untrained SVD student;
+* the trained students of Fig 3: converged, i.e. within 5% of the truncated-SVD student of their rank
+  (a stationary point of their loss), and near 0 at full rank (claims.STUDENTS_GATE);
 * the constructed logits of Figs 1 and 3: nothing trained, nothing to gate.
 
 Nulls replace the measured effect by its absence (a flat sweep, a constant error, no scaling with
