@@ -164,16 +164,10 @@ def test_trained_saturation_claims_on_hand_tables():
 def _students(excess_over_svd: float, full_rank_error: float):
     """Seeds 0-2; ranks 4 and 32 (full) at L = 16, 64; SVD errors 0.2 / 0.3 at rank 4 and 0 at full rank."""
     svd = {(4, 16): 0.2, (4, 64): 0.3, (32, 16): 0.0, (32, 64): 0.0}
+    trained = {key: v * (1 + excess_over_svd) if key[0] < 32 else full_rank_error for key, v in svd.items()}
     return pd.DataFrame(
         [
-            dict(
-                seed=s,
-                rank=r,
-                length=L,
-                svd_mse=v,
-                excess_mse=v * (1 + excess_over_svd) if r < 32 else full_rank_error,
-                normalised_mse=(v * (1 + excess_over_svd) if r < 32 else full_rank_error) / 0.5,
-            )
+            dict(seed=s, rank=r, length=L, svd_mse=v, excess_mse=trained[r, L], normalised_mse=trained[r, L] / 0.5)
             for s in (0, 1, 2)
             for (r, L), v in svd.items()
         ]

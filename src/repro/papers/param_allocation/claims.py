@@ -459,6 +459,10 @@ def svd_output_error_slope(data) -> Measurement:
     )
 
 
+STUDENT_SLACK = 0.05  # a tenth of the smallest step between lengths among the SVD students (rule 26)
+FULL_RANK_CEILING = 0.01
+
+
 def _students_converged(data) -> tuple[bool, str]:
     """The trained students reached the optimum they converge to (config/README rule 26): below full rank
     at most STUDENT_SLACK above the truncated-SVD student of their rank (a stationary point of their loss,
@@ -480,8 +484,6 @@ def _students_converged(data) -> tuple[bool, str]:
     return above == 0 and unfit == 0, detail
 
 
-STUDENT_SLACK = 0.05  # a tenth of the smallest step between lengths among the SVD students (rule 26)
-FULL_RANK_CEILING = 0.01
 STUDENTS_GATE = Gate(
     f"every trained student (seed mean) within {STUDENT_SLACK:.0%} of the truncated-SVD student of its rank, "
     f"and at full rank a normalised error ≤ {FULL_RANK_CEILING:g} (converged; config/README rule 26)",
