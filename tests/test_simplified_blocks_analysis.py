@@ -15,10 +15,16 @@ from repro.analysis.throughput import ThroughputSettings, matmul_weights, measur
 from repro.models import Transformer, TransformerConfig, build_model
 from repro.papers.simplified_blocks import gain_trajectories as gt
 from repro.papers.simplified_blocks.equal_budget import benchmarked_seconds, loss_at, total
-from repro.papers.simplified_blocks.variant_table import value_proj_lr_ratio, variant_table
+from repro.papers.simplified_blocks.variant_table import (
+    GAIN_NAMES,
+    gain_lr_multiplier,
+    value_proj_lr_ratio,
+    variant_table,
+)
 from repro.pipeline.claims import judge_claim, load_claims
 from repro.pipeline.configcheck import PipelineConfigError, check_config
 from repro.training import LanguageModelTask, TrainConfig, train
+from repro.training.optim import parameter_groups
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = dict(
@@ -216,6 +222,22 @@ def test_variant_table_resolves_specs_and_lr_ratios():
     assert table.loc["vp", "spec_reparam_beta"] == 0.1 and table.loc["vp", "spec_attention"] == "shaped"
     assert table.loc["vp", "value_proj_lr_ratio"] == 0.3 and table.loc["pre", "value_proj_lr_ratio"] == 1.0
     assert table.loc["pre", "spec_value"] == "linear"
+    assert (table["gain_lr_multiplier"] == 1.0).all()
+
+
+def test_gain_lr_multiplier_is_the_one_the_optimizer_gives_the_gains():
+    """The variants table reads the gains' multiplier on parameter names a gains run really has, and reads
+    what the optimizer's groups give every gain."""
+    reparam = {"value": "reparam", "proj": "reparam", "reparam_beta": 0.2, "reparam_trainable": True}
+    model = build_model(dict(SMALL, block="sas", n_layers=2, block_overrides=reparam))
+    names = {name for name, _ in model.named_parameters()}
+    assert set(GAIN_NAMES) <= names
+    multipliers = {"gain$": 5.0}
+    for group in parameter_groups(model, 0.1, multipliers):
+        for name in group["param_names"]:
+            assert group["lr_multiplier"] == (5.0 if name.endswith("gain") else 1.0), name
+    assert gain_lr_multiplier(multipliers) == 5.0
+    assert gain_lr_multiplier({r"attn\.(value|proj)\.delta": 0.3}) == 1.0
 
 
 # -- config section --------------------------------------------------------------------------------

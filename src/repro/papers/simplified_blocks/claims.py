@@ -903,13 +903,14 @@ def _final_ratios(data, item: str) -> pd.DataFrame:
 
 
 def _gain_budget(data, item: str) -> tuple[float, str]:
-    """How far a scalar gain of the run can move: Adam's step is typically at most about the LR, so
-    over a run a gain moves by about Σ_t lr_t ≈ lr·steps/2 (warmup plus linear decay) at most."""
+    """How far a scalar gain of the run can move: Adam's step is typically at most about the gains' LR,
+    so over a run a gain moves by about Σ_t lr_t ≈ lr·steps/2 (warmup plus linear decay) at most."""
     gains = data[GAINS[item]]
     facts = _variant_facts(data)
     variant = gains["variant"].iloc[0]
-    lr, steps = float(facts.loc[variant, "lr"]), int(facts.loc[variant, "steps"])
-    return 0.5 * lr * steps, f"with lr {lr:g} over {steps} steps a gain moves by at most ≈ Σ lr_t"
+    lr = float(facts.loc[variant, "lr"]) * float(facts.loc[variant, "gain_lr_multiplier"])
+    steps = int(facts.loc[variant, "steps"])
+    return 0.5 * lr * steps, f"with the gains' lr {lr:g} over {steps} steps a gain moves by at most ≈ Σ lr_t"
 
 
 def _reach(data, item: str) -> tuple[float, str]:

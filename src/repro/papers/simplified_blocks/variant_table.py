@@ -4,8 +4,9 @@ instead of parsing variant names.
 
 Columns: variant, every `TransformerConfig` field that is a plain value (block, norm, d_model, ...),
 every `BlockSpec` field prefixed `spec_` (spec_reparam_beta, spec_reparam_init, ...), the training
-fields lr, steps, batch_size, schedule, lr_multipliers (JSON text), and `value_proj_lr_ratio`: the
-LR multiplier that applies to the value/projection matrices (1 where no pattern matches them).
+fields lr, steps, batch_size, schedule, lr_multipliers (JSON text), `value_proj_lr_ratio`: the
+LR multiplier that applies to the value/projection matrices, and `gain_lr_multiplier`: the one that
+applies to the scalar gains (each 1 where no pattern matches them).
 """
 
 from __future__ import annotations
@@ -18,17 +19,34 @@ import pandas as pd
 
 from repro.models import config_from_dict
 
-# Parameter names the value/projection LR ratio is read for (first layer's W^V and a later W^P).
+# Parameter names each multiplier is read for: a layer's W^V and W^P, and its gains (β_V, α_V of the
+# reparametrised W^V, the shaped attention's α, β_FF's branch gain).
 _VALUE_PROJ_NAMES = ("blocks.1.attn.value.delta", "blocks.1.attn.proj.delta", "blocks.1.attn.value.weight")
+GAIN_NAMES = (
+    "blocks.1.attn.value.resid_gain",
+    "blocks.1.attn.value.skip_gain",
+    "blocks.1.attn.mat_skip_gain",
+    "blocks.1.mlp_resid.gain",
+)
 TRAIN_FIELDS = ("lr", "steps", "batch_size", "schedule")
 
 
-def value_proj_lr_ratio(lr_multipliers: dict[str, float]) -> float:
-    """The multiplier the first matching pattern gives the value/projection matrices (1.0 if none)."""
+def _multiplier_for(names: tuple[str, ...], lr_multipliers: dict[str, float]) -> float:
+    """The multiplier the first pattern matching any of `names` gives them (1.0 if none matches)."""
     for pattern, factor in lr_multipliers.items():
-        if any(re.search(pattern, name) for name in _VALUE_PROJ_NAMES):
+        if any(re.search(pattern, name) for name in names):
             return float(factor)
     return 1.0
+
+
+def value_proj_lr_ratio(lr_multipliers: dict[str, float]) -> float:
+    """The LR multiplier of the value/projection matrices."""
+    return _multiplier_for(_VALUE_PROJ_NAMES, lr_multipliers)
+
+
+def gain_lr_multiplier(lr_multipliers: dict[str, float]) -> float:
+    """The LR multiplier of the scalar gains."""
+    return _multiplier_for(GAIN_NAMES, lr_multipliers)
 
 
 def variant_table(specs: dict[str, dict]) -> pd.DataFrame:
@@ -48,6 +66,7 @@ def variant_table(specs: dict[str, dict]) -> pd.DataFrame:
         multipliers = train.get("lr_multipliers", {}) or {}
         row["lr_multipliers"] = json.dumps(multipliers, sort_keys=True)
         row["value_proj_lr_ratio"] = value_proj_lr_ratio(multipliers)
+        row["gain_lr_multiplier"] = gain_lr_multiplier(multipliers)
         rows.append(row)
     return pd.DataFrame(rows)
 
