@@ -501,7 +501,7 @@ def test_a_flat_beta_grid_is_not_measurable(tmp_path):
 
 
 def test_each_figure_trains_its_variants_on_its_own_number_of_seeds():
-    """figures.<item>.seeds: the laptop DAG trains Fig 26's blocks on every seed, the gains runs on two
+    """figures.<item>.seeds: the laptop DAG trains Fig 26's blocks on every seed, the gains runs on three
     and the other variants on one; a run two figures ask for is trained once, on the most seeds asked."""
     import re
     import subprocess
@@ -525,5 +525,78 @@ def test_each_figure_trains_its_variants_on_its_own_number_of_seeds():
         for variant in entry["variants"]:
             expected.setdefault(variant, set()).update(figure_seeds(section, item))
     assert trained == expected
-    assert trained["pre_ln"] == {0, 1, 2} and trained["vp_id_b000"] == {0} and trained["sas_vp_gains"] == {0, 1}
+    assert trained["pre_ln"] == {0, 1, 2} and trained["vp_id_b000"] == {0} and trained["sas_vp_gains"] == {0, 1, 2}
     assert figure_seeds({"seeds": [0], "figures": {"fig04": {"seeds": 2, "variants": ["a"]}}}, "fig04") == [0]
+
+
+# -- the single-run claims, judged over seeds (rule 28) -----------------------------------------------
+
+
+def _gains_table(variant: str, final_beta, seeds=(0, 1, 2), layers: int = 2) -> pd.DataFrame:
+    """Logged α_V, β_V, α_P, β_P of `variant`: 1 and 0.2 at step 0, α = 1 and β = final_beta(seed, layer, V|P)
+    at the last step."""
+    rows = []
+    for seed in seeds:
+        for layer in range(layers):
+            for m in "VP":
+                for step, beta in ((0, 0.2), (480, final_beta(seed, layer, m))):
+                    base = dict(variant=variant, seed=seed, step=step, layer=layer, head=-1)
+                    rows += [dict(base, symbol=f"alpha_{m}", value=1.0), dict(base, symbol=f"beta_{m}", value=beta)]
+    return pd.DataFrame(rows)
+
+
+def _gains_data(**tables) -> dict:
+    from repro.papers.simplified_blocks import claims as sb
+
+    variants = pd.DataFrame(
+        [
+            {"variant": t["variant"].iloc[0], "lr": 1e-3, "gain_lr_multiplier": 1.0, "steps": 480}
+            for t in tables.values()
+        ]
+    )
+    return {sb.VARIANTS: variants, **{sb.GAINS[item]: table for item, table in tables.items()}}
+
+
+def test_the_gains_claims_are_judged_by_an_interval_over_three_seeds():
+    from repro.papers.simplified_blocks import claims as sb
+
+    def vanished(seed, layer, m):
+        return 0.01
+
+    def first_v_only(seed, layer, m):
+        return 0.3 if (layer, m) == (0, "V") else 0.01
+
+    def last_layer(seed, layer, m):
+        return 0.3 if layer == 1 else 0.01
+
+    fig04 = _gains_table("sas_vp_gains", vanished)
+    assert sb.value_proj_ratios_vanish(_gains_data(fig04=fig04)).verdict == "reproduced"
+    assert sb.value_proj_ratios_vanish(_gains_data(fig04=_gains_table("sas_vp_gains", lambda *a: 0.2))).verdict == (
+        "not reproduced"
+    )
+    two_seeds = _gains_table("sas_vp_gains", vanished, seeds=(0, 1))
+    assert sb.value_proj_ratios_vanish(_gains_data(fig04=two_seeds)).verdict == "not measurable at this scale"
+
+    assert sb.first_layer_value_ratio_largest({sb.GAINS["fig04"]: _gains_table("a", first_v_only)}).verdict == (
+        "reproduced"
+    )
+    assert sb.first_layer_value_ratio_largest({sb.GAINS["fig04"]: _gains_table("a", last_layer)}).verdict == (
+        "not reproduced"
+    )
+
+    fig16 = _gains_table("sas_p_vp_gains", first_v_only)
+    assert sb.sas_p_only_first_value_ratio_survives(_gains_data(fig16=fig16)).verdict == "reproduced"
+    one_more = _gains_table(
+        "sas_p_vp_gains", lambda s, l, m: 0.1 if (s, l, m) == (0, 1, "P") else first_v_only(s, l, m)
+    )
+    assert sb.sas_p_only_first_value_ratio_survives(_gains_data(fig16=one_more)).verdict != "reproduced"
+
+    fig21 = _gains_table("sas_vp_orth_gains", vanished)
+    assert sb.orthogonal_ratios_vanish(_gains_data(fig21=fig21)).verdict == "reproduced"
+
+    pre_ln = _gains_table("pre_ln_vp_gains", lambda s, l, m: 0.3 + 0.01 * s)
+    sas = _gains_table("sas_vp_gains", lambda s, l, m: 0.1)
+    data = {sb.GAINS["fig22"]: pre_ln, sb.GAINS["fig04"]: sas}
+    assert sb.pre_ln_keeps_value_proj(data).verdict == "reproduced"
+    data = {sb.GAINS["fig22"]: _gains_table("pre_ln_vp_gains", lambda s, l, m: 0.1), sb.GAINS["fig04"]: sas}
+    assert sb.pre_ln_keeps_value_proj(data).verdict == "not reproduced"
