@@ -60,7 +60,7 @@ def ratio_figure(gains: pd.DataFrame, run: str):
     n_seeds = gains["seed"].nunique()
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
     plot_ratio_trajectories(axes, gains)
-    axes[1].legend(fontsize=7, ncol=2, loc="lower right")
+    axes[1].legend(fontsize=7, ncol=2, loc="best")  # the curves end near 0 in the paper, higher at small scale
     fig.suptitle(f"{run}: β/α per layer (mean over {n_seeds} seed{'s' if n_seeds > 1 else ''})")
     return fig
 
