@@ -118,18 +118,9 @@ def matmul_peak_gflops(size: int = 2048, repeats: int = 5) -> float:
 
 
 def our_model(shape: BenchShape) -> torch.nn.Module:
-    cfg = TransformerConfig(
-        vocab_size=shape.vocab_size,
-        n_layers=shape.n_layers,
-        d_model=shape.d_model,
-        n_heads=shape.n_heads,
-        head_dim=shape.head_dim,
-        d_ff=shape.mlp_width,
-        max_seq_len=shape.seq_len,
-        block="pre_ln",
-        norm="layernorm",
-        activation="gelu",
-    )
+    """A model of `shape` with the config defaults, which are GPT-2's (Pre-LN, LayerNorm, GELU)."""
+    sizes = {name: getattr(shape, name) for name in ("vocab_size", "n_layers", "d_model", "n_heads", "head_dim")}
+    cfg = TransformerConfig(**sizes, d_ff=shape.mlp_width, max_seq_len=shape.seq_len)
     return Transformer(cfg)
 
 

@@ -38,13 +38,10 @@ def train_lm(args: argparse.Namespace) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     seq_len = cfg.max_seq_len
+    hint = "lower eval_chunks or raise corpus.valid_fraction"
     try:
         train_chunks, eval_chunks = load_lm_splits(
-            args.train_tokens,
-            args.valid_tokens,
-            seq_len,
-            args.eval_chunks,
-            "lower eval_chunks or raise corpus.valid_fraction",
+            args.train_tokens, args.valid_tokens, seq_len, args.eval_chunks, hint
         )
     except DataError as err:
         print(f"error: {err}", file=sys.stderr)

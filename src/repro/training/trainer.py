@@ -432,15 +432,9 @@ class _Run:
         )
 
     def result(self) -> TrainResult:
-        state = self.state
+        s = self.state
         return TrainResult(
-            run_dir=self.run_dir,
-            step=state.step,
-            tokens=state.tokens,
-            seconds=state.seconds,
-            train_loss=state.last_train_loss,
-            eval_loss=state.last_eval_loss,
-            resumed_from=self.resumed_from,
+            self.run_dir, s.step, s.tokens, s.seconds, s.last_train_loss, s.last_eval_loss, self.resumed_from
         )
 
 

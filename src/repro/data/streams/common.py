@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import torch
 from torch import Tensor
 
@@ -24,7 +27,9 @@ class SequenceStream:
       n_targets    K, classification targets per position (1 for regression)
       output_size  what the model must output per position: K·classes or m
       max_lag      the largest lag the targets read (positions t < max_lag are partly undefined)
-    and implement `sample` and `params`.
+    and implement `sample`. They pass their parameters by name with the function of
+    `repro.data.streams.params` that checks them; the base keeps them as attributes, sets `max_lag`
+    from the check and returns them from `params`.
     """
 
     input_kind: str
@@ -35,8 +40,12 @@ class SequenceStream:
     output_size: int
     max_lag: int
 
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, check: Callable[..., int], **params: Any):
         self.seed = int(seed)
+        self.max_lag = check(**params)
+        self._params = params
+        for name, value in params.items():
+            setattr(self, name, value)
 
     def rule_generator(self, purpose: str = "rule") -> torch.Generator:
         """The stream that fixes this task instance (tables, rotations), a function of the seed only."""
@@ -47,7 +56,7 @@ class SequenceStream:
 
     def params(self) -> dict:
         """JSON-able parameters that, with the seed, define the task instance."""
-        raise NotImplementedError
+        return dict(self._params)
 
     def lag_profile(self) -> dict:
         """The lag structure the approximation bound needs (`repro.papers.param_allocation.theory.allocation`):

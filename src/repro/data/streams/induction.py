@@ -19,15 +19,10 @@ class PreviousTokens(SequenceStream):
     target_kind = "classification"
 
     def __init__(self, seed: int, vocab: int = 16, lags: int = 2):
-        super().__init__(seed)
-        self.max_lag = stream_params.previous_tokens(vocab, lags)
-        self.vocab, self.lags = vocab, lags
+        super().__init__(seed, stream_params.previous_tokens, vocab=vocab, lags=lags)
         self.input_size = self.classes = vocab
         self.n_targets = lags
         self.output_size = lags * vocab
-
-    def params(self) -> dict:
-        return {"vocab": self.vocab, "lags": self.lags}
 
     def lag_profile(self) -> dict:
         """One-hot inputs (d = V, B = 1), lags 1..K, each copied by a selection of norm 1."""

@@ -25,14 +25,9 @@ class DiscreteNGram(SequenceStream):
     target_kind = "classification"
 
     def __init__(self, seed: int, vocab: int = 8, order: int = 4):
-        super().__init__(seed)
-        self.max_lag = stream_params.discrete_ngram(vocab, order)
-        self.vocab, self.order = vocab, order
+        super().__init__(seed, stream_params.discrete_ngram, vocab=vocab, order=order)
         self.input_size = self.classes = self.output_size = vocab
         self.table = torch.randint(0, vocab, (vocab**order,), generator=self.rule_generator())  # [V^n]
-
-    def params(self) -> dict:
-        return {"vocab": self.vocab, "order": self.order}
 
     def lag_profile(self) -> dict:
         """One-hot inputs (d = V, B = 1) and lags 0..n−1, each read by a selection of norm 1 (inferred:
@@ -58,16 +53,11 @@ class ContinuousNGram(SequenceStream):
     target_kind = "regression"
 
     def __init__(self, seed: int, dim: int = 16, lags: int = 4, decay: float = 0.0):
-        super().__init__(seed)
-        self.max_lag = stream_params.continuous_ngram(dim, lags, decay)
-        self.dim, self.lags, self.decay = dim, lags, float(decay)
+        super().__init__(seed, stream_params.continuous_ngram, dim=dim, lags=lags, decay=float(decay))
         self.input_size = self.output_size = dim
         gen = self.rule_generator()
         self.rotations = torch.stack([random_orthogonal(dim, gen) for _ in range(lags)])  # [M, d, d]
         self.weights = torch.tensor([math.exp(-self.decay * m) for m in range(lags)])  # α_1..α_M
-
-    def params(self) -> dict:
-        return {"dim": self.dim, "lags": self.lags, "decay": self.decay}
 
     def lag_profile(self) -> dict:
         """d = dim, lags 1..M, a_m = ‖α_m Q_m‖₂·B = α_m·√d (B = √d is the input radius)."""

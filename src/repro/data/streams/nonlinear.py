@@ -23,15 +23,10 @@ class NonlinearLags(SequenceStream):
     target_kind = "regression"
 
     def __init__(self, seed: int, dim: int = 16, lags: int = 3):
-        super().__init__(seed)
-        self.max_lag = stream_params.nonlinear_lags(dim, lags)
-        self.dim, self.lags = dim, lags
+        super().__init__(seed, stream_params.nonlinear_lags, dim=dim, lags=lags)
         self.input_size = self.output_size = dim
         gen = self.rule_generator()
         self.rotations = torch.stack([random_orthogonal(dim, gen) for _ in range(lags)])  # [M, d, d]
-
-    def params(self) -> dict:
-        return {"dim": self.dim, "lags": self.lags}
 
     def lag_profile(self) -> dict:
         """The inner linear map: d = dim, lags 1..M, a_m = ‖Q_m/√M‖₂·√d (the FFN term of the

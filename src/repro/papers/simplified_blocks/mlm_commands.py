@@ -260,13 +260,10 @@ def pretrain_cmd(args: argparse.Namespace) -> int:
     # Equal time, as a number of updates: the run is deterministic and may share the machine.
     train_cfg = dataclasses.replace(train_cfg, steps=steps, time_budget_s=None)
     seq_len = cfg.max_seq_len
+    hint = "lower simplified_blocks.mlm.eval_chunks"
     try:
         train_chunks, eval_chunks = load_lm_splits(
-            args.train_tokens,
-            args.valid_tokens,
-            seq_len,
-            spec["eval_chunks"],
-            "lower simplified_blocks.mlm.eval_chunks",
+            args.train_tokens, args.valid_tokens, seq_len, spec["eval_chunks"], hint
         )
     except DataError as err:
         return _error(str(err))
