@@ -118,9 +118,11 @@ def matmul_peak_gflops(size: int = 2048, repeats: int = 5) -> float:
 
 
 def our_model(shape: BenchShape) -> torch.nn.Module:
-    """A model of `shape` with the config defaults, which are GPT-2's (Pre-LN, LayerNorm, GELU)."""
+    """A GPT-2-like model of `shape`: Pre-LN, LayerNorm, GELU."""
     sizes = {name: getattr(shape, name) for name in ("vocab_size", "n_layers", "d_model", "n_heads", "head_dim")}
-    cfg = TransformerConfig(**sizes, d_ff=shape.mlp_width, max_seq_len=shape.seq_len)
+    cfg = TransformerConfig(
+        **sizes, d_ff=shape.mlp_width, max_seq_len=shape.seq_len, block="pre_ln", norm="layernorm", activation="gelu"
+    )
     return Transformer(cfg)
 
 

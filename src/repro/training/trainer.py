@@ -432,9 +432,15 @@ class _Run:
         )
 
     def result(self) -> TrainResult:
-        s = self.state
+        state = self.state
         return TrainResult(
-            self.run_dir, s.step, s.tokens, s.seconds, s.last_train_loss, s.last_eval_loss, self.resumed_from
+            run_dir=self.run_dir,
+            step=state.step,
+            tokens=state.tokens,
+            seconds=state.seconds,
+            train_loss=state.last_train_loss,
+            eval_loss=state.last_eval_loss,
+            resumed_from=self.resumed_from,
         )
 
 
