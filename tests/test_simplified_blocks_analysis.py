@@ -3,6 +3,7 @@ equal-time losses, the variants table, the config section check and a few claims
 
 import copy
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -600,3 +601,26 @@ def test_the_gains_claims_are_judged_by_an_interval_over_three_seeds():
     assert sb.pre_ln_keeps_value_proj(data).verdict == "reproduced"
     data = {sb.GAINS["fig22"]: _gains_table("pre_ln_vp_gains", lambda s, l, m: 0.1), sb.GAINS["fig04"]: sas}
     assert sb.pre_ln_keeps_value_proj(data).verdict == "not reproduced"
+
+
+def test_gap_note_states_the_resolution_of_one_seed_runs_and_of_seed_means(tmp_path):
+    """The footer's resolution of a gap: ± t(df)·σ·√2 between one-seed runs, ± t(df)·σ·√(2/n) between
+    means of n seeds, with σ pooled over Fig 26's blocks × seeds."""
+    from scipy.stats import t
+
+    from repro.papers.simplified_blocks.run_noise import gap_note, loss_noise
+
+    finals = {("a", 0): 5.0, ("a", 1): 5.2, ("a", 2): 5.1, ("b", 0): 4.9, ("b", 1): 5.0, ("b", 2): 5.2}
+    rows = [
+        {"variant": v, "seed": s, "split": "eval", "step": step, "loss": loss}
+        for (v, s), loss in finals.items()
+        for step in (1, 2, 3)
+    ]
+    path = tmp_path / "fig26.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    noise = loss_noise(pd.read_csv(path))
+    assert noise.df == 2
+    one = float(t.ppf(0.975, 2)) * noise.sd * math.sqrt(2)
+    assert f"two one-seed runs is known to ± {one:.3f} nats" in gap_note(str(path))
+    assert f"two such means is known to ± {one / math.sqrt(3):.3f} nats" in gap_note(str(path), seeds=3)
+    assert gap_note(str(path), seeds=3).startswith("Curves (means of 3 seeds)")

@@ -62,7 +62,7 @@ fig, (ax, ax_speed) = plt.subplots(1, 2, figsize=(11, 4.3), gridspec_kw={"width_
 for variant in order:
     by_step = evals[evals["variant"] == variant].groupby("step")[["seconds", "loss"]].mean()
     ax.plot(by_step["seconds"], by_step["loss"], label=label(variant), markevery=3, **line_style(variant))
-ax.axvline(np.mean(list(t_star.values())), color="#333333", ls=":", lw=1)
+ax.axvline(np.mean(list(t_star.values())), color="#333333", ls=":", lw=1, label="Pre-LN's training time")
 zoom_to_late(ax, evals)
 ax.set_xlabel("training time at the benchmarked speed (s, this machine)")
 ax.set_ylabel("eval loss (nats/token)")

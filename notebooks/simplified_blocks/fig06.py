@@ -67,7 +67,7 @@ seeds = f"mean of {n_seeds} seeds" if n_seeds > 1 else "one seed"
 ax.set_title(f"Depth {' vs '.join(str(d) for d in depths)} (solid shallow, dashed deep; {seeds})")
 ax.legend(fontsize=7, ncol=2)
 draw_reference_levels(ax, levels)
-save_figure(fig, results_dir, paper, item, scale, note=gap_note(noise_runs))
+save_figure(fig, results_dir, paper, item, scale, note=gap_note(noise_runs, seeds=int(n_seeds)))
 
 # %% [markdown]
 # Final eval loss (mean of the last three evaluations, then over seeds) per block and depth; V-SkipInit at

@@ -47,13 +47,15 @@ def bars_note(noise: PooledNoise | None) -> str:
     )
 
 
-def gap_note(fig26_csv: str) -> str:
-    """The resolution of a gap between two one-seed runs, for the footer of a figure of single runs:
-    from the Fig 26 curves file `fig26_csv`."""
+def gap_note(fig26_csv: str, seeds: int = 1) -> str:
+    """The resolution of a gap between two curves of `seeds` seeds each (one run, or a seed mean), for
+    the footer of such a figure: from the Fig 26 curves file `fig26_csv`."""
     noise = loss_noise(pd.read_csv(fig26_csv))
     if noise is None:
-        return "One run per curve; no run-to-run spread to judge gaps with (Fig 26's runs have one seed)."
+        return "No run-to-run spread to judge gaps with (Fig 26's runs have one seed)."
+    curves = "Curves of one seed" if seeds == 1 else f"Curves (means of {seeds} seeds)"
+    between = "two one-seed runs" if seeds == 1 else "two such means"
     return (
-        f"Curves of one seed are judged with the run-to-run spread of {SOURCE} (σ = {noise.sd:.3f} nats, "
-        f"{noise.df} df): a gap between two one-seed runs is known to ± {half_width(noise, 1) * math.sqrt(2):.3f} nats."
+        f"{curves} are judged with the run-to-run spread of {SOURCE} (σ = {noise.sd:.3f} nats, "
+        f"{noise.df} df): a gap between {between} is known to ± {half_width(noise, seeds) * math.sqrt(2):.3f} nats."
     )
