@@ -12,6 +12,7 @@ import pytest
 from conftest import copy_checkout, snakemake_command, snakemake_env
 
 from repro.pipeline.claims import COLUMNS, VERDICTS
+from repro.pipeline.code_digest import source_digest
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -124,6 +125,8 @@ def test_lineage_card_traces_the_figure_to_its_data(smoke_run):
     assert card["seeds"] == [0]
     assert card["sha256"] == sha(smoke_run / "results/smoke/simplified_blocks/figures/fig26.png")
     notebook_step = card["steps"][-1]
+    # The notebook's job carries the digest of the repro modules it imports, so that they rerun it.
+    assert repr(source_digest(ROOT / "notebooks/simplified_blocks/fig26.py")) in notebook_step["params"]
     curves = next(i for i in notebook_step["inputs"] if i["path"].endswith("fig26_curves.csv"))
     assert curves["sha256"] == sha(smoke_run / curves["path"])
     trained = [s for s in card["steps"] if s["rule"] == "simplified_blocks_train"]

@@ -7,6 +7,7 @@ import shlex
 from repro import jobserver
 from repro.pipeline.captions import item_caption
 from repro.pipeline.claims import claim_inputs, claims_code_digest
+from repro.pipeline.code_digest import source_digest
 from repro.pipeline.seeds import results_name
 from repro.pipeline.configcheck import figure_seeds
 
@@ -60,6 +61,11 @@ def register_notebook(paper, item, inputs, params=None, source=None):
 
 def notebook_source(wildcards):
     return f"notebooks/{wildcards.paper}/{NOTEBOOKS[(wildcards.paper, wildcards.item)]['source']}.py"
+
+
+def notebook_code(wildcards):
+    """The digest of the repro modules the notebook imports (repro.pipeline.code_digest)."""
+    return source_digest(notebook_source(wildcards))
 
 
 def notebook_inputs(wildcards):

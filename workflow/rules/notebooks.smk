@@ -5,8 +5,9 @@
 # writes its figure (png, pdf) or table (csv, md). Notebooks only read, plot and tabulate.
 # One definition makes both rules, figure_notebook and table_notebook: they differ only in
 # the folder, the two files the notebook writes and the item names they take. A notebook depends
-# on its data alone; its entry in the HTML report, captioned with the paper's verdicts, is the
-# copy that rule report_entry makes.
+# on its data and its code: its source file, and the repro modules it imports (param `code`, their
+# digest: a changed plot helper redraws the figures that use it, and no others). Its entry in the
+# HTML report, captioned with the paper's verdicts, is the copy that rule report_entry makes.
 NOTEBOOK_KINDS = {
     "figure": ("figures", "png", "pdf", r"fig\d\d"),
     "table": ("tables", "csv", "md", r"table\d\d"),
@@ -39,6 +40,7 @@ for kind, (folder, shown, other, pattern) in NOTEBOOK_KINDS.items():
             runtime=10,
         params:
             args=notebook_params,
+            code=notebook_code,
             results=results_root,
             scale=SCALE,
         shell:

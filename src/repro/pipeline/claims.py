@@ -323,7 +323,7 @@ def claims_code_digest(paper: str) -> str:
     """sha256 of the source a paper's verdicts depend on: every module of ``repro.papers.<paper>`` and the
     shared claim machinery (this module, repro.pipeline.decisions). The judging rule carries it as a
     param, so that changed claims, gates or nulls are judged again on results that did not change."""
-    import hashlib
+    from repro.pipeline.code_digest import files_digest
 
     root = Path(__file__).resolve().parents[1]
     files = sorted((root / "papers" / paper).glob("*.py")) + [
@@ -332,10 +332,7 @@ def claims_code_digest(paper: str) -> str:
     ]
     if len(files) == 2:
         raise ValueError(f"no modules for paper {paper!r} under {root / 'papers'}")
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
+    return files_digest(files, root)
 
 
 def claim_inputs(paper: str) -> list[str]:

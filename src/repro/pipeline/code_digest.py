@@ -1,0 +1,106 @@
+"""The digest of the `repro` source a script runs, for rules whose command line stays the same when that
+source changes.
+
+Snakemake reruns a job when its inputs, its command or its params change, not when a module its command
+imports does. A notebook rule therefore carries the digest of its notebook's `repro` imports as a param,
+so that a changed plot helper or summary redraws the figures that use it, and no other figure. The
+imports are read statically: every `repro` module a file names in an import statement (at any depth of
+the file) or in a package's `lazy_exports` table, followed through the modules they name in turn.
+Modules imported by computed names (`importlib.import_module`) are not followed.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+from pathlib import Path
+
+PACKAGE = "repro"
+#: The directory that holds the package (src/).
+SOURCE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _module_file(name: str, root: Path) -> Path | None:
+    """The file of module `name` under `root` (a package's __init__.py), None for a name that is not a module."""
+    path = root.joinpath(*name.split("."))
+    if (path / "__init__.py").is_file():
+        return path / "__init__.py"
+    if path.with_suffix(".py").is_file():
+        return path.with_suffix(".py")
+    return None
+
+
+def _named_modules(tree: ast.AST) -> set[str]:
+    """Every dotted name a file imports or lists in a `lazy_exports` table (`from a.b import c` names
+    a.b and a.b.c, since c may be a module)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "lazy_exports":
+            for table in node.args[1:2]:
+                if isinstance(table, ast.Dict):
+                    names.update(
+                        k.value for k in table.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                    )
+    return names
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_mtime_ns, stat.st_size
+
+
+@functools.cache
+def _imported_files(path: Path, root: Path, stamp: tuple[int, int]) -> frozenset[Path]:
+    """The files of the `repro` modules `path` names, with the packages above them (`stamp`: the file's
+    mtime and size, so that an edited file is read again)."""
+    files = set()
+    for name in _named_modules(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        parts = name.split(".")
+        if parts[0] != PACKAGE:
+            continue
+        for depth in range(1, len(parts) + 1):
+            found = _module_file(".".join(parts[:depth]), root)
+            if found is not None:
+                files.add(found)
+    return frozenset(files)
+
+
+def repro_sources(script: str | Path, root: Path | None = None) -> list[Path]:
+    """The files of every `repro` module `script` imports, directly or through other `repro` modules,
+    sorted; `root` is the directory holding the package (default: this checkout's src/)."""
+    root = SOURCE_ROOT if root is None else Path(root).resolve()
+    seen: set[Path] = set()
+    pending = [Path(script).resolve()]
+    while pending:
+        path = pending.pop()
+        for found in _imported_files(path, root, _stamp(path)):
+            if found not in seen:
+                seen.add(found)
+                pending.append(found)
+    return sorted(seen)
+
+
+def files_digest(files: list[Path], root: Path) -> str:
+    """sha256 over each file's path relative to `root` and its bytes, in the given order."""
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+@functools.cache
+def _file_digest(path: Path, root: Path, stamp: tuple[int, int]) -> str:
+    return files_digest([path], root)
+
+
+def source_digest(script: str | Path, root: Path | None = None) -> str:
+    """sha256 of the `repro` source `script` runs (`repro_sources`); the script itself is not part of it."""
+    root = SOURCE_ROOT if root is None else Path(root).resolve()
+    parts = (_file_digest(path, root, _stamp(path)) for path in repro_sources(script, root))
+    return hashlib.sha256("".join(parts).encode()).hexdigest()
