@@ -43,7 +43,7 @@ facts["matched"] = facts.index.str.endswith("_lr_pre_ln")
 facts["setting"] = [label(k) + (" at Pre-LN's lr" if m else "") for k, m in zip(facts["key"], facts["matched"])]
 
 # %%
-fig, ax = plt.subplots(figsize=(7, 4.3))
+fig, ax = plt.subplots(figsize=(8.6, 4.3))
 for variant, row in facts.sort_values(["n_layers", "key", "matched"]).iterrows():
     curve = mean_curve(curves, variant)
     style = line_style(row["key"])
@@ -65,7 +65,8 @@ ax.set_xlabel("training step")
 ax.set_ylabel("eval loss (nats/token)")
 seeds = f"mean of {n_seeds} seeds" if n_seeds > 1 else "one seed"
 ax.set_title(f"Depth {' vs '.join(str(d) for d in depths)} (solid shallow, dashed deep; {seeds})")
-ax.legend(fontsize=7, ncol=2)
+# Beside the axes, so that no curve is hidden; long handles show the dash-dot lines.
+ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), handlelength=3.5)
 draw_reference_levels(ax, levels)
 save_figure(fig, results_dir, paper, item, scale, note=gap_note(noise_runs, seeds=int(n_seeds)))
 

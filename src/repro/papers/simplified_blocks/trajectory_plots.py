@@ -58,9 +58,10 @@ def ratio_figure(gains: pd.DataFrame, run: str):
     import matplotlib.pyplot as plt
 
     n_seeds = gains["seed"].nunique()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     plot_ratio_trajectories(axes, gains)
-    axes[1].legend(fontsize=7, ncol=2, loc="best")  # the curves end near 0 in the paper, higher at small scale
+    # Beside the panels: the curves may end anywhere between 0 (the paper) and their init, so no corner is free.
+    axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1))
     fig.suptitle(f"{run}: β/α per layer (mean over {n_seeds} seed{'s' if n_seeds > 1 else ''})")
     return fig
 
