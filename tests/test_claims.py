@@ -250,24 +250,3 @@ def test_judge_cli_and_scorecard(tmp_path, capsys):
         main(["claims", "scorecard", "--inputs", str(bad), "--out-csv", str(card_csv), "--out-md", str(card_md)]) == 1
     )
     assert "expected ['paper', 'item', 'claim'" in capsys.readouterr().err
-
-
-def test_the_judging_rule_reruns_when_a_papers_claim_code_changes(tmp_path, monkeypatch):
-    """claims_code_digest: the param of rule paper_claims, content-based (not mtime) and per paper."""
-    import repro.pipeline.claims as claims_module
-
-    digest = claims_module.claims_code_digest
-    assert digest("sixteen_heads") == digest("sixteen_heads") != digest("layer_diversity")
-    src = Path(claims_module.__file__).resolve().parents[1]
-    fake = tmp_path / "repro"
-    for name in ("pipeline", "papers/toy"):
-        (fake / name).mkdir(parents=True)
-    for name in ("pipeline/claims.py", "pipeline/decisions.py"):
-        (fake / name).write_bytes((src / name).read_bytes())
-    (fake / "papers/toy/claims.py").write_text("X = 1\n")
-    monkeypatch.setattr(claims_module, "__file__", str(fake / "pipeline" / "claims.py"))
-    before = digest("toy")
-    (fake / "papers/toy/claims.py").write_text("X = 2\n")
-    assert digest("toy") != before
-    with pytest.raises(ValueError, match="no modules for paper 'nope'"):
-        digest("nope")

@@ -6,8 +6,8 @@ import shlex
 
 from repro import jobserver
 from repro.pipeline.captions import item_caption
-from repro.pipeline.claims import claim_inputs, claims_code_digest
-from repro.pipeline.code_digest import source_digest
+from repro.pipeline.claims import claim_inputs
+from repro.pipeline.code_digest import claims_digest, module_digest, source_digest
 from repro.pipeline.seeds import results_name
 from repro.pipeline.configcheck import figure_seeds
 

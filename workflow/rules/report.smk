@@ -1,4 +1,6 @@
 # The scorecard: every paper's judged claims in one table (results/scorecard.{csv,md}).
+# Each report rule carries the digest of the module that writes its file (param `code`,
+# repro.pipeline.code_digest), so that a changed report module rewrites the file.
 
 
 rule scorecard:
@@ -11,6 +13,8 @@ rule scorecard:
         f"{RESULTS}/logs/scorecard.log",
     conda:
         ENV
+    params:
+        code=module_digest("repro.pipeline.scorecard"),
     shell:
         "python -m repro claims scorecard --inputs {input} --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
 
@@ -35,7 +39,7 @@ rule paper_claims:
         results=lambda wildcards, output: os.path.dirname(os.path.dirname(output[0])),
         scale=SCALE,
         # a changed claim, gate or null is judged again though no input changed
-        code=lambda wildcards: claims_code_digest(wildcards.paper),
+        code=lambda wildcards: claims_digest(wildcards.paper),
     shell:
         "python -m repro claims judge --paper {wildcards.paper} --results-dir {params.results} --scale {params.scale} "
         "--out {output} > {log} 2>&1"
@@ -94,6 +98,7 @@ for _paper in sorted({paper for paper, _ in NOTEBOOKS}):
         params:
             paper=_paper,
             cards=lineage_card_arguments(_paper),
+            code=module_digest("repro.pipeline.lineage"),
         shell:
             "python -m repro report lineage --paper {params.paper} {params.cards} > {log} 2>&1"
 
@@ -111,6 +116,7 @@ rule compute_accounting:
     params:
         results=lambda wildcards, output: os.path.dirname(output[0]),
         papers=" ".join(PAPERS),
+        code=module_digest("repro.pipeline.compute"),
     shell:
         "python -m repro report compute --results-dir {params.results} --papers {params.papers} --out {output} "
         "> {log} 2>&1"
@@ -135,6 +141,7 @@ rule dossier:
     params:
         results=lambda wildcards, output: os.path.dirname(os.path.dirname(output[0])),
         config=lambda wildcards: json.dumps(config, sort_keys=True),
+        code=module_digest("repro.pipeline.dossier"),
     shell:
         "python -m repro report dossier --paper {wildcards.paper} --results-dir {params.results} "
         "--config-json {params.config:q} --paper-config {input.paper_config} --out {output} > {log} 2>&1"
@@ -153,6 +160,7 @@ rule run_summary:
     params:
         results=lambda wildcards, output: os.path.dirname(output[0]),
         papers=" ".join(PAPERS),
+        code=module_digest("repro.pipeline.run_summary"),
     shell:
         "python -m repro report summary --results-dir {params.results} --papers {params.papers} --out {output} "
         "> {log} 2>&1"

@@ -319,22 +319,6 @@ def load_claims(paper: str) -> list[Claim]:
     return sorted(found, key=lambda c: (natural_key(c.item), c.claim_id))
 
 
-def claims_code_digest(paper: str) -> str:
-    """sha256 of the source a paper's verdicts depend on: every module of ``repro.papers.<paper>`` and the
-    shared claim machinery (this module, repro.pipeline.decisions). The judging rule carries it as a
-    param, so that changed claims, gates or nulls are judged again on results that did not change."""
-    from repro.pipeline.code_digest import files_digest
-
-    root = Path(__file__).resolve().parents[1]
-    files = sorted((root / "papers" / paper).glob("*.py")) + [
-        root / "pipeline" / "claims.py",
-        root / "pipeline" / "decisions.py",
-    ]
-    if len(files) == 2:
-        raise ValueError(f"no modules for paper {paper!r} under {root / 'papers'}")
-    return files_digest(files, root)
-
-
 def claim_inputs(paper: str) -> list[str]:
     """Every file the claims of ``paper`` read, relative to ``RESULTS/<paper>/``, sorted, unique.
 

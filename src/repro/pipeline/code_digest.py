@@ -3,7 +3,8 @@ source changes.
 
 Snakemake reruns a job when its inputs, its command or its params change, not when a module its command
 imports does. A notebook rule therefore carries the digest of its notebook's `repro` imports as a param,
-so that a changed plot helper or summary redraws the figures that use it, and no other figure. The
+so that a changed plot helper or summary redraws the figures that use it, and no other figure; the report
+rules carry the digest of the module that writes their file (`module_digest`). The
 imports are read statically: every `repro` module a file names in an import statement (at any depth of
 the file) or in a package's `lazy_exports` table, followed through the modules they name in turn.
 Modules imported by computed names (`importlib.import_module`) are not followed.
@@ -99,8 +100,35 @@ def _file_digest(path: Path, root: Path, stamp: tuple[int, int]) -> str:
     return files_digest([path], root)
 
 
+def _digest_of(files: list[Path], root: Path) -> str:
+    return hashlib.sha256("".join(_file_digest(path, root, _stamp(path)) for path in files).encode()).hexdigest()
+
+
 def source_digest(script: str | Path, root: Path | None = None) -> str:
     """sha256 of the `repro` source `script` runs (`repro_sources`); the script itself is not part of it."""
     root = SOURCE_ROOT if root is None else Path(root).resolve()
-    parts = (_file_digest(path, root, _stamp(path)) for path in repro_sources(script, root))
-    return hashlib.sha256("".join(parts).encode()).hexdigest()
+    return _digest_of(repro_sources(script, root), root)
+
+
+def module_digest(module: str, root: Path | None = None) -> str:
+    """sha256 of the `repro` module `module` (a dotted name) and of every `repro` module it imports."""
+    root = SOURCE_ROOT if root is None else Path(root).resolve()
+    path = _module_file(module, root)
+    if path is None:
+        raise ValueError(f"no module {module!r} under {root}")
+    return _digest_of(sorted({path, *repro_sources(path, root)}), root)
+
+
+def claims_digest(paper: str, root: Path | None = None) -> str:
+    """sha256 of the source a paper's verdicts depend on: every module of ``repro.papers.<paper>`` (its
+    claims reach some of them by computed names) and the claim machinery (repro.pipeline.claims,
+    repro.pipeline.decisions). The judging rule carries it as a param, so that changed claims, gates or
+    nulls are judged again on results that did not change."""
+    package = (SOURCE_ROOT if root is None else Path(root).resolve()) / PACKAGE
+    files = sorted((package / "papers" / paper).glob("*.py")) + [
+        package / "pipeline" / "claims.py",
+        package / "pipeline" / "decisions.py",
+    ]
+    if len(files) == 2:
+        raise ValueError(f"no modules for paper {paper!r} under {package / 'papers'}")
+    return files_digest(files, package)
