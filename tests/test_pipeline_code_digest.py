@@ -85,5 +85,8 @@ def test_the_judging_rule_reruns_when_a_papers_claim_code_changes(tmp_path):
     assert claims_digest("toy", src) == before
     write(claims, "X = 2\n")
     assert claims_digest("toy", src) != before
+    before = claims_digest("toy", src)
+    write(src / "repro/papers/toy/theory/bound.py", "Y = 1\n")  # a subpackage's module counts too
+    assert claims_digest("toy", src) != before
     with pytest.raises(ValueError, match="no modules for paper 'nope'"):
         claims_digest("nope", src)

@@ -4,9 +4,11 @@ source changes.
 Snakemake reruns a job when its inputs, its command or its params change, not when a module its command
 imports does. A notebook rule therefore carries the digest of its notebook's `repro` imports as a param,
 so that a changed plot helper or summary redraws the figures that use it, and no other figure; the report
-rules carry the digest of the module that writes their file (`module_digest`). The
-imports are read statically: every `repro` module a file names in an import statement (at any depth of
-the file) or in a package's `lazy_exports` table, followed through the modules they name in turn.
+rules carry the digest of the module that writes their file (`module_digest`), and the judging rule that
+of its paper's package and the claim machinery (`claims_digest`).
+
+The imports are read statically: every `repro` module a file names in an import statement (at any depth
+of the file) or in a package's `lazy_exports` table, followed through the modules they name in turn.
 Modules imported by computed names (`importlib.import_module`) are not followed.
 """
 
@@ -20,6 +22,10 @@ from pathlib import Path
 PACKAGE = "repro"
 #: The directory that holds the package (src/).
 SOURCE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _root(root: str | Path | None) -> Path:
+    return SOURCE_ROOT if root is None else Path(root).resolve()
 
 
 def _module_file(name: str, root: Path) -> Path | None:
@@ -75,7 +81,7 @@ def _imported_files(path: Path, root: Path, stamp: tuple[int, int]) -> frozenset
 def repro_sources(script: str | Path, root: Path | None = None) -> list[Path]:
     """The files of every `repro` module `script` imports, directly or through other `repro` modules,
     sorted; `root` is the directory holding the package (default: this checkout's src/)."""
-    root = SOURCE_ROOT if root is None else Path(root).resolve()
+    root = _root(root)
     seen: set[Path] = set()
     pending = [Path(script).resolve()]
     while pending:
@@ -106,13 +112,13 @@ def _digest_of(files: list[Path], root: Path) -> str:
 
 def source_digest(script: str | Path, root: Path | None = None) -> str:
     """sha256 of the `repro` source `script` runs (`repro_sources`); the script itself is not part of it."""
-    root = SOURCE_ROOT if root is None else Path(root).resolve()
+    root = _root(root)
     return _digest_of(repro_sources(script, root), root)
 
 
 def module_digest(module: str, root: Path | None = None) -> str:
     """sha256 of the `repro` module `module` (a dotted name) and of every `repro` module it imports."""
-    root = SOURCE_ROOT if root is None else Path(root).resolve()
+    root = _root(root)
     path = _module_file(module, root)
     if path is None:
         raise ValueError(f"no module {module!r} under {root}")
@@ -120,12 +126,12 @@ def module_digest(module: str, root: Path | None = None) -> str:
 
 
 def claims_digest(paper: str, root: Path | None = None) -> str:
-    """sha256 of the source a paper's verdicts depend on: every module of ``repro.papers.<paper>`` (its
-    claims reach some of them by computed names) and the claim machinery (repro.pipeline.claims,
+    """sha256 of the source a paper's verdicts depend on: every module of ``repro.papers.<paper>``, its
+    subpackages included (its claims reach some of them by computed names) and the claim machinery (repro.pipeline.claims,
     repro.pipeline.decisions). The judging rule carries it as a param, so that changed claims, gates or
     nulls are judged again on results that did not change."""
-    package = (SOURCE_ROOT if root is None else Path(root).resolve()) / PACKAGE
-    files = sorted((package / "papers" / paper).glob("*.py")) + [
+    package = _root(root) / PACKAGE
+    files = sorted((package / "papers" / paper).rglob("*.py")) + [
         package / "pipeline" / "claims.py",
         package / "pipeline" / "decisions.py",
     ]
