@@ -76,19 +76,35 @@ ax.set_title("ℓ2 errors: output (solid, RMS) and ‖p − p′‖₂ (dotted)"
 ax.set_ylabel("error")
 ax.legend(fontsize=7)
 
+# At r ≥ the teacher's d the SVD student is exact, and a converged trained one too: their errors are
+# float rounding (about 1e-15), which on a shared log axis would flatten every other curve. Stated, not drawn.
+worst = trained.groupby("rank")[["normalised_mse", "svd_normalised_mse"]].max()
+exact_svd = set(worst.index[worst["svd_normalised_mse"] < 1e-9])
+exact = set(worst.index[(worst["svd_normalised_mse"] < 1e-9) & (worst["normalised_mse"] < 1e-9)])
 for ax, column, svd_column, title in [
     (axes[1, 0], "excess_mse", "svd_mse", "Trained students: absolute excess MSE (dashed: SVD, untrained)"),
     (axes[1, 1], "normalised_mse", "svd_normalised_mse", "Trained students: excess MSE / E‖o‖²"),
 ]:
     for r in sorted(trained["rank"].unique()):
+        if r in exact:
+            continue
         rows = trained[trained["rank"] == r]
         colour = colours[f"r = {r}"]
         plot_mean_sd(ax, rows, "length", column, color=colour, label=f"r = {r}")
-        if r != trained["rank"].max():
+        if r not in exact_svd:
             svd = rows.groupby("length")[svd_column].mean()
             ax.plot(svd.index, svd.values, linestyle="--", color=colour, alpha=0.5)
     ax.set_title(title, fontsize=10)
     ax.set_ylabel(column.replace("_", " "))
+low_rank = trained[~trained["rank"].isin(exact_svd)].groupby(["rank", "length"])[["excess_mse", "svd_mse"]].mean()
+gap = float(((low_rank["excess_mse"] - low_rank["svd_mse"]).abs() / low_rank["svd_mse"]).max())
+lines = [f"trained: within {gap:.1%} of the untrained SVD student (dashed)"]
+if exact_svd:
+    ranks_text = ", ".join(map(str, sorted(exact_svd)))
+    realisable = trained[trained["rank"].isin(exact)]
+    trained_text = f", trained ≤ {realisable['excess_mse'].max():.0e} (rounding)" if exact else ""
+    lines.append(f"r = {ranks_text} (≥ d): SVD exact{trained_text}; not drawn")
+axes[1, 0].text(0.02, 0.03, "\n".join(lines), transform=axes[1, 0].transAxes, fontsize=7, color="0.35")
 axes[1, 0].legend(fontsize=7, ncol=2)
 for ax in axes.flat:
     ax.set_xscale("log", base=2)

@@ -34,7 +34,7 @@ from repro.pipeline.tables import to_markdown
 # The task of each figure and its panel title.
 task, title = {
     "fig07": ("induction", "Previous-token copy"),
-    "fig08": ("nonlinear", "Nonlinear target tanh(Σ Q_m x_{t−m})"),
+    "fig08": ("nonlinear", r"Nonlinear target $\tanh(\Sigma_m\, Q_m x_{t-m})$"),
 }[item]
 use_style()
 sweep = pd.read_csv(inputs[0])

@@ -95,7 +95,7 @@ def sweep_figure(rows: pd.DataFrame, bound: pd.DataFrame, task: str, title: str)
     plot_sweep(axes[0], rows, "eval_loss")
     axes[0].set_yscale("log")
     axes[0].set_ylabel("eval loss")
-    axes[0].set_title(f"{title}: loss, D = {budget}")
+    axes[0].set_title(f"Loss, D = {budget}")  # the task is named in the figure title
     axes[0].legend(fontsize=7)
     plot_sweep(axes[1], rows, "metric", best="max" if metric_name == "accuracy" else "min")
     axes[1].set_ylabel(metric_name.replace("_", " "))
