@@ -242,7 +242,8 @@ def test_inventory_of_the_simplified_blocks():
         ("pre_ln", "rmsnorm", []),
         ("parallel", "rmsnorm", []),
         ("sas", "rmsnorm", ["$W^V$", "$W^P$", "attention skip"]),
-        ("sas_p", "none", ["Norm", "$W^V$", "$W^P$", "attention skip"]),
+        ("sas_p", "rmsnorm", ["$W^V$", "$W^P$", "attention skip", "MLP skip"]),
+        ("sas_p", "none", ["Norm", "$W^V$", "$W^P$", "attention skip", "MLP skip"]),
     ],
 )
 def test_block_diagram_draws_what_the_model_has(block, norm, removed):

@@ -4,8 +4,9 @@ The input is the list of inventory rows of one layer, as written by
 `repro.papers.simplified_blocks.block_structure.block_inventory` (component, present, kind, trainable). Nothing is
 drawn by hand: a component appears only if the model object has it, a skip arrow only if the block
 adds its input back, and the sequential or parallel layout follows the block's own wiring (a
-parallel block has one shared norm and no separate MLP skip). Components that the block removes
-are listed under the drawing.
+parallel block has one shared norm and one skip around both branches). Components that the block
+removes are listed under the drawing; a parallel block without its skip (SAS-P) removes the skip of
+both branches, so both are named.
 
     rows = inventory[(inventory.variant == "sas_p") & (inventory.layer == 1)].to_dict("records")
     draw_block(ax, rows, title="SAS-P")
@@ -220,11 +221,11 @@ def draw_block(ax, rows: list[dict], title: str = "") -> list[str]:
         y_out = top
     _arrow(ax, (0, y_out), (0, y_out + GAP))
     ax.text(0, y_out + GAP + 0.05, "$X_{out}$", ha="center", va="bottom", fontsize=8)
-    removed = [
-        REMOVED_NAMES[c]
-        for c in REMOVED_NAMES
-        if not table[c]["present"] and not (parallel and c in ("norm2", "mlp_skip"))
-    ]
+    present = {c: table[c]["present"] for c in REMOVED_NAMES}
+    if parallel:  # one norm feeds both branches, and one skip goes around both: the MLP's is the attention's
+        present["norm2"] = True
+        present["mlp_skip"] = present["attn_skip"]
+    removed = [REMOVED_NAMES[c] for c in REMOVED_NAMES if not present[c]]
     ax.set_xlim(-3.3, 3.3)
     ax.set_ylim(-0.9, y_out + GAP + 0.6)
     ax.set_aspect("equal")
