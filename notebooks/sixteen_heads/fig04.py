@@ -48,7 +48,7 @@ for kind, (name, colour, marker) in TYPES.items():
     if rows["seed"].nunique() > 1:
         ax.fill_between(mean.index, by_level.min().values, by_level.max().values, color=colour, alpha=0.15, linewidth=0)
 base = rows.groupby("seed")["baseline"].first().mean()
-ax.axhline(base, color="#999999", linewidth=0.8, linestyle="--")
+ax.axhline(base, color="#999999", linewidth=0.8, linestyle="--", label="unpruned (mean over seeds)")
 ax.set_xlabel("heads of the type pruned (%)")
 ax.set_ylabel("BLEU")
 ax.set_ylim(bottom=0)
