@@ -34,7 +34,7 @@ from repro.pipeline.tables import to_markdown
 use_style()
 curves, facts = curves_and_variants(inputs[0], inputs[1])
 facts["name"] = [
-    "Pre-LN, W^V = W^P = I" if v == "identity" else "Pre-LN (trained W^V, W^P)" for v in facts["spec_value"]
+    "Pre-LN, $W^V = W^P = I$" if v == "identity" else "Pre-LN (trained $W^V$, $W^P$)" for v in facts["spec_value"]
 ]
 
 # %%

@@ -33,7 +33,7 @@ from repro.pipeline.tables import to_markdown
 
 use_style()
 curves, facts = curves_and_variants(inputs[0], inputs[1])
-facts["first_value"] = ["W^V_1 = I" if v == "identity" else "trainable W^V_1" for v in facts["spec_first_value"]]
+facts["first_value"] = ["$W^V_1 = I$" if v == "identity" else "trainable $W^V_1$" for v in facts["spec_first_value"]]
 
 # %%
 lines = []
