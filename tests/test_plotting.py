@@ -151,3 +151,26 @@ def test_the_written_out_theme_is_seaborns_own():
         check=True,
     ).stdout.strip()
     assert imported == "[]"
+
+
+@pytest.mark.parametrize(
+    "ys,edge_of_floor",
+    [
+        ([90, 85, 60, 30, 0], "left"),  # a pruning curve that ends at the floor: its name goes left
+        ([90, 80, 70, 68, 66], "right"),  # a curve still far from the floor at the right: right
+    ],
+)
+def test_auto_side_puts_a_level_name_where_no_curve_reaches_it(ys, edge_of_floor):
+    fig, ax = plt.subplots()
+    ax.plot([0, 25, 50, 75, 100], ys)
+    ax.axhline(0.5, color="grey")  # a horizontal reference line is not a curve
+    floor = 0 if edge_of_floor == "left" else 80
+    plotting.mark_levels(ax, {"floor": floor, "perfect": 100}, side="auto")
+    where = {t.get_text(): ("left" if t.xy[0] < 0.5 else "right") for t in ax.texts}
+    assert where["floor"] == edge_of_floor
+    assert where["perfect"] == "right"  # the curve starts closest to 100 at the left
+    plotting.mark_levels(ax, {"fixed": 10})
+    assert {t.get_text(): t.xy[0] for t in ax.texts}["fixed"] == 0.99  # the default keeps the right edge
+    with pytest.raises(ValueError, match="side="):
+        plotting.mark_levels(ax, {"x": 1}, side="middle")
+    plt.close(fig)

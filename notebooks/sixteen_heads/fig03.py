@@ -56,12 +56,12 @@ for ax, (task, title, unit) in zip(axes, panels):
             ax.fill_between(mean.index, low.values, high.values, color=style["color"], alpha=0.15, linewidth=0)
     base = rows.groupby("seed")["baseline"].first().mean()
     ax.axhline(base, color="#999999", linewidth=0.8, linestyle="--")
-    mark_levels(ax, {"constant predictor": CONSTANT_SCORE[task], "perfect": 100.0})
+    mark_levels(ax, {"constant predictor": CONSTANT_SCORE[task], "perfect": 100.0}, side="auto")
     ax.set_title(title)
     ax.set_xlabel("heads pruned (%)")
     ax.set_ylabel(unit)
     ax.set_ylim(bottom=0)
-axes[0].legend(fontsize=8, loc="lower left")
+axes[0].legend(fontsize=8, loc="lower left", bbox_to_anchor=(0, 0.08))  # clear of the constant-predictor label
 save_figure(fig, results_dir, paper, item, scale)
 
 # %% [markdown]

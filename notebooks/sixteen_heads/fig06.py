@@ -52,7 +52,7 @@ for ax, (task, title, unit) in zip(axes, PANELS):
     if rows["seed"].nunique() > 1:
         ax.fill_between(mean.index, by_level.min().values, by_level.max().values, alpha=0.15, linewidth=0)
     ax.axhline(rows.groupby("seed")["baseline"].first().mean(), color="#999999", linewidth=0.8, linestyle="--")
-    mark_levels(ax, {"constant predictor": CONSTANT_SCORE[task], "perfect": 100.0})
+    mark_levels(ax, {"constant predictor": CONSTANT_SCORE[task], "perfect": 100.0}, side="auto")
     ax.set_title(title)
     ax.set_xlabel("heads pruned (%)")
     ax.set_ylabel(unit)

@@ -233,22 +233,45 @@ def accuracy_axis(ax, chance: float, ceiling: float = 1.0) -> None:
     mark_levels(ax, {f"chance {chance:.2f}": chance, top: ceiling})
 
 
-def mark_levels(ax, levels: dict[str, float]) -> None:
-    """A dotted line and its name at the right edge for each reference level {name: y} (a chance or
+def mark_levels(ax, levels: dict[str, float], side: str = "right") -> None:
+    """A dotted line and its name at an edge for each reference level {name: y} (a chance or
     constant-predictor score, a ceiling), without changing the axis limits; the lowest name sits above
-    its line, the others below theirs."""
+    its line, the others below theirs. `side`: "right", "left", or "auto", each name at the edge where
+    the curves already drawn keep farther from its level (call after plotting), so that it does not sit
+    on a curve that crosses or ends at the level."""
+    if side not in ("right", "left", "auto"):
+        raise ValueError(f"side={side!r}; choose right, left or auto")
     lowest = min(levels.values())
     for name, y in levels.items():
         ax.axhline(y, color="#777777", ls=":", lw=0.8, zorder=0)
+        at_left = (_clearer_side(ax, y) if side == "auto" else side) == "left"
         ax.annotate(
             name,
-            xy=(0.99, y),
+            xy=(0.01 if at_left else 0.99, y),
             xycoords=("axes fraction", "data"),
-            ha="right",
+            ha="left" if at_left else "right",
             va="bottom" if y == lowest else "top",
             fontsize=7,
             color="#555555",
         )
+
+
+def _clearer_side(ax, y: float) -> str:
+    """The edge, "left" or "right", whose outer third of the x-range has the drawn curves (data lines,
+    not horizontal reference lines) farther from height `y`."""
+    import numpy as np
+
+    lo, hi = sorted(ax.get_xlim())
+    third = (hi - lo) / 3
+    clearance = {"left": np.inf, "right": np.inf}
+    for line in ax.get_lines():
+        if line.get_transform() != ax.transData:
+            continue
+        xs, ys = (np.asarray(values, dtype=float) for values in line.get_data())
+        for edge, near in (("left", xs <= lo + third), ("right", xs >= hi - third)):
+            if near.any():
+                clearance[edge] = min(clearance[edge], float(np.nanmin(np.abs(ys[near] - y))))
+    return "left" if clearance["left"] > clearance["right"] else "right"
 
 
 def draw_reference_levels(ax, path: str | Path, levels=LM_REFERENCE_LEVELS) -> None:
