@@ -93,20 +93,14 @@ def repro_sources(script: str | Path, root: Path | None = None) -> list[Path]:
     return sorted(seen)
 
 
-def files_digest(files: list[Path], root: Path) -> str:
-    """sha256 over each file's path relative to `root` and its bytes, in the given order."""
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
-
-
 @functools.cache
 def _file_digest(path: Path, root: Path, stamp: tuple[int, int]) -> str:
-    return files_digest([path], root)
+    """sha256 of a file's path relative to `root` and its bytes (`stamp`: mtime and size, as above)."""
+    return hashlib.sha256(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes()).hexdigest()
 
 
 def _digest_of(files: list[Path], root: Path) -> str:
+    """sha256 over the digests of `files`, in the given order."""
     return hashlib.sha256("".join(_file_digest(path, root, _stamp(path)) for path in files).encode()).hexdigest()
 
 
@@ -130,11 +124,12 @@ def claims_digest(paper: str, root: Path | None = None) -> str:
     subpackages included (its claims reach some of them by computed names) and the claim machinery (repro.pipeline.claims,
     repro.pipeline.decisions). The judging rule carries it as a param, so that changed claims, gates or
     nulls are judged again on results that did not change."""
-    package = _root(root) / PACKAGE
+    root = _root(root)
+    package = root / PACKAGE
     files = sorted((package / "papers" / paper).rglob("*.py")) + [
         package / "pipeline" / "claims.py",
         package / "pipeline" / "decisions.py",
     ]
     if len(files) == 2:
         raise ValueError(f"no modules for paper {paper!r} under {package / 'papers'}")
-    return files_digest(files, package)
+    return _digest_of(files, root)
