@@ -174,3 +174,20 @@ def test_auto_side_puts_a_level_name_where_no_curve_reaches_it(ys, edge_of_floor
     with pytest.raises(ValueError, match="side="):
         plotting.mark_levels(ax, {"x": 1}, side="middle")
     plt.close(fig)
+
+
+@pytest.mark.parametrize("curve_end,name_below", [(6.22, True), (6.10, False)])
+def test_a_reference_level_name_sits_on_the_side_of_its_line_away_from_the_nearer_curve(
+    tmp_path, curve_end, name_below
+):
+    levels = tmp_path / "levels.json"
+    levels.write_text('{"unigram_nats": 6.18, "bigram_nats": 4.0}')
+    fig, ax = plt.subplots()
+    ax.plot([0, 500, 1000], [6.6, 6.3, curve_end])  # a curve ending just above or below the unigram line
+    ax.plot([0, 500, 1000], [6.0, 5.0, 4.7])
+    ax.set_ylim(4.5, 6.7)
+    plotting.draw_reference_levels(ax, levels)
+    va = {t.get_text().split()[0]: t.get_va() for t in ax.texts}
+    assert va["unigram"] == ("top" if name_below else "bottom")
+    assert va["bigram"] == "bottom"  # off the axis: its name sits at the lower edge
+    plt.close(fig)

@@ -274,10 +274,30 @@ def _clearer_side(ax, y: float) -> str:
     return "left" if clearance["left"] > clearance["right"] else "right"
 
 
+def _nearer_curve_is_above(ax, y: float) -> bool:
+    """Whether, in the right third of the x-range (where level names sit), the drawn curves come
+    closer to height `y` from above than from below, so that the name goes under its line."""
+    import numpy as np
+
+    lo, hi = sorted(ax.get_xlim())
+    above, below = np.inf, np.inf
+    for line in ax.get_lines():
+        if line.get_transform() != ax.transData:
+            continue
+        xs, ys = (np.asarray(values, dtype=float) for values in line.get_data())
+        ys = ys[(xs >= hi - (hi - lo) / 3) & np.isfinite(ys)]
+        if (ys > y).any():
+            above = min(above, float((ys[ys > y] - y).min()))
+        if (ys < y).any():
+            below = min(below, float((y - ys[ys < y]).min()))
+    return above < below
+
+
 def draw_reference_levels(ax, path: str | Path, levels=LM_REFERENCE_LEVELS) -> None:
     """Mark the reference levels of `path` (the JSON of `python -m repro data reference-levels`) on a loss
     axis, so a reader sees how far the models got: a dashed line where a level is inside the y-range, its
-    name at the axis edge where it is off the axis (call after the limits are set)."""
+    name at the right end, on the side of the line away from the nearer curve; the name alone at the
+    axis edge where the level is off the axis (call after the curves are drawn and the limits set)."""
     import json
 
     values = json.loads(Path(path).read_text())
@@ -288,7 +308,7 @@ def draw_reference_levels(ax, path: str | Path, levels=LM_REFERENCE_LEVELS) -> N
         text, shift = f"{name} {y:.2f}", 0
         if low <= y <= high:
             ax.axhline(y, color="#777777", ls="--", lw=0.8, zorder=0)
-            where, va = y, "bottom"
+            where, va = y, "top" if _nearer_curve_is_above(ax, y) else "bottom"
         else:
             where, va, text = (high, "top", f"{text} ↑") if y > high else (low, "bottom", f"{text} ↓")
             shift = 9 * stacked[va] * (-1 if va == "top" else 1)
