@@ -256,6 +256,16 @@ def mark_levels(ax, levels: dict[str, float], side: str = "right") -> None:
         )
 
 
+def _curves(ax):
+    """(x, y) float arrays of each data line on `ax`; horizontal reference lines (axhline, drawn in
+    axes coordinates along x) are not curves."""
+    import numpy as np
+
+    for line in ax.get_lines():
+        if line.get_transform() == ax.transData:
+            yield tuple(np.asarray(values, dtype=float) for values in line.get_data())
+
+
 def _clearer_side(ax, y: float) -> str:
     """The edge, "left" or "right", whose outer third of the x-range has the drawn curves (data lines,
     not horizontal reference lines) farther from height `y`."""
@@ -264,10 +274,7 @@ def _clearer_side(ax, y: float) -> str:
     lo, hi = sorted(ax.get_xlim())
     third = (hi - lo) / 3
     clearance = {"left": np.inf, "right": np.inf}
-    for line in ax.get_lines():
-        if line.get_transform() != ax.transData:
-            continue
-        xs, ys = (np.asarray(values, dtype=float) for values in line.get_data())
+    for xs, ys in _curves(ax):
         for edge, near in (("left", xs <= lo + third), ("right", xs >= hi - third)):
             if near.any():
                 clearance[edge] = min(clearance[edge], float(np.nanmin(np.abs(ys[near] - y))))
@@ -281,10 +288,7 @@ def _nearer_curve_is_above(ax, y: float) -> bool:
 
     lo, hi = sorted(ax.get_xlim())
     above, below = np.inf, np.inf
-    for line in ax.get_lines():
-        if line.get_transform() != ax.transData:
-            continue
-        xs, ys = (np.asarray(values, dtype=float) for values in line.get_data())
+    for xs, ys in _curves(ax):
         ys = ys[(xs >= hi - (hi - lo) / 3) & np.isfinite(ys)]
         if (ys > y).any():
             above = min(above, float((ys[ys > y] - y).min()))
