@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -190,4 +192,18 @@ def test_a_reference_level_name_sits_on_the_side_of_its_line_away_from_the_neare
     va = {t.get_text().split()[0]: t.get_va() for t in ax.texts}
     assert va["unigram"] == ("top" if name_below else "bottom")
     assert va["bigram"] == "bottom"  # off the axis: its name sits at the lower edge
+    plt.close(fig)
+
+
+def test_reference_levels_are_drawn_on_a_perplexity_axis_through_their_transform(tmp_path):
+    levels = tmp_path / "levels.json"
+    levels.write_text('{"unigram_nats": 6.18, "bigram_nats": 4.0}')
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [200.0, 45.0])
+    ax.set_ylim(40, 220)
+    plotting.draw_reference_levels(ax, levels, transform=math.exp, fmt=".0f")
+    texts = {t.get_text() for t in ax.texts}
+    assert texts == {f"unigram {math.exp(6.18):.0f} ↑", f"bigram {math.exp(4.0):.0f}"}
+    lines = [line.get_ydata()[0] for line in ax.lines if line.get_linestyle() == "--"]
+    assert lines == [pytest.approx(math.exp(4.0))]  # only the in-range level gets its line, at e^4
     plt.close(fig)

@@ -27,13 +27,14 @@ inputs = [
     "results/simplified_blocks/data/fig02_curves.csv",
     "results/simplified_blocks/data/variants.csv",
 ]
+levels = "results/simplified_blocks/data/lm_reference_levels.json"  # reference levels of the held-out split
 
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
 
 from repro.analysis.training_curves import final_losses
-from repro.pipeline.plotting import label, line_style, save_figure, use_style
+from repro.pipeline.plotting import draw_reference_levels, label, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
 use_style()
@@ -54,7 +55,7 @@ def name(variant: str) -> str:
 
 
 # %%
-fig, ax = plt.subplots(figsize=(6.4, 4.2))
+fig, ax = plt.subplots(figsize=(8.2, 4.2))
 for variant, splits in (("pre_ln", ("eval", "train")), ("vskipinit", ("eval", "train")), (MATCHED, ("eval",))):
     style = line_style("vskipinit" if variant == MATCHED else variant)
     for split in splits:
@@ -76,10 +77,11 @@ for variant, splits in (("pre_ln", ("eval", "train")), ("vskipinit", ("eval", "t
 finite = curves["loss"].abs() < float("inf")  # a diverged run stays off the scale
 late = curves[finite & (curves["step"] >= curves["step"].max() * 0.25)]
 ax.set_ylim(late["loss"].min() - 0.1, late["loss"].quantile(0.99) + 0.2)
+draw_reference_levels(ax, levels)
 ax.set_xlabel("training step")
 ax.set_ylabel("loss (nats/token)")
 ax.set_title(f"Pre-LN vs V-SkipInit (mean over {n_seeds} seed{'s' if n_seeds > 1 else ''})")
-ax.legend(loc="upper right", fontsize=8)
+ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)  # beside the axis: the unigram name sits top right
 save_figure(fig, results_dir, paper, item, scale)
 
 # %%

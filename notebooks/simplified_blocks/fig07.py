@@ -24,13 +24,14 @@
 # %% tags=["parameters"]
 results_dir, paper, item, scale = "results", "simplified_blocks", "fig07", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/mlm_curves.csv", "results/simplified_blocks/data/mlm_step_times.csv"]
+levels = "results/simplified_blocks/mlm_data/reference_levels.json"  # reference levels of the held-out text
 
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
 
 from repro.analysis.training_curves import final_losses
-from repro.pipeline.plotting import label, line_style, save_figure, use_style, zoom_to_late
+from repro.pipeline.plotting import draw_reference_levels, label, line_style, save_figure, use_style, zoom_to_late
 from repro.pipeline.tables import to_markdown
 
 use_style()
@@ -49,6 +50,7 @@ for variant in order:
     by_step = runs.groupby("step")[["time", "loss"]].mean()
     ax.plot(by_step["time"], by_step["loss"], label=label(variant), markevery=3, **line_style(variant))
 zoom_to_late(ax, evals, x="time", margins=(0.1, 0.3))
+draw_reference_levels(ax, levels)
 ax.set_xlabel("training time (s): updates × timed seconds per update; same budget for every block")
 ax.set_ylabel("masked-LM eval loss (nats/masked token)")
 ax.set_title(f"Masked-LM loss vs runtime (mean over {n_seeds} seed{'s' if n_seeds > 1 else ''})")

@@ -29,6 +29,7 @@ inputs = [
     "results/simplified_blocks/data/structure_checks.csv",
 ]
 noise_runs = "results/simplified_blocks/data/fig26_curves.csv"  # the runs that set the run-to-run spread
+levels = "results/simplified_blocks/data/lm_reference_levels.json"  # reference levels of the held-out split
 
 # %%
 import matplotlib.pyplot as plt
@@ -36,7 +37,7 @@ import pandas as pd
 
 from repro.analysis.training_curves import final_losses, seed_spread
 from repro.papers.simplified_blocks.run_noise import bars_note, errorbar_over_seeds, loss_noise
-from repro.pipeline.plotting import OKABE_ITO, label, line_style, save_figure, use_style
+from repro.pipeline.plotting import OKABE_ITO, draw_reference_levels, label, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
 use_style()
@@ -90,6 +91,7 @@ for reference in ("pre_ln", "vskipinit"):
 ax.set_xlabel(r"LR of $W^V, W^P$ / LR of the other parameters (or $\beta$)")
 ax.set_ylabel("final eval loss (nats/token)")
 ax.set_title("Loss against the value/projection learning rate")
+draw_reference_levels(ax, levels)
 ax.legend(fontsize=7.5, loc="best")
 
 duality = checks[checks["check"].str.startswith("lr_duality")].copy()

@@ -22,6 +22,7 @@
 # %% tags=["parameters"]
 results_dir, paper, item, scale = "results", "simplified_blocks", "fig27", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/mlm_curves.csv", "results/simplified_blocks/data/mlm_step_times.csv"]
+levels = "results/simplified_blocks/mlm_data/reference_levels.json"  # reference levels of the held-out text
 
 # %%
 import matplotlib.pyplot as plt
@@ -29,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from repro.papers.simplified_blocks.mlm_claims import round_speeds
-from repro.pipeline.plotting import label, line_style, save_figure, use_style, zoom_to_late
+from repro.pipeline.plotting import draw_reference_levels, label, line_style, save_figure, use_style, zoom_to_late
 from repro.pipeline.tables import to_markdown
 
 use_style()
@@ -47,6 +48,7 @@ for variant in order:
     by_step = evals[evals["variant"] == variant].groupby("step")["loss"].mean()
     ax.plot(by_step.index, by_step.values, label=label(variant), markevery=3, **line_style(variant))
 zoom_to_late(ax, evals, margins=(0.1, 0.3))
+draw_reference_levels(ax, levels)
 ax.set_xlabel("micro-batch steps")
 ax.set_ylabel("masked-LM eval loss (nats/masked token)")
 ax.set_title("Masked-LM loss vs steps (same time budget)")

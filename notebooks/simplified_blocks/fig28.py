@@ -24,6 +24,7 @@
 results_dir, paper, item, scale = "results", "simplified_blocks", "fig28", "smoke"  # set by the runner
 inputs = ["results/simplified_blocks/data/fig28_curves.csv", "results/simplified_blocks/data/variants.csv"]
 noise_runs = "results/simplified_blocks/data/fig26_curves.csv"  # the runs that set the run-to-run spread
+levels = "results/simplified_blocks/data/lm_reference_levels.json"  # reference levels of the held-out split
 
 # %%
 import matplotlib.pyplot as plt
@@ -33,7 +34,7 @@ import pandas as pd
 from repro.analysis.training_curves import final_losses, mean_curve
 from repro.papers.simplified_blocks.run_noise import gap_note
 from repro.papers.simplified_blocks.variant_table import curves_and_variants
-from repro.pipeline.plotting import label, line_style, save_figure, use_style
+from repro.pipeline.plotting import draw_reference_levels, label, line_style, save_figure, use_style
 from repro.pipeline.tables import to_markdown
 
 use_style()
@@ -59,6 +60,7 @@ evals = curves[curves["split"] == "eval"]
 late = evals[evals["step"] >= evals["step"].max() * 0.3]
 if len(late):
     ax.set_ylim(np.exp(late["loss"].min()) * 0.95, np.exp(late["loss"].quantile(0.98)) * 1.15)
+draw_reference_levels(ax, levels, transform=np.exp, fmt=".0f")  # as perplexities
 ax.set_xlabel("training time (s, this machine)")
 ax.set_ylabel("eval perplexity")
 ax.set_title(f"T={int(facts['max_seq_len'].iloc[0])}, ALiBi, GeLU")

@@ -194,7 +194,9 @@ LEVELS = {"levels": SB_LEVELS}
 # The runs whose seeds set the run-to-run spread the one-seed figures draw as error bars.
 NOISE_RUNS = sb_data("fig26_curves.csv")
 register_notebook(SB, "fig01", [sb_data("structure_inventory.csv")])
-register_notebook(SB, "fig02", [sb_data("fig26_curves.csv"), sb_data("fig02_curves.csv"), sb_data("variants.csv")])
+register_notebook(
+    SB, "fig02", [sb_data("fig26_curves.csv"), sb_data("fig02_curves.csv"), sb_data("variants.csv"), SB_LEVELS], LEVELS
+)
 register_notebook(
     SB,
     "fig03",
@@ -217,8 +219,9 @@ register_notebook(
         sb_data("variants.csv"),
         sb_data("structure_checks.csv"),
         NOISE_RUNS,
+        SB_LEVELS,
     ],
-    {"noise_runs": NOISE_RUNS},
+    {**LEVELS, "noise_runs": NOISE_RUNS},
 )
 register_notebook(
     SB, "fig10", [sb_data("structure_inventory.csv"), sb_data("structure_checks.csv")], source="block_figure"
@@ -261,7 +264,10 @@ register_notebook(
     {**LEVELS, "noise_runs": NOISE_RUNS, "speeds": SPEEDS},
 )
 register_notebook(
-    SB, "fig28", [sb_data("fig28_curves.csv"), sb_data("variants.csv"), NOISE_RUNS], {"noise_runs": NOISE_RUNS}
+    SB,
+    "fig28",
+    [sb_data("fig28_curves.csv"), sb_data("variants.csv"), NOISE_RUNS, SB_LEVELS],
+    {**LEVELS, "noise_runs": NOISE_RUNS},
 )
 
 

@@ -69,12 +69,15 @@ rule simplified_blocks_mlm_tokens:
 
 # The levels a masked LM of the pre-training text must beat: the held-out split's unigram (and bigram)
 # cross-entropy under counts of the train split; a masked token is drawn from the same unigram.
+MLM_LEVELS = f"{MLM_DATA}/reference_levels.json"
+
+
 rule simplified_blocks_mlm_reference_levels:
     input:
         train=mlm_token_file("train"),
         valid=mlm_token_file("valid"),
     output:
-        f"{MLM_DATA}/reference_levels.json",
+        MLM_LEVELS,
     log:
         f"{RESULTS}/logs/{SB}/mlm/reference_levels.log",
     conda:
@@ -296,8 +299,11 @@ rule simplified_blocks_mlm_glue:
         "python -m repro simplified_blocks glue --inputs {input} --out-scores {output.scores} --out-average {output.average} > {log} 2>&1"
 
 
-register_notebook(SB, "fig07", [sb_data("mlm_curves.csv"), sb_data("mlm_step_times.csv")])
-register_notebook(SB, "fig27", [sb_data("mlm_curves.csv"), sb_data("mlm_step_times.csv")])
+# The loss plots mark the levels of the pre-training text's held-out split, passed as `levels`.
+for _item in ("fig07", "fig27"):
+    register_notebook(
+        SB, _item, [sb_data("mlm_curves.csv"), sb_data("mlm_step_times.csv"), MLM_LEVELS], {"levels": MLM_LEVELS}
+    )
 register_notebook(SB, "table02", [sb_data("glue_scores.csv"), sb_data("glue_average.csv")])
 # Table 1's GLUE column: table01.py joins glue_average.csv when it is among its inputs (after the three
 # decoder tables); added here, once, so the decoder rules need not know about the masked-LM part.

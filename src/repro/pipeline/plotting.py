@@ -15,7 +15,7 @@ colour blindness; markers differ too, so a figure still reads in greyscale.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -297,19 +297,23 @@ def _nearer_curve_is_above(ax, y: float) -> bool:
     return above < below
 
 
-def draw_reference_levels(ax, path: str | Path, levels=LM_REFERENCE_LEVELS) -> None:
+def draw_reference_levels(
+    ax, path: str | Path, levels=LM_REFERENCE_LEVELS, transform: Callable[[float], float] | None = None, fmt=".2f"
+) -> None:
     """Mark the reference levels of `path` (the JSON of `python -m repro data reference-levels`) on a loss
     axis, so a reader sees how far the models got: a dashed line where a level is inside the y-range, its
     name at the right end, on the side of the line away from the nearer curve; the name alone at the
-    axis edge where the level is off the axis (call after the curves are drawn and the limits set)."""
+    axis edge where the level is off the axis (call after the curves are drawn and the limits set).
+    `transform` maps a level in nats to the axis' quantity (``math.exp`` for perplexity); `fmt` formats
+    the value in its name."""
     import json
 
     values = json.loads(Path(path).read_text())
     low, high = ax.get_ylim()
     stacked = {"top": 0, "bottom": 0}  # labels already at each edge, so that they do not overlap
     for key, name in levels:
-        y = float(values[key])
-        text, shift = f"{name} {y:.2f}", 0
+        y = float(values[key]) if transform is None else float(transform(float(values[key])))
+        text, shift = f"{name} {y:{fmt}}", 0
         if low <= y <= high:
             ax.axhline(y, color="#777777", ls="--", lw=0.8, zorder=0)
             where, va = y, "top" if _nearer_curve_is_above(ax, y) else "bottom"
