@@ -39,7 +39,8 @@ mean = epochs.groupby(["epoch", "percent"])["relative"].mean().unstack("percent"
 base = epochs.groupby("epoch")["baseline"].mean()
 
 # %%
-fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+n_seeds = epochs["seed"].nunique()
+fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4))
 cmap = plt.get_cmap("viridis")
 levels = list(mean.columns)
 for i, percent in enumerate(levels):
@@ -56,7 +57,8 @@ left.set_xticks(list(mean.index))
 left.set_xticklabels([f"{e}\n[{base[e]:.1f}]" for e in mean.index], fontsize=7)
 left.set_xlabel("epoch [unpruned BLEU]")
 left.set_ylabel("BLEU, % of unpruned")
-left.legend(fontsize=6, ncol=2, title="pruned", title_fontsize=7)
+left.legend(fontsize=7, title="pruned", title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))  # off the lines
+left.set_title(f"BLEU of the pruned model at each epoch (mean over {n_seeds} seed{'s' if n_seeds > 1 else ''})")
 shown = sorted({int(mean.index[0]), int(mean.index[min(1, len(mean) - 1)]), *[int(e) for e in mean.index[-2:]]})
 for j, epoch in enumerate(shown):
     right.plot(
@@ -70,6 +72,7 @@ for j, epoch in enumerate(shown):
 right.set_xlabel("heads pruned (%)")
 right.set_ylabel("BLEU, % of unpruned")
 right.legend(fontsize=7)
+right.set_title("The same against the share of heads pruned")
 for ax in (left, right):
     ax.set_ylim(bottom=0)
 save_figure(fig, results_dir, paper, item, scale)
