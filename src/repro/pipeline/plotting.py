@@ -298,7 +298,11 @@ def _nearer_curve_is_above(ax, y: float) -> bool:
 
 
 def draw_reference_levels(
-    ax, path: str | Path, levels=LM_REFERENCE_LEVELS, transform: Callable[[float], float] | None = None, fmt=".2f"
+    ax,
+    path: str | Path,
+    levels=LM_REFERENCE_LEVELS,
+    transform: Callable[[float], float] | None = None,
+    fmt: str = ".2f",
 ) -> None:
     """Mark the reference levels of `path` (the JSON of `python -m repro data reference-levels`) on a loss
     axis, so a reader sees how far the models got: a dashed line where a level is inside the y-range, its
