@@ -316,7 +316,8 @@ def draw_reference_levels(
     low, high = ax.get_ylim()
     stacked = {"top": 0, "bottom": 0}  # labels already at each edge, so that they do not overlap
     for key, name in levels:
-        y = float(values[key]) if transform is None else float(transform(float(values[key])))
+        nats = float(values[key])
+        y = nats if transform is None else float(transform(nats))
         text, shift = f"{name} {y:{fmt}}", 0
         if low <= y <= high:
             ax.axhline(y, color="#777777", ls="--", lw=0.8, zorder=0)
