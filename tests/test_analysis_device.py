@@ -127,7 +127,7 @@ def test_sixteen_heads_prune_is_byte_identical_to_no_flag(sh_runs, tmp_path, fla
     plain = _prune(sh_runs, tmp_path / "plain")
     flagged = _prune(sh_runs, tmp_path / "flagged", *flag)
     for a, b in zip(plain, flagged):
-        assert a.read_bytes() == b.read_bytes(), a.name
+        assert a.read_bytes() == b.read_bytes(), a.name  # exact: the same computation twice on one machine
     assert len(a.read_text().splitlines()) > 10  # a real curve, not an empty file
 
 
@@ -157,7 +157,7 @@ def test_sixteen_heads_translation_ablation_and_speed_are_byte_identical(sh_runs
             )
             == 0
         )
-    assert files["plain"].read_bytes() == files["cpu"].read_bytes()
+    assert files["plain"].read_bytes() == files["cpu"].read_bytes()  # exact: the same computation twice, one machine
 
     importance, _ = _prune(sh_runs, tmp_path / "nli")
     task_file, run = runs["nli"]
@@ -187,7 +187,7 @@ def test_sixteen_heads_translation_ablation_and_speed_are_byte_identical(sh_runs
             )
             == 0
         )
-    assert facts["plain"].read_bytes() == facts["cpu"].read_bytes()
+    assert facts["plain"].read_bytes() == facts["cpu"].read_bytes()  # exact: the same computation twice, one machine
 
 
 @pytest.fixture(scope="module")
@@ -274,6 +274,7 @@ def test_layer_diversity_readout_is_byte_identical_to_no_flag(ld_runs, tmp_path)
     plain = _readout(ld_runs, tmp_path / "plain")
     assert {"units.csv", "checks.csv", "duplicates.csv"} <= set(plain)
     for device in ("cpu", "auto"):
+        # exact: the same computation twice on one machine
         assert _readout(ld_runs, tmp_path / device, "--device", device) == plain, device
 
 
@@ -295,6 +296,7 @@ def test_readout_keeps_float64_on_the_device_asked_for(ld_runs):
     )
     for name in ("lens", "contributions", "logits"):
         assert getattr(on_cpu, name).dtype == "float64"
+        # exact: the same float64 computation on the same (cpu) device twice, on one machine
         assert (getattr(on_cpu, name) == getattr(default, name)).all(), name
     assert on_cpu.stream_error < 1e-12 and on_cpu.logit_error < 1e-12
     assert model_device(model) == torch.device("cpu") and next(model.parameters()).dtype == torch.float32

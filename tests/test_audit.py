@@ -71,6 +71,7 @@ def test_upstream_jobs_follow_records_and_find_benchmarks(tmp_path):
     bench.write_text("s\th:m:s\tmax_rss\tcpu_time\n2.5\t0:00:02\t100.0\t2.0\n")
     jobs = upstream_jobs("r/fig.png", tmp_path)
     assert [j.rule for j in jobs] == ["plot", "make_data"]
+    # exact: parsed from the literals "2.5" and "100.0" (a mean over one row)
     assert jobs[0].benchmark(tmp_path).wall_seconds == 2.5 and jobs[0].benchmark(tmp_path).max_rss_mb == 100.0
     assert jobs[1].benchmark(tmp_path) is None
     # A stop predicate keeps the walk out of annotation inputs (a notebook's claims.csv).
@@ -91,6 +92,7 @@ def test_compute_and_spans_count_only_the_jobs_of_their_results_directory(tmp_pa
     for record in (tmp_path / ".snakemake" / "metadata").iterdir():
         record.write_text(json.dumps(dict(json.loads(record.read_text()), endtime=2.0)))
     table = compute_accounting(tmp_path, "results/laptop", ["p"], {}).set_index("level")
+    # exact: one job's "2.5" parsed from text, summed alone
     assert table.loc["total", "jobs"] == 1 and table.loc["total", "wall_seconds"] == 2.5
     assert table.loc["paper", "paper"] == "p"
     assert len(job_spans(tmp_path, "results/laptop-seeds+10", ["p"])) == 1

@@ -176,7 +176,7 @@ def test_claim_inputs_and_list(capsys):
 def test_helpers():
     assert claims.format_mean_spread([0.008, 0.016]) == "0.012 ± 0.0057 (n=2)"
     assert claims.format_mean_spread([0.012]) == "0.012 (n=1)"
-    assert claims.mean_spread([1.0, 2.0, 3.0]) == (2.0, 1.0, 3)
+    assert claims.mean_spread([1.0, 2.0, 3.0]) == (2.0, 1.0, 3)  # exact: integer values, pure-Python sums and sqrt(1)
     assert claims.within(1.0, 1.04, 0.05) and not claims.within(1.0, 1.06, 0.05)
     assert claims.at_least(1.2, 1.0, margin=0.1) and not claims.at_least(1.05, 1.0, margin=0.1)
     assert claims.verdict(True) == "reproduced" and claims.verdict(False) == "not reproduced"

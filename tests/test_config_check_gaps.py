@@ -59,7 +59,8 @@ def test_snakemake_passes_nested_config_values_as_strings():
     config, command_line = from_command_line("simplified_blocks={train: {steps: 5}, data: {mirror: null}}")
     assert command_line == {"simplified_blocks": {"train": {"steps": "5"}, "data": {"mirror": "null"}}}
     assert config["simplified_blocks"]["train"]["steps"] == "5"
-    assert config["simplified_blocks"]["train"]["lr"] == 1.0e-3  # the file's other keys stay
+    # the file's other keys stay
+    assert config["simplified_blocks"]["train"]["lr"] == 1.0e-3  # exact: parsed from the file's literal 1.0e-3
 
 
 def test_snakemake_refuses_dotted_config_keys_itself():
@@ -75,7 +76,7 @@ def test_nested_config_values_are_read_as_yaml():
     )
     check_config(config, command_line=command_line)
     section = config["simplified_blocks"]
-    assert section["train"]["steps"] == 5 and section["train"]["lr"] == 2.0e-3
+    assert section["train"]["steps"] == 5 and section["train"]["lr"] == 2.0e-3  # exact: parsed from the literal 2.0e-3
     assert section["seeds"] == [3, 4]
     assert section["data"]["mirror"] is None  # not the directory "null"
     assert section["variants"]["sas"]["model"] == {"block": "sas", "qk_bias": False}

@@ -208,7 +208,7 @@ def test_defaults_are_filled_as_snakemakes_validate_fills_them(name):
     config.pop("seed_offset", None)  # a key with a schema default, left out as a scale file may
     ours, theirs = fill_defaults(copy.deepcopy(config)), copy.deepcopy(config)
     validate(theirs, schema=str(SCHEMA_PATH))
-    assert ours == theirs and ours["seed_offset"] == 0
+    assert ours == theirs and ours["seed_offset"] == 0  # exact: parsed and copied values, no arithmetic
 
 
 def test_fill_defaults_refuses_what_the_schema_refuses():

@@ -115,6 +115,7 @@ def test_llama_logits_match_with_one_shared_kv_head():
     cfg = transformers.LlamaConfig(**_llama_cfg(num_key_value_heads=1, rope_theta=500000.0))
     hf = _tiny(transformers.LlamaForCausalLM, cfg)
     result = convert(hf)
+    # exact: rope_base is copied from the HF config's rope_theta
     assert result.config.rope_base == 500000.0 and result.config.norm == "rmsnorm"
     assert any("grouped-query" in note for note in result.notes)
     ids = _ids()
@@ -218,9 +219,10 @@ def test_model_files_of_both_formats_read_back(tmp_path):
     written = config_to_file_dict(used)
     assert written["format_version"] == 2 and set(written) - {"format_version"} == set(used.to_dict())
     write_model_config(tmp_path, used)
-    assert read_model_config(tmp_path) == used
+    assert read_model_config(tmp_path) == used  # exact: a JSON round trip, floats read back exactly
     plain = TransformerConfig(vocab_size=10, n_layers=1, d_model=8, n_heads=2, d_ff=8)
     format_1 = {k: v for k, v in plain.to_dict().items() if FORMAT_1_OMITTED.get(k, object()) != v}
+    # exact: defaults and copied values, no arithmetic
     assert "rope_base" not in format_1 and config_from_file_dict(format_1) == plain
     with pytest.raises(ConfigError, match=r"x.json: a format-1 model config must name d_ff; the file is truncated"):
         config_from_file_dict({k: v for k, v in format_1.items() if k != "d_ff"}, where="x.json")

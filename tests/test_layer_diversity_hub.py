@@ -371,6 +371,8 @@ def test_readout_identities_hold_and_accuracy_is_the_pretrained_models(paper_run
         with torch.no_grad():
             z = _label_logits(paper_run["hf"](task.tensors("test")["input_ids"]).logits, task)
         hf_accuracy = float((z.argmax(dim=1).numpy() == task.splits["test"]["labels"]).mean())
+        # exact: both are k/n shares of integer counts (units.csv keeps 17 digits); the argmaxes agree, the
+        # smallest gap between label logits being far above rounding
         assert final.loc[name, "layer_accuracy"] == hf_accuracy
         assert depth.loc[name, "accuracy"] == pytest.approx(hf_accuracy, abs=1e-9)
     # one depth-2 model: 3 lens prefixes + 1 module unit per task and target (onehot, soft, ...)

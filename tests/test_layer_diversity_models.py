@@ -131,11 +131,14 @@ def test_analyse_readout_tables_are_consistent():
     assert units["div_over_bias_max"].max() <= 0.0
     module = units[(units["form"] == "module") & (units["target"] == "onehot")].iloc[0]
     lens_last = units[(units["form"] == "lens") & (units["target"] == "onehot") & (units["prefix"] == 2)].iloc[0]
+    # exact: both are k/300 shares of integer counts; the two logit forms agree to 1e-12 and the smallest
+    # gap between label logits is ~1e-3, so their argmaxes agree
     assert module["n_members"] == 5 and module["layer_accuracy"] == lens_last["layer_accuracy"]
     groups = tables["groups"]
     assert groups["split_residual"].max() <= 1e-9
     assert set(groups["type"]) == {"embed", "attn", "mlp"}
     checks = tables["checks"].iloc[0]
+    # exact: a duplicate leaves the cell counts, hence every entropy, bit for bit the same: x − x = 0
     assert checks["duplicate_gain"] == 0.0 and checks["independent_gain"] > 0
     assert checks["label_entropy_given_layers"] > 0  # an untrained model leaves random labels uncertain
     assert checks["module_mse_error"] <= 1e-9
@@ -164,7 +167,7 @@ def test_loss_weights_the_answer_token():
     b = task.train_batch(0, 3, seed=0)
     # row 1 is [1, 8, 3, 6, 0, 0]: targets 8, 3, 6 (weights 1, 1, 5 at the ANS position), then padding
     row = int((b["input_ids"] == 8).any(dim=1).nonzero())
-    assert b["weights"][row].tolist() == [1.0, 1.0, 5.0, 0.0, 0.0, 0.0]
+    assert b["weights"][row].tolist() == [1.0, 1.0, 5.0, 0.0, 0.0, 0.0]  # exact: weights set by the code
     torch.manual_seed(0)
     m = Transformer(TransformerConfig(vocab_size=10, n_layers=1, d_model=8, n_heads=2, d_ff=16, max_seq_len=8))
     out = task.loss(m, b)
@@ -237,6 +240,7 @@ def test_duplicated_block_applies_the_same_block_twice(family):
         out, after = d.run_with_cache(ids, names=["blocks.1.hook_resid_post", "blocks.2.hook_resid_post"])
         twice = m.blocks[1](before["blocks.1.hook_resid_post"])
         rest = m.final_norm(m.blocks[2](twice))
+    # exact: the same blocks on the same input, the same computation twice on one machine
     assert torch.equal(after["blocks.1.hook_resid_post"], before["blocks.1.hook_resid_post"])
     assert (after["blocks.2.hook_resid_post"] - twice).abs().max() <= 1e-12
     assert (out - m.unembed(rest)).abs().max() <= 1e-12

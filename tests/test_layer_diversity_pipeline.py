@@ -237,6 +237,7 @@ def test_training_is_resumable_without_change(collected, tmp_path):
         == 0
     )
     after = load_file(weights)
+    # exact: the same file read twice, no arithmetic
     assert after.keys() == before.keys() and all(torch.equal(after[k], before[k]) for k in before)
 
 
@@ -347,7 +348,7 @@ def test_lag_share_by_hand():
             }
         )
     share, runs = claims.lag_share(pd.DataFrame(rows))
-    assert (share, runs) == (1.0, 1)
+    assert (share, runs) == (1.0, 1)  # exact: a share of integer counts, 1 / 1
 
 
 TWO_TASKS = pd.DataFrame({"task": ["sent", "topic"], "labels": [2, 4]})
@@ -448,8 +449,9 @@ def test_signal_is_measured_against_the_tasks_bayes_accuracy():
     curves = {("llama", "topic"): [0.905, 0.91, 0.911, 0.91], ("llama", "sent"): [0.6, 0.7, 0.75, 0.78]}
     depth = pd.DataFrame(_depth_rows(curves))
     without = signal_table(depth, TWO_TASKS).set_index("task")
-    assert bool(without.loc["topic", "signal"]) and without.loc["topic", "ceiling"] == 1.0
+    assert bool(without.loc["topic", "signal"]) and without.loc["topic", "ceiling"] == 1.0  # exact: the constant 1
     with_bayes = signal_table(depth, TWO_TASKS.assign(ceiling=[1.0, 0.911])).set_index("task")
+    # exact: copied from the table's 0.911
     assert not with_bayes.loc["topic", "signal"] and with_bayes.loc["topic", "ceiling"] == 0.911
     assert bool(with_bayes.loc["sent", "signal"])
 
@@ -595,4 +597,4 @@ def test_duplicated_block_claim_is_judged_by_interval_and_fails_on_its_null(tmp_
     assert judge([-0.1, 0.05, -0.09])["verdict"] == INCONCLUSIVE  # the interval straddles 0
     assert judge([0.1, 0.12, 0.09])["verdict"] == NOT_REPRODUCED
     # a tie satisfies "no better than" and so does its swap: the check cannot fail there
-    assert judge([0.0, 0.0, 0.0])["verdict"] == NOT_MEASURABLE
+    assert judge([0.0, 0.0, 0.0])["verdict"] == NOT_MEASURABLE  # exact: 0.8 + 0.0 − 0.8 is 0.0 in every seed

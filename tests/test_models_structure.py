@@ -117,6 +117,7 @@ def test_reparameterised_value_is_identity_at_init():
     model = make(block="sas", norm="none", block_overrides={"value": "reparam", "proj": "reparam", "reparam_beta": 0.3})
     attn = model.blocks[1].attn
     eye = torch.eye(32, dtype=torch.float64)
+    # exact: 1.0·I + 0.3·ΔW with ΔW zero at init, every product and sum exact
     torch.testing.assert_close(attn.value.effective_weight(), eye, rtol=0, atol=0)
     torch.testing.assert_close(attn.proj.effective_weight(), eye, rtol=0, atol=0)
 
@@ -136,7 +137,7 @@ def test_every_block_and_norm_trains_one_step(block, norm):
 def test_same_seed_same_init_and_different_seed_differs():
     a, b, c = make(seed=3), make(seed=3), make(seed=4)
     for (n, p), (_, q) in zip(a.state_dict().items(), b.state_dict().items()):
-        assert torch.equal(p, q), n
+        assert torch.equal(p, q), n  # exact: the same seeded initialisation twice on one machine
     assert not torch.equal(a.tok_emb.weight, c.tok_emb.weight)
 
 
@@ -173,4 +174,4 @@ def test_module_apply_reaches_every_submodule_of_a_model_with_trainable_gains():
     model.apply(lambda module: visited.append(type(module).__name__))
     assert "Gain" in visited
     x = tokens()
-    assert torch.equal(model(x), model(x))
+    assert torch.equal(model(x), model(x))  # exact: the same computation twice on one machine

@@ -141,7 +141,7 @@ def test_run_writes_outputs_and_is_byte_identical_on_rerun(tmp_path, monkeypatch
     assert main(argv) == 0
     second = _snapshot(tmp_path / "results")
     changed = [name for name in first if first[name] != second[name]]
-    assert changed == [], f"rerun changed {changed}"
+    assert changed == [], f"rerun changed {changed}"  # exact: the same computation twice on one machine
 
 
 def test_failing_cell_exits_nonzero_and_names_cell_and_partial_notebook(tmp_path, monkeypatch, capsys):
@@ -287,7 +287,7 @@ def test_a_cell_past_its_time_limit_fails_its_notebook(tmp_path, monkeypatch, ca
     ],
 )
 def test_parse_param(text, expected):
-    assert notebook.parse_param(text) == expected
+    assert notebook.parse_param(text) == expected  # exact: floats parsed from their literal ("1e-3")
 
 
 def test_parameters_may_not_contradict_runner_arguments():

@@ -117,6 +117,7 @@ def test_head_matrices_follow_the_layer_weights():
 def test_zero_student_equals_ablation_and_head_outputs_sum_to_the_attention_output():
     model, tokens = _model(), _tokens()
     zero = StudentHead(12, 2).double()
+    # exact: the zero student adds exact zeros to the ablated layer's output
     assert torch.equal(replaced_logits(model, tokens, 1, 0, zero), replaced_logits(model, tokens, 1, 0))
     captured = {}
     handle = model.blocks[1].attn.register_forward_hook(lambda m, a, out: captured.setdefault("out", out))
@@ -158,6 +159,7 @@ def test_distillation_task_scales_errors_by_the_teacher_output():
     assert evaluate(svd_student(attn, 0, 4), task) < 1e-10
     assert 0 < evaluate(svd_student(attn, 0, 1), task) < 1
     a, b = random_student(12, 3, 0.1, 5, "x"), random_student(12, 3, 0.1, 5, "x")
+    # exact: the same seeded draw twice on one machine
     assert torch.equal(a.w_query, b.w_query) and not torch.equal(a.w_query, random_student(12, 3, 0.1, 6, "x").w_query)
     with pytest.raises(ValueError, match="N, T, d"):
         HeadDistillationTask(inputs, inputs[:, :, :2], inputs, inputs)
@@ -286,7 +288,7 @@ def test_ablation_gaps_over_seeds_and_when_they_are_resolved():
     steady = _summary_frame().assign(eval_loss=[2.0, 2.0, 2.5, 2.6, 2.5, 2.0])  # gaps 0.5 and 0.6
     assert ablation_gaps(steady, ["layer"]).loc[0, "resolved"]  # 0.55 ≥ 3 × 0.05
     one_seed = ablation_gaps(_summary_frame().query("seed == 0"), ["layer"]).loc[0]
-    assert one_seed["se"] == math.inf and not one_seed["resolved"]
+    assert one_seed["se"] == math.inf and not one_seed["resolved"]  # exact: inf set by the code for one seed
 
 
 def test_position_deltas_and_buckets():

@@ -46,7 +46,7 @@ def test_spectral_norm_hand_computed_cases():
     # p = (a, 1 − a): J = a(1−a)·[[1,−1],[−1,1]], top eigenvalue 2a(1−a).
     p = np.array([[0.25] * 4 + [0.0] * 0, [0.5, 0.5, 0.0, 0.0], [0.3, 0.7, 0.0, 0.0]])
     np.testing.assert_allclose(jacobian_spectral_norm(p), [0.25, 0.5, 2 * 0.3 * 0.7], rtol=1e-13)
-    assert jacobian_spectral_norm(np.array([1.0])) == 0.0
+    assert jacobian_spectral_norm(np.array([1.0])) == 0.0  # exact: the code returns zeros for one entry
 
 
 def test_jacobian_is_psd_with_constant_null_vector():
@@ -100,6 +100,7 @@ def test_jacobian_table_is_deterministic_and_per_cell():
     assert len(a) == 3 * 2 * 2 * 5
     # Adding a length leaves the other cells unchanged (each cell has its own stream).
     common = b[b["length"] != 128].reset_index(drop=True)
+    # exact: each cell is the same computation on its own stream, run twice on one machine
     np.testing.assert_array_equal(a["spectral_norm"].to_numpy(), common["spectral_norm"].to_numpy())
     np.testing.assert_allclose(a["scaled_norm"], a["length"] * a["spectral_norm"])
 

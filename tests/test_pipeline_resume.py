@@ -112,13 +112,13 @@ def assert_same_outputs(resumed: Path, reference: Path) -> None:
     for name in sorted(names):
         a, b = resumed / name, reference / name
         if name.endswith((".safetensors", ".png")):
-            assert a.read_bytes() == b.read_bytes(), name
+            assert a.read_bytes() == b.read_bytes(), name  # exact: the same computation on one machine (by design)
         elif name.endswith(".csv"):
             assert csv_difference(a, b) is None, f"{name}: {csv_difference(a, b)}"
         elif name.endswith("checkpoint.json"):
             continue  # it records byte offsets into a log that holds timings; its tensor file is compared
         elif name.endswith((".json", ".jsonl")):
-            assert json_docs(a) == json_docs(b), name
+            assert json_docs(a) == json_docs(b), name  # exact: as above
         else:
             continue
         compared += 1
@@ -149,6 +149,7 @@ def test_sigterm_of_the_process_group_is_finished_by_the_same_command(reference,
     run_to_end(workdir, *targets)
     for name in ("model.safetensors", "checkpoint.json"):
         assert (workdir / RUN / name).exists()
+    # exact: the same training on one machine, resumed or not (by design)
     assert (workdir / RUN / "model.safetensors").read_bytes() == (reference / RUN / "model.safetensors").read_bytes()
     assert json_docs(workdir / RUN / "metrics.jsonl") == json_docs(reference / RUN / "metrics.jsonl")
     ablation = RESULTS / "data/runs/sst2_seed0_ablation.csv"
@@ -163,4 +164,5 @@ def test_deleted_outputs_of_a_finished_run_come_back_without_training(reference,
     run_to_end(workdir, str(RUN / "model.safetensors"), "--forcerun", "sixteen_heads_train")
     log = (workdir / "results/smoke/logs/sixteen_heads/train/sst2_seed0.log").read_text()
     assert "resumed_from=200" in log
+    # exact: the same training on one machine (by design)
     assert (workdir / RUN / "model.safetensors").read_bytes() == (reference / RUN / "model.safetensors").read_bytes()

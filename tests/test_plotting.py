@@ -172,7 +172,8 @@ def test_auto_side_puts_a_level_name_where_no_curve_reaches_it(ys, edge_of_floor
     assert where["floor"] == edge_of_floor
     assert where["perfect"] == "right"  # the curve starts closest to 100 at the left
     plotting.mark_levels(ax, {"fixed": 10})
-    assert {t.get_text(): t.xy[0] for t in ax.texts}["fixed"] == 0.99  # the default keeps the right edge
+    # exact: the constant 0.99 written by the code (the default keeps the right edge)
+    assert {t.get_text(): t.xy[0] for t in ax.texts}["fixed"] == 0.99
     with pytest.raises(ValueError, match="side="):
         plotting.mark_levels(ax, {"x": 1}, side="middle")
     plt.close(fig)

@@ -78,12 +78,15 @@ def test_pairs_do_not_cross_files():
 def test_classification_levels():
     labels = np.array([0, 1, 1, 1, 2, 1, 0, 1])
     levels = classification_levels(labels, 3, "accuracy")
+    # exact: 100·count/8 of integer counts is dyadic; the ceiling is the constant 100.0
     assert levels["chance"] == pytest.approx(100 / 3) and levels["constant"] == 62.5 and levels["ceiling"] == 100.0
-    assert levels["constant_by_class"] == [25.0, 62.5, 12.5] and levels["majority_class"] == 1
+    assert levels["constant_by_class"] == [25.0, 62.5, 12.5] and levels["majority_class"] == 1  # exact: as above
+    # exact: MCC is set to 0.0 where its denominator is 0
     assert classification_levels(labels[labels < 2], 2, "mcc")["constant"] == 0.0
     binary = np.array([1, 1, 1, 0])
     f1 = classification_levels(binary, 2, "f1")
     assert f1["constant"] == pytest.approx(100 * 2 * 3 / (2 * 3 + 1))  # always 1: precision 3/4, recall 1
+    # exact: no true positive, so F1 is 0 / a positive integer
     assert f1["chance"] == pytest.approx(100 * 0.75 / 1.25) and f1["constant_by_class"][0] == 0.0
 
 
@@ -92,7 +95,8 @@ def test_task_cards_carry_the_reference_levels(tmp_path):
 
     card = write_task(tmp_path / "cola.npz", generate_task("cola", 0, {"train": 60, "selection": 20, "test": 40}))
     assert sorted(card["reference_levels"]) == ["selection", "test", "train"]
-    assert card["reference_levels"]["test"]["constant"] == 0.0  # MCC of a constant predictor
+    # exact: the MCC of a constant predictor, 0.0 set by the code
+    assert card["reference_levels"]["test"]["constant"] == 0.0
     mt = write_task(tmp_path / "mt.npz", generate_task("mt", 0, {"train": 8, "selection": 4, "test": 4, "test_ood": 4}))
     assert mt["reference_levels"] == {}  # BLEU: no classification levels
 

@@ -88,8 +88,9 @@ def test_mean_curve_averages_seeds_per_step():
         ]
     )
     curve = mean_curve(curves, "a")
+    # exact: a mean of two small integers (a half) and the min/max of given values
     assert curve.loc[10, "loss"] == 4.5 and curve.loc[20, "low"] == 2.0 and curve.loc[20, "high"] == 3.0
-    assert curve.loc[20, "seconds"] == 30.0
+    assert curve.loc[20, "seconds"] == 30.0  # exact: the mean of 20 and 40
     with pytest.raises(ValueError, match="'b' has no eval rows"):
         mean_curve(curves, "b")
 
@@ -97,6 +98,7 @@ def test_mean_curve_averages_seeds_per_step():
 def test_seed_spread_summarises_final_losses_per_setting():
     final = pd.DataFrame({"beta": [0.0, 0.0, 1.0], "seed": [0, 1, 0], "final_loss": [4.0, 5.0, 3.0]})
     table = seed_spread(final, ["beta"], ["beta", "mean", "min", "max", "seeds"])
+    # exact: means of small integers (4.5 = (4 + 5) / 2), min and max of given values
     assert table.to_dict("records") == [
         {"beta": 0.0, "mean": 4.5, "min": 4.0, "max": 5.0, "seeds": 2},
         {"beta": 1.0, "mean": 3.0, "min": 3.0, "max": 3.0, "seeds": 1},

@@ -76,13 +76,14 @@ def test_log_gains_records_every_gain_without_changing_the_run(tmp_path):
     logged, logged_dir = _train(tmp_path, "logged", True, overrides=reparam)
     plain, plain_dir = _train(tmp_path, "plain", False, overrides=reparam)
     for (name, a), (_, b) in zip(logged.state_dict().items(), plain.state_dict().items()):
-        assert torch.equal(a, b), name  # logging is not computation
+        assert torch.equal(a, b), name  # exact: the same run twice on one machine (logging is not computation)
     run_logged = json.loads((logged_dir / "run.json").read_text())
     assert run_logged["config_hash"] == json.loads((plain_dir / "run.json").read_text())["config_hash"]
     rows = [json.loads(line) for line in (logged_dir / "metrics.jsonl").read_text().splitlines()]
     names = {n for n, p in logged.named_parameters() if "gain" in n}
     assert all(set(row["gains"]) == names for row in rows)
     final = rows[-1]["gains"]
+    # exact: the logged copy of the same tensor (JSON round-trips floats exactly)
     assert final["blocks.1.attn.mat_skip_gain"] == logged.blocks[1].attn.mat_skip_gain.flatten().tolist()
     assert "gains" not in (plain_dir / "metrics.jsonl").read_text()
 
@@ -136,7 +137,7 @@ def test_throughput_rows_and_ratios():
     first = timings[(timings["mode"] == "train")].groupby("round")["variant"].first().tolist()
     assert first == ["pre_ln", "sas", "pre_ln"]  # the order rotates every round
     summary = summarize(timings, "pre_ln").set_index(["variant", "mode"])
-    assert summary.loc[("pre_ln", "train"), "speed_vs_reference"] == 1.0
+    assert summary.loc[("pre_ln", "train"), "speed_vs_reference"] == 1.0  # exact: the mean of x / x = 1 over rounds
     with pytest.raises(ValueError, match="reference variant 'parallel'"):
         summarize(timings, "parallel")
 
@@ -149,6 +150,7 @@ def test_speed_vs_reference_is_the_mean_of_the_ratios_within_rounds():
     )
     summary = summarize(timings, "pre_ln").set_index("variant")
     assert summary.loc["sas", "speed_vs_reference"] == pytest.approx(8 / 3)
+    # exact: the median of given values, and the mean of x / x = 1 over rounds
     assert summary.loc["sas", "tokens_per_s"] == 20.0 and summary.loc["pre_ln", "speed_vs_reference"] == 1.0
 
 
@@ -168,8 +170,9 @@ def test_loss_at_interpolates_or_takes_the_last_evaluation():
         ]
     )
     budget = total(curves, "pre_ln")
-    assert budget == {0: 4.0}
+    assert budget == {0: 4.0}  # exact: the largest given seconds
     at = loss_at(curves, budget).set_index("variant")
+    # exact: finished runs take their last given loss, no interpolation
     assert at.loc["pre_ln", "loss"] == 4.0 and at.loc["fast", "loss"] == 3.0 and at.loc["fast", "finished_before"]
     assert at.loc["slow", "loss"] == pytest.approx(5.0) and not at.loc["slow", "finished_before"]
     with pytest.raises(ValueError, match="no budget for seed 0"):
@@ -199,7 +202,7 @@ def test_benchmarked_seconds_time_each_run_at_its_blocks_median_speed():
     )
     timed = benchmarked_seconds(curves, timings, models)
     assert timed["seconds"].tolist() == pytest.approx([5.12, 10.24, 5.12, 10.24, 2.5, 5.0])
-    assert curves["seconds"].tolist() == [7.0, 1.0, 3.0, 9.0, 2.0, 2.5]  # the input is left alone
+    assert curves["seconds"].tolist() == [7.0, 1.0, 3.0, 9.0, 2.0, 2.5]  # exact: the input is left alone
     with pytest.raises(ValueError, match=r"run 'sas' \(block sas, norm rmsnorm, 80 parameters\) has no timed model"):
         benchmarked_seconds(curves, timings, models.iloc[:1])
 
@@ -208,8 +211,8 @@ def test_benchmarked_seconds_time_each_run_at_its_blocks_median_speed():
 
 
 def test_variant_table_resolves_specs_and_lr_ratios():
-    assert value_proj_lr_ratio({r"attn\.(value|proj)\.delta": 0.3}) == 0.3
-    assert value_proj_lr_ratio({r"mlp": 2.0}) == 1.0
+    assert value_proj_lr_ratio({r"attn\.(value|proj)\.delta": 0.3}) == 0.3  # exact: the given multiplier
+    assert value_proj_lr_ratio({r"mlp": 2.0}) == 1.0  # exact: the default 1.0
     specs = {
         "vp": {
             "model": dict(
@@ -220,6 +223,7 @@ def test_variant_table_resolves_specs_and_lr_ratios():
         "pre": {"model": dict(SMALL, block="pre_ln"), "train": {"lr": 1e-3}},
     }
     table = variant_table(specs).set_index("variant")
+    # exact: values copied from the specs, or the default 1.0
     assert table.loc["vp", "spec_reparam_beta"] == 0.1 and table.loc["vp", "spec_attention"] == "shaped"
     assert table.loc["vp", "value_proj_lr_ratio"] == 0.3 and table.loc["pre", "value_proj_lr_ratio"] == 1.0
     assert table.loc["pre", "spec_value"] == "linear"
@@ -233,7 +237,7 @@ def test_gain_lr_multiplier_is_the_one_the_optimizer_gives_the_gains():
     model = build_model(dict(SMALL, block="sas", n_layers=2, block_overrides=reparam))
     names = {name for name, _ in model.named_parameters()}
     assert set(GAIN_NAMES) <= names
-    multipliers = {"gain$": 5.0}
+    multipliers = {"gain$": 5.0}  # exact below: multipliers copied from this dict, or the default 1.0
     for group in parameter_groups(model, 0.1, multipliers):
         for name in group["param_names"]:
             assert group["lr_multiplier"] == (5.0 if name.endswith("gain") else 1.0), name

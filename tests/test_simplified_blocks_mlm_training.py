@@ -58,12 +58,12 @@ def test_metrics_on_hand_computed_examples():
     assert metric_score("accuracy", p, y) == pytest.approx(100 * 4 / 6)
     assert metric_score("f1", p, y) == pytest.approx(100 * 2 * 2 / (2 * 2 + 1 + 1))
     assert metric_score("mcc", p, y) == pytest.approx(100 * (2 * 2 - 1 * 1) / 9)  # sqrt(3·3·3·3) = 9
-    assert metric_score("mcc", np.ones(6, int), y) == 0.0
+    assert metric_score("mcc", np.ones(6, int), y) == 0.0  # exact: 0.0 set at a zero denominator
     assert metric_score("spearman", np.array([0.1, 0.4, 0.2]), np.array([1.0, 3.0, 2.0])) == pytest.approx(100.0)
     assert math.isnan(metric_score("spearman", np.zeros(3), np.array([1.0, 2.0, 3.0])))
     with pytest.raises(ValueError, match="unknown metric"):
         metric_score("bleu", p, y)
-    assert glue_average({"a": 50.0, "b": 70.0}, ["a", "b"]) == 60.0
+    assert glue_average({"a": 50.0, "b": 70.0}, ["a", "b"]) == 60.0  # exact: the mean of two integers
     assert math.isnan(glue_average({"a": 50.0, "b": float("nan")}, ["a", "b"]))
 
 
@@ -85,7 +85,7 @@ def test_finetune_is_deterministic_learns_and_records_divergence():
     settings = FinetuneSettings(epochs=8, batch_size=32, lr=3e-3, dropout=0.0)
     a = finetune(cfg, state, spec, splits, settings, seed=0)
     b = finetune(cfg, state, spec, splits, settings, seed=0)
-    assert a["scores"] == b["scores"] and a["steps"] == 32 and not a["diverged"]
+    assert a["scores"] == b["scores"] and a["steps"] == 32 and not a["diverged"]  # exact: the same run twice
     assert a["scores"]["sst2"] > 75.0  # well above the 50% of chance
     broken = {k: v.clone() for k, v in state.items()}
     broken["tok_emb.weight"][:] = float("nan")
@@ -103,6 +103,7 @@ def test_finetune_on_the_resolved_device_equals_the_default():
     settings = FinetuneSettings(epochs=2, batch_size=16, lr=1e-3, dropout=0.1)
     a = finetune(cfg, state, TASKS["sst2"], splits, settings, seed=3)
     b = finetune(cfg, state, TASKS["sst2"], splits, settings, seed=3, device="auto")
+    # exact: the same computation twice on one machine (both on the CPU)
     assert (a["scores"], a["steps"], a["final_train_loss"]) == (b["scores"], b["steps"], b["final_train_loss"])
 
 
@@ -259,13 +260,13 @@ def test_glue_claims_pool_seeds_and_count_divergence():
             )
     data = {mlm_claims.GLUE_SCORES: pd.DataFrame(rows)}
     per_seed = mlm_claims.glue_per_seed(data[mlm_claims.GLUE_SCORES])
-    assert per_seed.query("variant == 'sas' and seed == 2")["glue"].item() == 65.0
+    assert per_seed.query("variant == 'sas' and seed == 2")["glue"].item() == 65.0  # exact: the mean of 65 and 65
     assert mlm_claims.glue_sas_matches_pre_ln(data).verdict == REPRODUCED  # gap 1 ≤ 2 · 2
     assert mlm_claims.glue_sas_p_matches_pre_ln(data).verdict == NOT_REPRODUCED  # gap 18
     m = mlm_claims.glue_sas_p_nonorm_diverges(data)
     assert m.verdict == NOT_MEASURABLE and m.measured.startswith("2 of 6")  # recorded, never judged
     assert mlm_claims.glue_tasks_match_pre_ln(data).verdict == NOT_REPRODUCED  # SAS-P outside on both columns
-    assert mlm_claims.chance_level(data[mlm_claims.GLUE_SCORES]) == 50.0
+    assert mlm_claims.chance_level(data[mlm_claims.GLUE_SCORES]) == 50.0  # exact: the mean of 100 / 2 and 100 / 2
     assert mlm_claims.GLUE_GATE.check(data)[0]  # Pre-LN 62 against chance 50
     near_chance = {mlm_claims.GLUE_SCORES: data[mlm_claims.GLUE_SCORES].assign(score=51.0)}
     assert not mlm_claims.GLUE_GATE.check(near_chance)[0]

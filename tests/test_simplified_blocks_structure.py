@@ -128,6 +128,7 @@ def test_tie_overwrites_only_projection_inits(tie):
     tied = make(block="sas", block_overrides=dict(TIE_OVERRIDES, reparam_tie=tie))
     untied = make(block="sas", block_overrides=dict(TIE_OVERRIDES, reparam_tie="none"))
     # The tie overwrites W^P_init after its own draw: every other tensor is the untied model's.
+    # exact: the same seeded draws twice on one machine
     untied_state = untied.state_dict()
     changed = {name for name, tensor in tied.state_dict().items() if not torch.equal(tensor, untied_state[name])}
     expected = {"all": {f"blocks.{i}.attn.proj.w_init" for i in range(3)}, "last": {"blocks.2.attn.proj.w_init"}}
@@ -137,7 +138,7 @@ def test_tie_overwrites_only_projection_inits(tie):
 def test_all_tied_sets_each_projection_init_to_its_value_transpose():
     model = make(block="sas", block_overrides=dict(TIE_OVERRIDES, reparam_tie="all"))
     for blk in model.blocks:
-        assert torch.equal(blk.attn.proj.w_init, blk.attn.value.w_init.T)
+        assert torch.equal(blk.attn.proj.w_init, blk.attn.value.w_init.T)  # exact: a transposed copy
 
 
 def test_last_layer_tie_makes_the_whole_initial_chain_the_identity():
@@ -153,7 +154,7 @@ def test_last_layer_tie_makes_the_whole_initial_chain_the_identity():
 def test_tie_of_trainable_orthogonal_matrices():
     model = make(block="vskipinit_code", block_overrides={"reparam_tie": "all"})
     for blk in model.blocks:
-        assert torch.equal(blk.attn.proj.weight, blk.attn.value.weight.T)
+        assert torch.equal(blk.attn.proj.weight, blk.attn.value.weight.T)  # exact: a transposed copy
 
 
 def test_tie_needs_matching_matrix_kinds():
@@ -175,7 +176,7 @@ def test_tie_needs_matching_matrix_kinds():
 def test_one_step_duality_is_exact_and_the_wrong_scale_is_not(init, optimizer, lr, momentum):
     model = make(block="sas", block_overrides=dict(REPARAM, reparam_init=init))
     result = duality_gap(model, [tokens()], optimizer=optimizer, lr=lr, momentum=momentum)
-    assert result["other_gap"] == 0.0  # identical gradients, identical arithmetic
+    assert result["other_gap"] == 0.0  # exact: identical gradients and arithmetic in both models on one machine
     assert result["matrix_gap"] <= 1e-10 * result["matrix_change"]
     wrong = result["lr_scale"] ** 0.5 if optimizer == "sgd" else result["lr_scale"] ** 2
     control = duality_gap(

@@ -408,6 +408,7 @@ def test_fine_tuned_run_starts_from_the_pretrained_body(paper_run):
     kept = load_initial_weights(fresh, paper_run["converted"] / "model.safetensors", keep_init=("classifier.",))
     assert kept == ["classifier.weight", "classifier.bias"]
     state = fresh.state_dict()
+    # exact: tensors loaded from the file, and a clone of the same seeded init
     assert all(torch.equal(state[k], pretrained[k]) for k in body)
     assert all(torch.equal(state[k], head[k]) for k in kept) and not head["classifier.bias"].any()
 
@@ -577,7 +578,7 @@ def test_load_initial_weights_checks_every_tensor(tmp_path):
         "classifier.weight",
         "classifier.bias",
     ]
-    assert torch.equal(target.tok_emb.weight, source.tok_emb.weight)
+    assert torch.equal(target.tok_emb.weight, source.tok_emb.weight)  # exact: a copy loaded from the file
     wider = runs.build_model("cls", {"model": TransformerConfig(**dict(cfg.to_dict(), d_ff=32))})
     with pytest.raises(CheckpointError, match="fc_in.weight has shape"):
         load_initial_weights(wider, tmp_path / "w.safetensors", keep_init=("classifier.",))
@@ -598,7 +599,8 @@ def test_scale_files_select_the_data_source():
     for task, settings in paper["tasks"].items():  # every split the paper scale names is built from the hub
         assert set(settings["sizes"]) <= set(HUB_SPLITS[task]), task
         assert settings["selection"] == "train" or settings["selection"] in settings["sizes"]
-    assert paper["families"]["cls"]["train"]["lr"] == 2.0e-5  # the paper's fine-tuning settings
+    # the paper's fine-tuning settings; exact: read from the YAML
+    assert paper["families"]["cls"]["train"]["lr"] == 2.0e-5
 
 
 def test_config_check_wants_the_checkpoints_own_tokenizer():

@@ -58,11 +58,13 @@ def test_zero_segment_embeddings_give_the_plain_transformer():
     seg.type_emb.weight.data.zero_()
     x = torch.tensor([[1, 4, 5, 2, 6, 7, 0, 0]])
     pad = x != 0
+    # exact: zero type embeddings add exact zeros, then both run the same arithmetic
     torch.testing.assert_close(seg(x, padding_mask=pad), plain(x, padding_mask=pad), rtol=0, atol=0)
     seg.type_emb.weight.data.normal_()
     assert not torch.allclose(seg(x, padding_mask=pad), plain(x, padding_mask=pad))
     # The types the separators give equal explicit token_type_ids; without type_sep_id every token is type 0.
     types = segment_ids(x, 2)
+    # exact (here and below): the same token types, so the same computation twice on one machine
     torch.testing.assert_close(seg(x, padding_mask=pad), seg(x, padding_mask=pad, token_type_ids=types), rtol=0, atol=0)
     untyped = Transformer(cfg(n_token_types=2)).double().eval()
     untyped.load_state_dict(seg.state_dict())
@@ -102,6 +104,7 @@ def test_run_model_round_trip(tmp_path):
     family, loaded = runs.load_run_model(tmp_path)
     assert family == "cls" and loaded.cfg.type_sep_id == sep
     x = torch.from_numpy(task.splits["test"]["input_ids"])
+    # exact: the same weights (saved and loaded), the same computation twice on one machine
     torch.testing.assert_close(loaded(x, padding_mask=x != 0), model.eval()(x, padding_mask=x != 0), rtol=0, atol=0)
     assert json.loads((tmp_path / "model.json").read_text())["family"] == "cls"
     # A run written when segments were a module of their own names its separator apart: refused by name.

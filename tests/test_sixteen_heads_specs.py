@@ -51,10 +51,12 @@ def test_pretrained_body_only_for_the_listed_tasks_and_synthetic_data():
     section = copy.deepcopy(SECTION)
     section["pretrain"].update(tasks=["nli"], finetune_lr=1e-3)
     spec = specs.train_spec(section, "nli", 2)
+    # exact: the lr copied from the section
     assert spec["init_from"] == "masked-LM body of nli" and spec["train"]["lr"] == 1e-3
     assert "init_from" not in specs.train_spec(section, "sst2", 0)
     pre = specs.pretrain_spec(section, "nli")
     assert pre["train"]["seed"] == section["pretrain"]["seed"] and pre["train"]["steps"] == section["pretrain"]["steps"]
+    # exact: values copied from the section
     assert pre["model"] == section["families"]["cls"]["model"] and pre["mask_prob"] == section["pretrain"]["mask_prob"]
     section["data_source"] = "hub"  # the paper scale fine-tunes the hub checkpoint instead
     assert not specs.pretrained_here(section, "nli")
@@ -68,13 +70,13 @@ def test_early_stopping_keys_reach_the_trainer_only_when_given():
     assert plain["eval_every"] == section["families"]["cls"]["train"]["eval_every"]
     section["tasks"]["nli"].update(stop_at_eval_loss=0.35, eval_every=7)
     train = specs.train_spec(section, "nli", 0)["train"]
-    assert train["stop_at_eval_loss"] == 0.35 and train["eval_every"] == 7
+    assert train["stop_at_eval_loss"] == 0.35 and train["eval_every"] == 7  # exact: copied from the section
     assert {k: v for k, v in train.items() if k not in specs.EARLY_STOP_KEYS} == {
         k: v for k, v in plain.items() if k not in specs.EARLY_STOP_KEYS
     }
     from repro.training import TrainConfig
 
-    assert TrainConfig(**train).stop_at_eval_loss == 0.35
+    assert TrainConfig(**train).stop_at_eval_loss == 0.35  # exact: copied
     section["families"]["cls"]["train"]["eval_every"] = 0  # early stopping needs evaluations
     section["tasks"]["nli"]["eval_every"] = None
     from repro.papers.sixteen_heads.checks import check_section

@@ -89,11 +89,11 @@ def test_pruned_copy_equals_the_masked_model(heads):
     masks = H.masks_without(model, heads)
     pruned = speed.pruned_copy(model, masks)
     for name, tensor in model.state_dict().items():  # the original is untouched
-        assert torch.equal(tensor, before[name]), name
+        assert torch.equal(tensor, before[name]), name  # exact: untouched, compared with a copy
     ids, labels = inputs()
     result = speed.compare_masked_and_pruned(model, pruned, masks, ids, labels, batch_size=16)
     assert result["max_logit_difference"] <= 1e-5
-    assert result["accuracy_pruned"] == result["accuracy_masked"]
+    assert result["accuracy_pruned"] == result["accuracy_masked"]  # exact: counts of the same examples / n
     # Each removed head takes 4 blocks of d_h·d = 6·24 entries out of W^Q, W^K, W^V and W^O.
     assert speed.attention_weights(model) - speed.attention_weights(pruned) == len(heads) * 4 * 6 * 24
     facts = speed.model_facts({"original": model, "pruned": pruned}).set_index("variant")
@@ -124,6 +124,7 @@ def test_summarize_speed_by_hand():
         }
     )
     out = speed.summarize_speed(timings, "original").set_index(["batch_size", "variant"])
+    # exact: medians of odd counts select a given value; 12 / 12 = 1
     assert out.loc[(1, "original"), "median"] == 12.0
     assert out.loc[(1, "pruned"), "median"] == 12.0
     assert out.loc[(1, "pruned"), "speedup"] == 1.0
@@ -170,7 +171,7 @@ def test_importance_curves_prune_within_one_type_in_importance_order():
     ranking = sorted((float(normalised["cross"][l, h]), (l, h)) for l in range(2) for h in range(4))
     assert removed[0] == {ranking[0][1]}
     all_scope = curves[curves["scope"] == "all"]
-    assert all_scope["n_heads"].iloc[0] == 24 and all_scope["score"].iloc[0] == 100.0
+    assert all_scope["n_heads"].iloc[0] == 24 and all_scope["score"].iloc[0] == 100.0  # exact: the given 100.0
 
 
 def test_config_check_names_bad_during_training_and_speed():

@@ -86,7 +86,7 @@ def test_paired_bootstrap_equals_sacrebleus_statistic():
     assert paired_bleu_p(base, system, idx) == pytest.approx(sacrebleu_paired_bs_p(base, system, idx), abs=1e-12)
     # Identical systems: p = 1 (sacrebleu's formula would give 1/(R+1), i.e. "significant").
     assert sacrebleu_paired_bs_p(base, base, idx) == pytest.approx(1 / 201)
-    assert paired_bleu_p(base, base, idx) == 1.0
+    assert paired_bleu_p(base, base, idx) == 1.0  # exact: 1.0 returned for identical systems
 
 
 def test_bootstrap_indices_are_seeded():
@@ -98,7 +98,7 @@ def test_bootstrap_indices_are_seeded():
 
 def test_mcnemar_by_hand():
     base = np.array([1, 1, 1, 1, 1, 0, 1, 0], dtype=bool)
-    assert mcnemar_p(base, base) == 1.0
+    assert mcnemar_p(base, base) == 1.0  # exact: 1.0 returned without discordant pairs
     worse = base.copy()
     worse[:5] = False  # 5 discordant pairs, all against the system: p = 2 · 0.5^5
     assert mcnemar_p(base, worse) == pytest.approx(2 * 0.5**5)
@@ -168,6 +168,7 @@ def test_best_kept_heads_chooses_on_one_set_and_reports_on_another():
         )
     table = pd.DataFrame(rows)
     held = best_kept_heads(table, "selection", "test", by=("seed", "type", "layer"))
+    # exact (here and below): deltas and p-values selected from the given rows
     assert held["kept_head"].tolist() == [1]  # tie on selection (80, 80): lowest head id
     assert held["delta"].tolist() == [-15.0] and held["p_value"].tolist() == [0.002]
     same = best_kept_heads(table, "test", "test", by=("seed", "type", "layer"))
@@ -180,6 +181,7 @@ def test_best_kept_heads_chooses_on_one_set_and_reports_on_another():
 
 def test_curve_summaries_by_hand():
     percent, score = [0, 10, 20, 30], [80.0, 79.5, 78.0, 79.9]
+    # exact: the given percent levels, selected
     assert S.largest_safe_percent(percent, score, 79.0) == 10.0  # 30% recovers, but 20% broke the run
     assert S.largest_safe_percent(percent, score, 81.0) == 0.0
     assert S.curve_auc([0, 10, 20], [80.0, 60.0, 40.0], 20) == pytest.approx(60.0)

@@ -29,7 +29,8 @@ def test_gather_stacks_each_group_in_the_given_order(tmp_path):
     assert rc == 0
     gathered = pd.read_csv(tmp_path / "all.csv")
     assert gathered["seed"].tolist() == [2, 10, 1]
-    assert gathered["value"].tolist() == [2 / 7, 10 / 7, 1 / 7]  # full precision by default
+    # exact: written at full precision by default and parsed back from the text
+    assert gathered["value"].tolist() == [2 / 7, 10 / 7, 1 / 7]
     assert pd.read_csv(tmp_path / "o.csv")["k"].tolist() == ["a"]
     assert concat_csvs(paths).equals(gathered)
 

@@ -69,6 +69,7 @@ def test_from_dict_rejects_unknown_and_missing_keys():
 
 def test_round_trip_through_plain_values():
     config = TrainConfig(**BASE, betas=[0.9, 0.98], keep_checkpoints_at=[30, 10, 30], lr_multipliers={"value": 2.0})
+    # exact: the given values, copied (no arithmetic)
     assert config.betas == (0.9, 0.98) and config.keep_checkpoints_at == (10, 30)
     assert TrainConfig.from_dict(config.to_dict()) == config
 
@@ -76,4 +77,4 @@ def test_round_trip_through_plain_values():
 def test_execution_fields_are_left_out_of_the_result_fields():
     fields = TrainConfig(**BASE).result_fields()
     assert "threads" not in fields and "device" not in fields and "checkpoint_every" not in fields
-    assert fields["lr"] == 1e-3 and fields["seed"] == 0
+    assert fields["lr"] == 1e-3 and fields["seed"] == 0  # exact: the given lr, copied

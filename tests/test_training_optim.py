@@ -72,14 +72,14 @@ def test_decay_groups_follow_the_simplified_transformers_rule():
     assert exempt == expected_exempt
     groups = parameter_groups(model, weight_decay=0.1)
     decay_of = {name: g["weight_decay"] for g in groups for name in g["param_names"]}
-    decayed = {n for n, wd in decay_of.items() if wd == 0.1}
+    decayed = {n for n, wd in decay_of.items() if wd == 0.1}  # exact: the given weight decay, copied
     assert decayed == {
         "embed.weight",  # embeddings (tied with the head) are decayed
         "pos.weight",
         "final_norm.matrix",
         *(f"blocks.{i}.{n}" for i in range(2) for n in ("qk.weight", "value.weight", "proj.weight", "delta_w")),
     }
-    assert all(decay_of[n] == 0.0 for n in expected_exempt)
+    assert all(decay_of[n] == 0.0 for n in expected_exempt)  # exact: 0.0 set by the code
     assert "frozen" not in decay_of  # frozen parameters are not optimised
     # Every trainable parameter appears exactly once.
     trainable = [n for n, p in model.named_parameters() if p.requires_grad]
@@ -93,6 +93,7 @@ def test_lr_multipliers_make_their_own_groups():
     )
     by_name = {n: g for g in optimizer.param_groups for n in g["param_names"]}
     assert by_name["blocks.0.value.weight"]["lr"] == pytest.approx(4e-3)
+    # exact: multipliers, decay, betas and eps copied from the arguments (or the default 1.0)
     assert by_name["blocks.1.proj.weight"]["lr_multiplier"] == 4.0
     assert by_name["blocks.0.qk.weight"]["lr_multiplier"] == 1.0
     assert by_name["blocks.0.value.weight"]["weight_decay"] == 0.1
@@ -150,12 +151,12 @@ def test_fused_adamw_is_torch_fused_adamw_bit_for_bit():
     _train_steps(ours_model, ours)
     _train_steps(torch_model, reference)
     for (name, a), b in zip(ours_model.named_parameters(), torch_model.parameters()):
-        assert torch.equal(a, b), name
+        assert torch.equal(a, b), name  # exact: the same fused kernel on the same inputs, one machine
     ours_state, torch_state = ours.state_dict()["state"], reference.state_dict()["state"]
     assert ours_state.keys() == torch_state.keys() and ours_state  # parameters without gradients have none
     for index, entry in torch_state.items():
         for key, value in entry.items():
-            assert torch.equal(ours_state[index][key], value), (index, key)
+            assert torch.equal(ours_state[index][key], value), (index, key)  # exact: as above
             assert ours_state[index][key].dtype == value.dtype
 
 
@@ -171,7 +172,7 @@ def test_fused_adamw_state_round_trips_through_state_dict():
     _train_steps(model, optimizer, steps=3)
     _train_steps(copy, restored, steps=3)
     for a, b in zip(model.parameters(), copy.parameters()):
-        assert torch.equal(a, b)
+        assert torch.equal(a, b)  # exact: the same steps from the same state, one machine
 
 
 def test_training_imports_no_dynamo():

@@ -60,7 +60,8 @@ def test_bf16_autocast_trains_with_fp32_weights_and_differs_from_fp32(tmp_path):
         assert torch.isfinite(torch.tensor(last)) and last < first - 0.5, (precision, first, last)
         losses[precision] = [r["train_loss"] for r in rows]
     # autocast really ran: bf16 rounding changes the losses, but only slightly at the start
-    assert losses["bf16"] != losses["fp32"]
+    # bf16 moves later losses by 2e-5 to 2e-4 relative; fp32 rounding differs between CPUs by ~1e-7
+    assert losses["bf16"] != pytest.approx(losses["fp32"], rel=1e-5)
     assert losses["bf16"][0] == pytest.approx(losses["fp32"][0], abs=0.05)
 
 

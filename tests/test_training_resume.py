@@ -95,7 +95,7 @@ def final_checkpoint_tensors(run_dir: Path) -> dict[str, torch.Tensor]:
 def assert_same_tensors(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> None:
     assert a.keys() == b.keys()
     for name in a:
-        assert torch.equal(a[name], b[name]), name
+        assert torch.equal(a[name], b[name]), name  # exact: the same computation twice on one machine (by design)
 
 
 def interrupted_then_resumed(run_dir: Path, monkeypatch=None) -> StandIn:
@@ -130,7 +130,7 @@ def test_resumed_run_is_bit_identical(uninterrupted, tmp_path):
     # The row logged at step 8 before the crash was cut and written again, once.
     rows = metrics_rows(tmp_path)
     assert [r["step"] for r in rows] == [2, 4, 6, 8, 10, 12]
-    assert rows == metrics_rows(dir_a)
+    assert rows == metrics_rows(dir_a)  # exact: the same run twice on one machine
     assert [r["eval_loss"] is not None for r in rows] == [False, True, False, True, False, True]
     summary = json.loads((tmp_path / "run.json").read_text())
     assert summary["resumed_from"] == 6 and summary["final"]["step"] == 12
@@ -148,7 +148,7 @@ def test_same_seed_same_run_other_seed_differs(uninterrupted, tmp_path):
     model_a, dir_a = uninterrupted
     model_b, _ = run(tmp_path / "again")
     assert_same_tensors(model_a.state_dict(), model_b.state_dict())
-    assert metrics_rows(dir_a) == metrics_rows(tmp_path / "again")
+    assert metrics_rows(dir_a) == metrics_rows(tmp_path / "again")  # exact: the same run twice on one machine
     model_c, _ = run(tmp_path / "other", make_config(seed=2))
     assert not torch.equal(model_a.mix.weight, model_c.mix.weight)
     assert metrics_rows(dir_a) != metrics_rows(tmp_path / "other")
@@ -160,7 +160,7 @@ def test_finished_run_is_not_trained_again(uninterrupted, tmp_path):
     model, result = run(tmp_path / "copy")
     assert result.step == 12 and result.resumed_from == 12
     assert_same_tensors(model.state_dict(), model_a.state_dict())
-    assert metrics_rows(tmp_path / "copy") == metrics_rows(dir_a)
+    assert metrics_rows(tmp_path / "copy") == metrics_rows(dir_a)  # exact: copied, not recomputed
 
 
 def test_results_are_published_only_when_the_run_ends(checkpointed):
@@ -180,7 +180,8 @@ def test_deleted_results_of_a_finished_run_come_back_without_training(uninterrup
     _, result = run(run_dir)
     assert result.resumed_from == 12  # loaded, not trained
     for name, data in published.items():
-        assert (run_dir / name).read_bytes() == data, name
+        assert (run_dir / name).read_bytes() == data, name  # exact: published again from the kept checkpoint
+    # exact: as above
     assert (
         json.loads((run_dir / "run.json").read_text())["final"] == json.loads((dir_a / "run.json").read_text())["final"]
     )
@@ -189,6 +190,7 @@ def test_deleted_results_of_a_finished_run_come_back_without_training(uninterrup
 def test_two_runs_write_identical_weight_files(uninterrupted, tmp_path):
     _, dir_a = uninterrupted
     run(tmp_path)
+    # exact: the same run twice on one machine
     assert (tmp_path / "model.safetensors").read_bytes() == (dir_a / "model.safetensors").read_bytes()
 
 
@@ -198,7 +200,7 @@ def test_run_of_the_older_layout_resumes_from_its_metrics_file(checkpointed, tmp
     (run_dir / "train_log.jsonl").rename(run_dir / "metrics.jsonl")
     _, result = run(run_dir)
     assert result.resumed_from == 6
-    assert metrics_rows(run_dir) == metrics_rows(uninterrupted[1])
+    assert metrics_rows(run_dir) == metrics_rows(uninterrupted[1])  # exact: the same run on one machine
 
 
 def test_metrics_rows_have_the_documented_keys(uninterrupted):
@@ -329,7 +331,7 @@ def test_move_stale_replaces_only_a_run_of_other_settings(checkpointed, tmp_path
     assert result.resumed_from is None and (run_dir / "previous-1" / STATE_FILE).exists()
     fresh_model_, _ = run(tmp_path / "fresh", other)
     assert_same_tensors(model.state_dict(), fresh_model_.state_dict())
-    assert metrics_rows(run_dir) == metrics_rows(tmp_path / "fresh")
+    assert metrics_rows(run_dir) == metrics_rows(tmp_path / "fresh")  # exact: the same run twice on one machine
 
 
 def test_execution_settings_do_not_block_resume(checkpointed, tmp_path):
@@ -368,6 +370,7 @@ def test_early_stop_ends_at_the_first_evaluation_at_the_target_and_resumes_exact
     assert evals[4] > evals[8]  # so that a target between them stops the run at update 8
     config = make_config(stop_at_eval_loss=(evals[4] + evals[8]) / 2)
     _, result = run(tmp_path / "a", config)
+    # exact (here and below): the same run on one machine, up to the stop
     assert result.step == 8 and result.eval_loss == evals[8]
     # Up to the stop the run is the full run (the schedule's length is still `steps`).
     assert metrics_rows(tmp_path / "a") == [r for r in metrics_rows(straight) if r["step"] <= 8]
@@ -383,7 +386,7 @@ def test_early_stop_ends_at_the_first_evaluation_at_the_target_and_resumes_exact
     _, unreached = run(tmp_path / "c", make_config(stop_at_eval_loss=1e-9))
     assert unreached.step == 12 and metrics_rows(tmp_path / "c") == metrics_rows(straight)
     assert "stop_at_eval_loss" not in make_config().result_fields()
-    assert make_config(stop_at_eval_loss=0.5).result_fields()["stop_at_eval_loss"] == 0.5
+    assert make_config(stop_at_eval_loss=0.5).result_fields()["stop_at_eval_loss"] == 0.5  # exact: copied
 
 
 def test_early_stop_needs_evaluations():
@@ -431,6 +434,7 @@ def test_clean_drops_superseded_runs_and_finished_optimizer_state(uninterrupted,
     published = (finished / "model.safetensors").read_bytes()
     (finished / "model.safetensors").unlink()
     _, result = run(finished)
+    # exact: published again from the kept checkpoint, no computation
     assert result.resumed_from == 12 and (finished / "model.safetensors").read_bytes() == published
 
 

@@ -39,7 +39,7 @@ def test_linear_matches_hf_polynomial(step):
 
 def test_linear_key_values():
     w = WARMUP / TOTAL
-    assert at_step("linear", 0, warmup=w, min_lr=MIN_LR) == 0.0
+    assert at_step("linear", 0, warmup=w, min_lr=MIN_LR) == 0.0  # exact: 0 / w
     assert at_step("linear", WARMUP, warmup=w, min_lr=MIN_LR) == pytest.approx(1.0)
     assert at_step("linear", TOTAL, warmup=w, min_lr=MIN_LR) == pytest.approx(MIN_LR / LR)
     midpoint = (WARMUP + TOTAL) // 2  # 525: halfway through the decay
@@ -70,23 +70,25 @@ def test_inverse_sqrt_key_values():
 
 
 def test_triangular_peaks_at_its_fraction():
-    assert at_step("triangular", 0, peak_fraction=0.75) == 0.0
+    assert at_step("triangular", 0, peak_fraction=0.75) == 0.0  # exact: 0 / 0.75
     assert at_step("triangular", 375, peak_fraction=0.75) == pytest.approx(0.5)
     assert at_step("triangular", 750, peak_fraction=0.75) == pytest.approx(1.0)
     assert at_step("triangular", 875, peak_fraction=0.75, min_lr=0.0) == pytest.approx(0.5)
-    assert at_step("triangular", TOTAL, peak_fraction=0.75, min_lr=0.0) == 0.0
+    assert at_step("triangular", TOTAL, peak_fraction=0.75, min_lr=0.0) == 0.0  # exact: 0 + 1 · (1 − 1) / 0.25
 
 
 def test_constant_with_and_without_warmup():
-    assert at_step("constant", 0) == 1.0 and at_step("constant", TOTAL) == 1.0
+    assert at_step("constant", 0) == 1.0 and at_step("constant", TOTAL) == 1.0  # exact: the constant 1.0
     assert at_step("constant", 25, warmup=WARMUP / TOTAL) == pytest.approx(0.5)
 
 
 def test_progress_from_time_is_the_same_function():
     """A time-driven run passes elapsed/budget: 30 s of a 60 s budget is the midpoint, like step 500 of 1000."""
     schedule = build_schedule("cosine", lr=LR, warmup=0.0, min_lr=0.0)
+    # exact: 30 / 60 and 500 / 1000 are both exactly 0.5, so the same call twice
     assert schedule(30.0 / 60.0) == schedule(500 / 1000) == pytest.approx(0.5)
-    assert schedule(75.0 / 60.0) == schedule(1.0)  # overshooting the budget clamps to the end
+    # exact: overshooting the budget clamps to the end, so the same call as schedule(1.0)
+    assert schedule(75.0 / 60.0) == schedule(1.0)
 
 
 def test_train_config_turns_warmup_steps_into_a_fraction():

@@ -88,6 +88,7 @@ def test_seed_interval_is_the_t_interval_of_the_mean():
     low, high = stats.t.interval(0.95, len(values) - 1, loc=np.mean(values), scale=stats.sem(values))
     assert interval.estimate == pytest.approx(np.mean(values), abs=1e-15)
     assert (interval.low, interval.high) == pytest.approx((low, high), abs=1e-12)
+    # exact: the mean of three 1.0s is 1.0 and their sd is 0 (every partial sum representable)
     assert seed_interval([1.0, 1.0, 1.0]).low == seed_interval([1.0, 1.0, 1.0]).high == 1.0
     one = seed_interval([2.0])
     assert math.isinf(one.low) and math.isinf(one.high) and "no interval" in one.format()
