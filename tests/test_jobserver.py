@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -77,6 +78,7 @@ marker = ""
 
 # %%
 import os
+import resource
 import time
 from pathlib import Path
 
@@ -139,3 +141,49 @@ def test_a_served_job_is_accounted_with_its_own_cpu_time_and_memory(tmp_path):
         handle.write(jobserver.USAGE_LINE.format(cpu=11.234, rss=512.25) + "\n")
     assert jobserver.served_usage(log.read_text()) == (11.23, 512.2)
     assert job.benchmark(tmp_path) == Benchmark(wall_seconds=12.5, cpu_seconds=0.1 + 11.23, max_rss_mb=512.2)
+
+
+def test_each_working_tree_gets_a_server_of_its_own(tmp_path, server_dir):
+    """A server runs its children in the working tree it was started for: a second checkout (another
+    directory) gets a second server, the same directory the same one."""
+    for name in ("first", "second", "first"):
+        (tmp_path / name).mkdir(exist_ok=True)
+        result = repro(["data", "corpus", "--help"], tmp_path / name, server_dir)
+        assert result.returncode == 0 and "[job server]" in result.stderr, result.stderr
+    assert len(list(server_dir.glob("*.sock"))) == 2
+
+
+LIMITS_NOTEBOOK = """# %% tags=["parameters"]
+results_dir, paper, item, scale = "results", "p", "fig01", "smoke"
+marker = ""
+
+# %%
+import os
+import resource
+import resource
+from pathlib import Path
+
+Path(marker).write_text(f"{os.nice(0)} {resource.getrlimit(resource.RLIMIT_NOFILE)[0]}")
+"""
+
+
+def test_a_served_command_runs_at_the_niceness_and_limits_of_its_client(tmp_path, server_dir):
+    """A job started under `nice` or a lower `ulimit` runs as it would without the server, also when a
+    server started by another client (at other settings) is already running."""
+    (tmp_path / "limits.py").write_text(LIMITS_NOTEBOOK)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    lower = min(soft, 512) - 1
+
+    def restricted():
+        os.nice(5)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (lower, hard))
+
+    seen = {}
+    for name, preexec in (("plain", None), ("restricted", restricted), ("plain again", None)):
+        marker = tmp_path / f"{name}.txt"
+        args = ["notebook", "run", "limits.py", "--paper", "p", "--item", "fig01", "--results-dir", "results"]
+        result = repro([*args, "--param", f"marker={marker}"], tmp_path, server_dir, preexec_fn=preexec)
+        assert result.returncode == 0 and "[job server]" in result.stderr, result.stderr[-3000:]
+        seen[name] = marker.read_text()
+    nice = os.nice(0)
+    assert seen == {"plain": f"{nice} {soft}", "restricted": f"{nice + 5} {lower}", "plain again": f"{nice} {soft}"}

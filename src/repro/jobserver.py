@@ -17,8 +17,12 @@ next job. If the client goes away (Snakemake killed the job, or its whole proces
 server kills the child's process group at once, so an interrupted trainer never outlives its job
 and holds its run directory.
 
-The server is started by the first client, one per interpreter and user, and exits after
-``IDLE_S`` seconds without work. Where it cannot be started, the command runs in the client's own
+The server is started by the first client and exits after ``IDLE_S`` seconds without work. A server
+serves only clients that would run the command as its own children do: the same interpreter and user,
+the same working tree (the client's directory and the repro package it imports), and the same
+niceness and resource limits, which the server took from the client that started it and which every
+child inherits. A client that differs in any of these (a second checkout, a job started under
+`nice`, a lower `ulimit`) gets a server of its own. Where it cannot be started, the command runs in the client's own
 process, as without the server. Snakemake's benchmark files measure a job's own process tree,
 which here is the client: their wall time is the job's, their CPU time and memory the client's,
 so the client appends the child's to the job's stderr (its log).
@@ -85,10 +89,32 @@ def enabled() -> bool:
     return bool(os.environ.get(ENV_VAR)) and "SLURM_JOB_ID" not in os.environ and hasattr(os, "pidfd_open")
 
 
+def client_identity() -> dict:
+    """What a served command must share with the client for the child to run it as the client would
+    have: the interpreter, the working tree (directory and the repro package imported), the niceness
+    and the resource limits (a child inherits the server's, and the server has those of the client
+    that started it)."""
+    import resource
+
+    limits = {
+        name: resource.getrlimit(getattr(resource, name))
+        for name in sorted(dir(resource))
+        if name.startswith("RLIMIT_")
+    }
+    return {
+        "python": [os.path.realpath(sys.executable), sys.prefix, sys.version],
+        "cwd": os.path.realpath(os.getcwd()),
+        "package": os.path.realpath(os.path.dirname(__file__)),
+        "nice": os.getpriority(os.PRIO_PROCESS, 0),
+        "limits": limits,
+    }
+
+
 def socket_path() -> str:
-    """One server per interpreter, user and version of this file, in the temporary directory (a unix
-    socket path must be short); a server of an older version of this file is left to its idle end."""
-    key = f"{os.path.realpath(sys.executable)}|{sys.prefix}|{sys.version}|".encode()
+    """One server per user, client identity (`client_identity`) and version of this file, in the
+    temporary directory (a unix socket path must be short); a server of an older version of this file
+    is left to its idle end."""
+    key = json.dumps(client_identity(), sort_keys=True).encode()
     with open(__file__, "rb") as source:
         digest = hashlib.sha256(key + source.read()).hexdigest()[:12]
     return os.path.join(tempfile.gettempdir(), f"repro-jobs-{os.getuid()}-{digest}.sock")
