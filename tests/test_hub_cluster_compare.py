@@ -102,3 +102,26 @@ def test_wall_clock_budgeted_outputs_are_held_to_their_form(tmp_path, capsys):
         trees["b"] / "simplified_blocks" / "mlm_runs" / "sas" / "seed0" / "model.safetensors",
         values=False,
     )
+
+
+def test_runs_given_the_same_step_times_are_compared_in_value(tmp_path, capsys):
+    """With the same step-time table both trees' masked-LM runs make the same updates: their outputs and
+    claims are compared like every other run's. A run published again from its finished checkpoint
+    (resumed_from) is the same run."""
+    trees = {}
+    for name, value, resumed in (("a", 1.0, "null"), ("b", 2.0, "8")):
+        root = tmp_path / name / "simplified_blocks"
+        (root / "mlm_runs" / "sas" / "seed0").mkdir(parents=True)
+        (root / "data").mkdir()
+        (root / "data" / "mlm_step_times.csv").write_text("variant,seconds_per_step\nsas,0.01\n")
+        write_weights(root / "mlm_runs" / "sas" / "seed0" / "model.safetensors", value, {"step": "8"})
+        (root / "mlm_runs" / "sas" / "seed0" / "run.json").write_text(f'{{"step": 8, "resumed_from": {resumed}}}')
+        trees[name] = tmp_path / name
+    assert compare_results.main(str(trees["a"]), str(trees["b"])) == 1
+    failures = [line for line in capsys.readouterr().out.splitlines() if "FAIL" in line]
+    assert (
+        len(failures) == 1 and "weights differ: simplified_blocks/mlm_runs/sas/seed0/model.safetensors" in failures[0]
+    )
+    path = trees["b"] / "simplified_blocks" / "data" / "mlm_step_times.csv"
+    path.write_text("variant,seconds_per_step\nsas,0.02\n")  # timed again: held to their form only
+    assert compare_results.main(str(trees["a"]), str(trees["b"])) == 0

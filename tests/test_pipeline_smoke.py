@@ -200,3 +200,56 @@ def test_report_opens_in_chromium_with_every_scored_item(smoke_run):
         assert path in categories[paper][item], f"{path} is not in the report"
         assert results[path]["data_uri"].startswith("data:"), f"{path} is not embedded"
         assert "verdicts" in results[path]["caption"]
+
+
+# Figures that plot speeds measured in the run (tokens per second of each block): the only outputs of a
+# fresh clone that may differ from another's, besides time columns and fields.
+MEASURED_TIME_FIGURES = {"simplified_blocks": {"fig05", "fig08", "fig28"}}
+
+
+@pytest.fixture(scope="module")
+def second_run(smoke_run, tmp_path_factory):
+    """The same DAG in a second fresh clone, given the first clone's step-time table
+    (simplified_blocks.mlm.step_times_file): the masked-LM runs then make the same number of updates."""
+    kept = tmp_path_factory.mktemp("kept") / "mlm_step_times.csv"
+    shutil.copy(smoke_run / "results/smoke/simplified_blocks/data/mlm_step_times.csv", kept)
+    workdir = copy_checkout(tmp_path_factory.mktemp("second-clone"))
+    (workdir / "kept.yaml").write_text(f"simplified_blocks:\n  mlm:\n    step_times_file: {kept}\n")
+    result = subprocess.run(
+        snakemake_command(configfiles=("config/smoke.yaml", "kept.yaml")),
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        env=snakemake_env(workdir),
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    assert "nothing timed" in (workdir / "results/smoke/logs/simplified_blocks/mlm/step_times.log").read_text()
+    return workdir
+
+
+def test_two_fresh_clones_compute_the_same_models_data_and_figures(smoke_run, second_run):
+    """Byte-identical model files (the masked-LM runs too, given the same step times), data CSVs equal
+    outside their time columns, and every figure the same except those that plot measured speeds."""
+    from cluster import compare_results
+
+    first, second = smoke_run / "results/smoke", second_run / "results/smoke"
+    names = sorted(p.relative_to(first).as_posix() for p in first.rglob("*") if p.is_file())
+    names.remove("report.html")  # the first run's `--report`
+    assert names == sorted(p.relative_to(second).as_posix() for p in second.rglob("*") if p.is_file())
+    models = [name for name in names if name.endswith(".safetensors")]
+    assert any(name.startswith("simplified_blocks/mlm_runs/") for name in models)
+    differ = [name for name in models if sha(first / name) != sha(second / name)]
+    assert not differ, differ
+    for name in names:
+        if name.endswith(".csv") and not name.startswith(("benchmarks/", "logs/")):
+            assert compare_results.csv_difference(first / name, second / name, budgeted=False) is None, name
+    figures = [name for name in names if re.fullmatch(r"[a-z_]+/figures/fig\d\d\.png", name)]
+    assert len(figures) > 50
+    redrawn = {name for name in figures if sha(first / name) != sha(second / name)}
+    expected = {f"{paper}/figures/{item}.png" for paper, items in MEASURED_TIME_FIGURES.items() for item in items}
+    assert redrawn <= expected, sorted(redrawn - expected)
+    # The trees differ only where they should: the lineage of the step-time table says where it came from.
+    assert compare_results.main(str(first), str(second)) == 1
+    table = "simplified_blocks/data/mlm_step_times.csv"
+    assert sha(first / table) == sha(second / table)

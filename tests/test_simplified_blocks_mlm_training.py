@@ -16,6 +16,7 @@ from repro.models import Transformer, TransformerConfig
 from repro.papers.simplified_blocks import mlm_claims
 from repro.papers.simplified_blocks.glue_finetune import FinetuneSettings, finetune, glue_average
 from repro.papers.simplified_blocks.specs import mlm_run_spec as run_spec
+from repro.papers.simplified_blocks.step_times import timed_setup
 from repro.pipeline.claims import NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED
 from repro.training import MaskedLMTask
 from repro.training.sparse_mlm import SparseMaskedLMTask
@@ -178,22 +179,6 @@ def test_mlm_speed_claims_judge_paired_rounds_and_fail_on_their_null():
     )
 
 
-def test_budget_steps_are_the_budget_over_the_median_timed_step(tmp_path):
-    from repro.papers.simplified_blocks.mlm_commands import budget_steps
-
-    table = _step_times({"pre_ln": 0.1, "sas": 0.05}, rounds=3, jitter=0.0).assign(vocab_size=64)
-    table.loc[table["variant"] == "sas", "seconds_per_step"] = [0.05, 0.04, 0.5]  # median 0.05
-    path = tmp_path / "times.csv"
-    table.to_csv(path, index=False)
-    assert budget_steps(path, "sas", 64, budget_s=3.0, cap=10**9) == 60
-    assert budget_steps(path, "sas", 64, budget_s=3.0, cap=7) == 7
-    assert budget_steps(path, "sas", 64, budget_s=0.001, cap=10**9) == 1
-    with pytest.raises(ValueError, match="no step times of 'vskipinit'"):
-        budget_steps(path, "vskipinit", 64, budget_s=3.0, cap=10)
-    with pytest.raises(ValueError, match="vocabulary of \\[64\\] ids but the tokens have 32"):
-        budget_steps(path, "sas", 32, budget_s=3.0, cap=10)
-
-
 def test_step_times_time_every_block_in_rotated_rounds(tmp_path):
     from repro.cli import main
 
@@ -222,6 +207,7 @@ def test_step_times_time_every_block_in_rotated_rounds(tmp_path):
     assert main([*args, "--vocab-size", "50", "--out", str(out)]) == 0
     table = pd.read_csv(out)
     assert len(table) == 6 and set(table["vocab_size"]) == {50} and (table["seconds_per_step"] > 0).all()
+    assert table.groupby("variant")["setup"].first().to_dict() == {s["variant"]: timed_setup(s, 1) for s in specs}
     assert table["seconds_per_step"].tolist() == pytest.approx((table["seconds"] / 2).tolist(), rel=1e-5)  # 6 digits
     assert table.groupby("round")["variant"].first().tolist() == ["pre_ln", "sas", "pre_ln"]  # rotated by one
     bad = settings.replace("rounds", "round_count")

@@ -21,7 +21,9 @@ The runs must agree on what they computed; wall-clock timings may differ. Decide
      record time (same pattern), except checkpoint.json, whose SHA-256 and byte offsets describe
      files that legitimately differ (timings in metrics.jsonl). Lineage
      cards (*.lineage.json) also without their sha256 keys: they index files compared on their
-     own here, some of which differ in timings (added after the first whole-DAG comparison);
+     own here, some of which differ in timings (added after the first whole-DAG comparison); run.json
+     files also without `resumed_from`, which says whether the job trained the run or published it
+     again from its finished checkpoint (a forced rerun of a job that trains several runs);
   5. everything else (figures, notebooks, markdown) is compared byte for byte and reported;
      differences there are listed but do not fail the check, since a figure or notebook that shows a
      timing, or records its own execution time, differs between any two runs;
@@ -34,7 +36,9 @@ The runs must agree on what they computed; wall-clock timings may differ. Decide
      Decided before the first comparison of the whole smoke DAG had finished, from the config alone,
      with "and the same rows" for CSVs; that comparison showed the rows (one per logged step) and the
      snapshot names (checkpoint-<step>, the step the budget ended at) differ too, so rows are not
-     compared and snapshots are matched by name without their step.
+     compared and snapshots are matched by name without their step. Item 6 applies only when the
+     two trees' step-time tables (simplified_blocks/data/mlm_step_times.csv) differ: runs given the same
+     table (simplified_blocks.mlm.step_times_file) make the same updates, and are compared as in 1-5.
 Exit 0 when 1-4 and 6 hold, 1 otherwise. Prints one line per differing file.
 """
 
@@ -57,11 +61,15 @@ BUDGETED = re.compile(
 )
 BUDGETED_CLAIM = re.compile(r"^(mlm_|glue_)")
 SNAPSHOT_STEP = re.compile(r"checkpoint-\d+")
+STEP_TIMES = "simplified_blocks/data/mlm_step_times.csv"
+# Keys of JSON files left out besides times (item 4).
+LINEAGE_KEYS = re.compile("^sha256$")
+RECORD_KEYS = {"run.json": re.compile("^resumed_from$")}
 
 
-def comparable_name(name: str) -> str:
+def comparable_name(name: str, budgeted: bool = True) -> str:
     """The name a file is matched by: a budgeted run's snapshot without the step it ended at."""
-    return SNAPSHOT_STEP.sub("checkpoint-<step>", name) if BUDGETED.match(name) else name
+    return SNAPSHOT_STEP.sub("checkpoint-<step>", name) if budgeted and BUDGETED.match(name) else name
 
 
 def files(root: Path) -> dict[str, Path]:
@@ -118,9 +126,9 @@ def weights_difference(a: Path, b: Path, values: bool = True) -> str | None:
     return None
 
 
-def csv_difference(a: Path, b: Path, values: bool = True) -> str | None:
-    """None when the CSVs agree outside time columns (with values=False: in columns and row count only),
-    else a short description."""
+def csv_difference(a: Path, b: Path, values: bool = True, budgeted: bool = True) -> str | None:
+    """None when the CSVs agree outside time columns (with values=False: in columns and row count only;
+    with budgeted, without the claims of time-budgeted runs), else a short description."""
     left, right = pd.read_csv(a), pd.read_csv(b)
     if list(left.columns) != list(right.columns):
         return f"columns differ: {list(left.columns)} vs {list(right.columns)}"
@@ -131,7 +139,7 @@ def csv_difference(a: Path, b: Path, values: bool = True) -> str | None:
     keep = [c for c in left.columns if not TIME_COLUMN.search(str(c))]
     if a.name in CLAIM_TABLES and "claim" in left.columns:
         claims = left["claim"].astype(str).str.split(":").str[0]  # the id, before the claim's text
-        left_out = claims.str.contains(TIMING_CLAIM) | claims.str.match(BUDGETED_CLAIM)
+        left_out = claims.str.contains(TIMING_CLAIM) | (claims.str.match(BUDGETED_CLAIM) & budgeted)
         left, right = left[~left_out], right[~left_out]
     differing = [c for c in keep if not left[c].equals(right[c])]
     if differing:
@@ -142,7 +150,10 @@ def csv_difference(a: Path, b: Path, values: bool = True) -> str | None:
 def main(local_root: str, slurm_root: str) -> int:
     local, slurm = files(Path(local_root)), files(Path(slurm_root))
     failures, notes = [], []
-    local_names, slurm_names = set(map(comparable_name, local)), set(map(comparable_name, slurm))
+    tables = [local.get(STEP_TIMES), slurm.get(STEP_TIMES)]
+    budgeted = None in tables or digest(tables[0]) != digest(tables[1])  # item 6
+    local_names = {comparable_name(name, budgeted) for name in local}
+    slurm_names = {comparable_name(name, budgeted) for name in slurm}
     for name in sorted(local_names ^ slurm_names):
         failures.append(f"only in {'local' if name in local_names else 'SLURM'} run: {name}")
     same = 0
@@ -151,7 +162,7 @@ def main(local_root: str, slurm_root: str) -> int:
         if digest(a) == digest(b):
             same += 1
             continue
-        if BUDGETED.match(name):
+        if budgeted and BUDGETED.match(name):
             problem = (
                 weights_difference(a, b, values=False)
                 if name.endswith(".safetensors")
@@ -171,13 +182,13 @@ def main(local_root: str, slurm_root: str) -> int:
             else:
                 notes.append(f"{name}: same tensors and metadata (header order differs)")
         elif name.endswith((".json", ".jsonl")) and Path(name).name != "checkpoint.json":
-            also = re.compile("^sha256$") if name.endswith(".lineage.json") else None
+            also = RECORD_KEYS.get(Path(name).name) or (LINEAGE_KEYS if name.endswith(".lineage.json") else None)
             if json_without_time(a, also) != json_without_time(b, also):
                 failures.append(f"{name}: values differ outside time fields")
             else:
                 notes.append(f"{name}: differs only in time fields")
         elif name.endswith(".csv"):
-            problem = csv_difference(a, b)
+            problem = csv_difference(a, b, budgeted=budgeted)
             if problem:
                 failures.append(f"{name}: {problem}")
             else:

@@ -171,9 +171,13 @@ rule simplified_blocks_mlm_hub_glue:
         "--max-tokens {params.max_tokens} {params.limit} {params.mirror} > {log} 2>&1"
 
 
+# The blocks are compared at equal time through these step times: every pre-training run's number of
+# updates comes from this table alone. With mlm.step_times_file the table is a kept one, checked against
+# the blocks and copied, so that runs given the same file train the same models.
 rule simplified_blocks_mlm_step_times:
     input:
         tokens=mlm_step_times_tokens,
+        kept=MLM_KEPT_STEP_TIMES,
     output:
         f"{SB_DATA}/mlm_step_times.csv",
     log:
@@ -184,8 +188,8 @@ rule simplified_blocks_mlm_step_times:
     conda:
         ENV
     # A timing job holds every core, so that no other job runs beside it; it times with mlm.threads,
-    # as the runs train. The blocks are compared at equal time through these step times.
-    threads: TIMING_THREADS
+    # as the runs train. Copying a kept table needs one.
+    threads: 1 if MLM_KEPT_STEP_TIMES else TIMING_THREADS
     resources:
         mem_mb=MLM_PRETRAIN_MEM_MB,
         runtime=20,
@@ -194,9 +198,10 @@ rule simplified_blocks_mlm_step_times:
         settings=json.dumps(MLM_CFG["step_timing"], sort_keys=True),
         vocabulary=mlm_step_times_vocabulary,
         threads=MLM_CFG["threads"],
+        reuse=mlm_reuse_option,
     shell:
         "python -m repro simplified_blocks step-times --specs {params.specs:q} --settings {params.settings:q} "
-        "{params.vocabulary} --threads {params.threads} --out {output} > {log} 2>&1"
+        "{params.vocabulary} --threads {params.threads} {params.reuse} --out {output} > {log} 2>&1"
 
 
 rule simplified_blocks_mlm_pretrain:

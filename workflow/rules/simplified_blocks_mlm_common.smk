@@ -14,6 +14,8 @@ MLM_HUB_DIR = f"{MLM_DATA}/hub"
 MLM_GLUE_FILE = f"{MLM_HUB_DIR}/glue.npz" if MLM_HUB else f"{MLM_DATA}/glue_standin.npz"
 # Memory (MB) of a pre-training job: at paper scale ~1B tokens are cut into int64 chunks in memory.
 MLM_PRETRAIN_MEM_MB = 48000 if MLM_HUB else 3000
+# A step-time table kept from an earlier run (mlm.step_times_file), used instead of timing the blocks.
+MLM_KEPT_STEP_TIMES = [MLM_CFG["step_times_file"]] if MLM_CFG.get("step_times_file") else []
 # GLUE fine-tuning runs on the device of pre-training (mlm.train.device; absent means cpu).
 MLM_FINETUNE_DEVICE = MLM_CFG["train"].get("device", "cpu")
 
@@ -78,6 +80,10 @@ def mlm_step_times_tokens(wildcards):
 
 def mlm_step_times_vocabulary(wildcards, input):
     return f"--tokens {input.tokens[0]}" if MLM_HUB else f"--vocab-size {config['tokenizer']['vocab_size']}"
+
+
+def mlm_reuse_option(wildcards, input):
+    return f"--reuse {shlex.quote(input.kept[0])}" if input.kept else ""
 
 
 def mlm_step_times_specs(wildcards):

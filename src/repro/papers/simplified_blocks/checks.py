@@ -7,7 +7,10 @@ calls `check_section` before any job starts), including relations between keys t
   true and a train.time_budget_s, as `simplified_blocks pretrain` demands), and with a position
   table (learned, sinusoidal) holds a GLUE input: 2 + 2 × glue.max_line_tokens tokens offline (a
   sentence pair of repro.data.glue_standin), `mlm.model.max_seq_len` with hub data (what the hub
-  GLUE rule cuts to).
+  GLUE rule cuts to);
+* mlm.step_times_file: a kept step-time table lies outside results/ and times every block as this
+  config trains it (repro.papers.simplified_blocks.step_times), checked here rather than by the job
+  that would copy it, hours into a run.
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ def check_section(config: dict, paper: str) -> list[str]:
             f"config key {paper}.mlm.train.device is {mlm_device!r}; allowed values: {', '.join(DEVICES)} "
             "(the GLUE fine-tuning runs there as well)"
         )
-    return problems + throughput_problems(config, paper) + mlm_problems(config, paper)
+    problems += throughput_problems(config, paper) + mlm_problems(config, paper)
+    return problems or kept_step_times_problems(config, paper)
 
 
 def throughput_problems(config: dict, paper: str) -> list[str]:
@@ -112,3 +116,26 @@ def mlm_problems(config: dict, paper: str) -> list[str]:
                 f"is {cfg.max_seq_len} (positions: {cfg.position}); fine-tuning feeds the encoder {why}",
             )
     return [f"config key {key} {text}" for key, text in found.items()]
+
+
+def kept_step_times_problems(config: dict, paper: str) -> list[str]:
+    from pathlib import Path
+
+    from repro.papers.simplified_blocks.specs import mlm_run_spec as run_spec
+    from repro.papers.simplified_blocks.step_times import RETIME, table_problems
+
+    mlm = config[paper].get("mlm") or {}
+    kept = mlm.get("step_times_file")
+    if not kept:
+        return []
+    key = f"config key {paper}.mlm.step_times_file"
+    if Path(kept).resolve().is_relative_to(Path("results").resolve()):
+        return [
+            f"{key} is {kept!r}, inside results/, which the workflow rewrites: copy the table out of results/ "
+            f"(for example to config/step_times/<machine>.csv) and name the copy"
+        ]
+    hub = (mlm.get("data") or {}).get("source") == "hub"
+    vocab = None if hub else config["tokenizer"]["vocab_size"]  # a hub tokenizer's is known once its tokens are
+    specs = [run_spec(mlm, variant, 0) for variant in mlm["variants"]]
+    problems = table_problems(kept, specs, mlm["threads"], vocab)
+    return [f"{key}: {problem}; {RETIME}" for problem in problems]

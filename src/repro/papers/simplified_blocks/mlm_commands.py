@@ -3,7 +3,8 @@ Transformer Blocks" (crammed-BERT stand-in, Figs 7, 27, Tables 1-2).
 
     prose      docstrings and comments of the code corpus, as a text corpus (repro.data.mlm_text)
     glue-data  the GLUE stand-in tasks from the code corpus' lines (repro.data.glue_standin)
-    step-times seconds per update of every block, timed interleaved with random tokens (a timing job)
+    step-times seconds per update of every block, timed interleaved with random tokens (a timing job),
+               or a kept table of an earlier run checked and used again (step_times.py)
     pretrain   one masked-LM run of a block: the updates its time budget buys at its timed step
     finetune   fine-tune one pre-trained encoder on every task, several seeds -> tidy CSV
     glue       gather the fine-tuning CSVs -> glue_scores.csv (one row per run and column) and
@@ -25,6 +26,7 @@ import sys
 from pathlib import Path
 
 from repro.analysis.device import DEVICES, device_argument
+from repro.papers.simplified_blocks.step_times import RETIME, budget_steps, table_problems, timed_setup
 from repro.pipeline.tidy import write_csv
 
 # Significant digits of the CSVs this paper's commands write.
@@ -66,6 +68,12 @@ def add_actions(actions) -> None:
     vocabulary.add_argument("--vocab-size", type=int, help="ids of the tokenizer the runs will read")
     vocabulary.add_argument("--tokens", help="a token file of the runs (its vocabulary and special ids)")
     timing.add_argument("--threads", type=int, default=1)
+    timing.add_argument(
+        "--reuse",
+        default=None,
+        metavar="TABLE",
+        help="a table kept from an earlier run: checked against the specs and copied to --out, nothing timed",
+    )
     timing.add_argument("--out", required=True)
     timing.set_defaults(func=step_times_cmd)
 
@@ -196,6 +204,8 @@ def step_times_cmd(args: argparse.Namespace) -> int:
         return _error(f"unknown step-timing settings {sorted(unknown)}" if unknown else "no run specs to time")
     meta = {} if args.tokens is None else load_token_stream(args.tokens)[2]
     vocab = int(meta["vocab_size"]) if args.tokens is not None else args.vocab_size
+    if args.reuse is not None:
+        return _reuse_step_times(args.reuse, specs, args.threads, vocab, args.out)
     torch.set_num_threads(args.threads)
     # The cost of an update does not depend on which tokens it sees: random chunks of the right
     # vocabulary and length stand in for the corpus, so that this job needs no data.
@@ -216,27 +226,22 @@ def step_times_cmd(args: argparse.Namespace) -> int:
     table["seconds_per_step"] = table["seconds"] / settings["timed_steps"]
     table["batch_size"] = table["variant"].map(batch_sizes)
     table["vocab_size"] = vocab
+    table["setup"] = table["variant"].map({spec["variant"]: timed_setup(spec, args.threads) for spec in specs})
     write_csv(table, args.out, float_format=CSV_FLOATS)
     medians = table.groupby("variant", sort=False)["seconds_per_step"].median()
     print("median seconds per update: " + ", ".join(f"{v} {s:.4f}" for v, s in medians.items()), file=sys.stderr)
     return 0
 
 
-def budget_steps(step_times: str | Path, variant: str, vocab: int, budget_s: float, cap: int) -> int:
-    """The updates `variant` makes in `budget_s` seconds at its median timed step (at least 1, at most
-    `cap`), from a `step-times` table. Raises ValueError when the table does not time this run."""
-    import pandas as pd
-
-    table = pd.read_csv(step_times)
-    rows = table[table["variant"] == variant]
-    if rows.empty:
-        raise ValueError(f"{step_times} has no step times of {variant!r} (timed: {sorted(set(table['variant']))})")
-    if set(rows["vocab_size"]) != {vocab}:
-        raise ValueError(
-            f"{step_times} timed {variant!r} with a vocabulary of {sorted(set(rows['vocab_size']))} ids but the "
-            f"tokens have {vocab}: time the blocks again with this vocabulary"
-        )
-    return max(1, min(cap, int(budget_s / float(rows["seconds_per_step"].median()))))
+def _reuse_step_times(kept: str, specs: list[dict], threads: int, vocab: int, out: str) -> int:
+    """Copy a kept step-time table to `out`, byte for byte, once it is shown to time these runs."""
+    problems = table_problems(kept, specs, threads, vocab)
+    if problems:
+        return _error("the kept step-time table cannot be used: " + "; ".join(problems) + f"; {RETIME}")
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_bytes(Path(kept).read_bytes())
+    print(f"step times reused from {kept} (nothing timed)", file=sys.stderr)
+    return 0
 
 
 def pretrain_cmd(args: argparse.Namespace) -> int:
@@ -253,9 +258,9 @@ def pretrain_cmd(args: argparse.Namespace) -> int:
     if problem:
         return _error(problem)
     try:
-        steps = budget_steps(args.step_times, spec["variant"], vocab, train_cfg.time_budget_s, train_cfg.steps)
-    except (ValueError, KeyError, OSError) as err:
-        return _error(f"step times: {err}")
+        steps = budget_steps(args.step_times, spec, args.threads, vocab, train_cfg.time_budget_s, train_cfg.steps)
+    except ValueError as err:
+        return _error(f"step times: {err}; {RETIME}")
     budget = train_cfg.time_budget_s
     # Equal time, as a number of updates: the run is deterministic and may share the machine.
     train_cfg = dataclasses.replace(train_cfg, steps=steps, time_budget_s=None)
