@@ -102,7 +102,7 @@ def test_a_file_that_differs_from_its_card_is_refused_on_load(tmp_path):
     with pytest.raises(
         DataError,
         match=r"train.npz is not the file its data card .*card.json describes"
-        r".*delete .*train.npz and rerun the same snakemake command",
+        r".*run: .*snakemake .*--forcerun .*train.npz$",
     ):
         read_npz(path)
 

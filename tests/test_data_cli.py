@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import argparse
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
-from repro.commands import data as data_command
+from repro.cli import main
 from repro.data.corpus import read_manifest, write_manifest
 from repro.data.synthetic import load_task
 
 
 def run(argv):
-    parser = argparse.ArgumentParser(prog="repro")
-    data_command.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
+    """`python -m repro ARGV` in this process (its errors handled as the command line handles them)."""
+    return main(argv)
 
 
 def test_corpus_tokenizer_tokenize_chain(tmp_path, capsys):
@@ -155,3 +155,29 @@ def test_mismatched_sources_fail_the_corpus_step(tmp_path, capsys):
     )
     err = capsys.readouterr().err
     assert code == 1 and "torch/b.py (missing)" in err and "pip install torch==1.0" in err
+
+
+def test_a_damaged_input_is_one_paragraph_naming_the_command_that_makes_it_again(tmp_path):
+    """In a job's log: one `error:` paragraph whose advice is a command (Snakemake with --forcerun on the
+    damaged file: deleting it would not rebuild it while what was computed from it is there), and no
+    traceback; the traceback goes beside the log."""
+    corpus = tmp_path / "corpus"
+    assert run(["data", "corpus", "--out-dir", str(corpus), "--max-bytes", "60000", "--valid-fraction", "0.2"]) == 0
+    split = corpus / "train.jsonl.gz"
+    damaged = bytearray(split.read_bytes())
+    damaged[len(damaged) // 2] ^= 0xFF
+    split.write_bytes(bytes(damaged))
+    log = tmp_path / "tokenizer.log"
+    argv = ["data", "tokenizer", "--corpus-dir", str(corpus), "--vocab-size", "300", "--train-bytes", "none"]
+    argv += ["--out", "tokenizer.json", "--threads", "1"]
+    env = {
+        key: value for key, value in os.environ.items() if key not in ("REPRO_JOB_SERVER", "REPRO_SNAKEMAKE_COMMAND")
+    }
+    with log.open("w") as handle:
+        code = subprocess.run([sys.executable, "-m", "repro", *argv], cwd=tmp_path, stderr=handle, env=env).returncode
+    printed = log.read_text()
+    assert (
+        code == 1 and printed.startswith(f"error: {split} is not the file its data card") and printed.count("\n") == 1
+    )
+    assert f"--forcerun {split}" in printed and "Traceback" not in printed
+    assert "Traceback" in (tmp_path / "tokenizer.log.traceback").read_text()

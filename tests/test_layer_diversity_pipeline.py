@@ -12,7 +12,6 @@ import yaml
 from safetensors.torch import load_file
 
 from repro.cli import main
-from repro.data.errors import DataError
 from repro.papers.layer_diversity import claims
 from repro.papers.layer_diversity.checks import check_section as check_config_section
 from repro.papers.layer_diversity.specs import family_run_spec
@@ -266,24 +265,15 @@ def test_changed_settings_restart_the_run_and_keep_the_old_one(collected):
     assert (run / "previous-1" / "model.safetensors").exists()
 
 
-def test_paper_scale_train_step_names_the_missing_task_file(tmp_path):
+def test_paper_scale_train_step_names_the_missing_task_file(tmp_path, capsys):
     """At paper scale "train" converts hub checkpoints (tests/test_layer_diversity_hub.py runs it); it
     reads the family's task files first, so a missing one is named before any checkpoint is fetched."""
     spec = family_run_spec(yaml.safe_load((ROOT / "config" / "paper.yaml").read_text()), "layer_diversity", "llama", 0)
     assert spec["hub"] == ["meta-llama/Meta-Llama-3-8B"]
-    with pytest.raises(DataError, match="sent.npz"):
-        main(
-            [
-                "layer_diversity",
-                "train",
-                "--spec",
-                json.dumps(spec),
-                "--data-dir",
-                str(tmp_path),
-                "--runs-root",
-                str(tmp_path),
-            ]
-        )
+    argv = ["layer_diversity", "train", "--spec", json.dumps(spec), "--data-dir", str(tmp_path)]
+    assert main([*argv, "--runs-root", str(tmp_path)]) == 1
+    printed = capsys.readouterr().err
+    assert printed.startswith("error: dataset file not found:") and "sent.npz" in printed
 
 
 # --------------------------------------------------------------------------- config checks

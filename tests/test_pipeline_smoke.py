@@ -2,9 +2,11 @@
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -253,3 +255,34 @@ def test_two_fresh_clones_compute_the_same_models_data_and_figures(smoke_run, se
     assert compare_results.main(str(first), str(second)) == 1
     table = "simplified_blocks/data/mlm_step_times.csv"
     assert sha(first / table) == sha(second / table)
+
+
+def test_a_damaged_data_file_is_found_by_verify_and_made_again_by_the_command_it_prints(second_run, tmp_path):
+    """One byte flipped in a dataset, its timestamp put back (so that Snakemake sees nothing to do):
+    `repro verify` names it and prints a command which, pasted into a shell without the venv on its PATH,
+    makes it again and leaves every output as it was."""
+    from cluster import compare_results
+
+    results = second_run / "results/smoke"
+    before = tmp_path / "before"
+    shutil.copytree(results, before)
+    data = results / "sixteen_heads/data/tasks/nli.npz"
+    stat = data.stat()
+    damaged = bytearray(data.read_bytes())
+    damaged[len(damaged) // 2] ^= 0xFF
+    data.write_bytes(bytes(damaged))
+    os.utime(data, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    verify = [sys.executable, "-m", "repro", "verify", "results/smoke"]
+    found = subprocess.run(verify, cwd=second_run, capture_output=True, text=True, env=snakemake_env(second_run))
+    assert found.returncode == 1, found.stdout + found.stderr
+    tasks = "results/smoke/sixteen_heads/data/tasks"
+    assert f"damaged: {tasks}/nli.npz: differs from {tasks}/nli.card.json" in found.stdout, found.stdout
+    printed = found.stdout.strip().splitlines()[-1].strip()
+    assert "--forcerun results/smoke/sixteen_heads/data/tasks/nli.npz" in printed, found.stdout
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(second_run), "SOURCE_DATE_EPOCH": "0"}
+    repaired = subprocess.run(["bash", "-c", printed], cwd=second_run, capture_output=True, text=True, env=env)
+    assert repaired.returncode == 0, repaired.stdout[-3000:] + repaired.stderr[-3000:]
+    again = subprocess.run(verify, cwd=second_run, capture_output=True, text=True, env=snakemake_env(second_run))
+    assert again.returncode == 0 and "all match" in again.stdout, again.stdout
+    assert data.read_bytes() == (before / "sixteen_heads/data/tasks/nli.npz").read_bytes()
+    assert compare_results.main(str(before), str(results)) == 0

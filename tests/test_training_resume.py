@@ -456,6 +456,7 @@ def test_a_damaged_weight_file_says_how_to_rebuild_it(uninterrupted, tmp_path):
     damaged = tmp_path / "model.safetensors"
     damaged.write_bytes((dir_a / "model.safetensors").read_bytes()[:100])
     with pytest.raises(
-        CheckpointError, match=r"model.safetensors: unreadable safetensors.*delete .* rerun the same snakemake"
+        CheckpointError,
+        match=r"model.safetensors: unreadable safetensors.*run: .*snakemake .*--forcerun .*model.safetensors$",
     ):
         load_weights(fresh_model(), damaged)

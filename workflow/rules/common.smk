@@ -3,11 +3,13 @@
 import json
 import os
 import shlex
+import sys
 
 from repro import jobserver
 from repro.pipeline.captions import item_caption
 from repro.pipeline.claims import claim_inputs
 from repro.pipeline.code_digest import claims_digest, module_digest, source_digest
+from repro.pipeline.rebuild import keep_command, prepare_jobs
 from repro.pipeline.seeds import results_name
 from repro.pipeline.configcheck import figure_seeds
 
@@ -15,6 +17,17 @@ SCALE = config["scale"]
 # One results tree per scale (and seed offset), so that a smoke run never replaces the outputs of a
 # laptop run, nor a run with shifted seeds those of the unshifted one.
 RESULTS = f"results/{results_name(SCALE, config['seed_offset'])}"
+# Jobs run `python -m repro` with this interpreter, and a job that finds a damaged file prints the
+# command that makes it again: this one, with --forcerun (repro.pipeline.rebuild).
+if workflow.is_main_process:
+    prepare_jobs(sys.argv)
+
+
+# When jobs start (not for a dry run): the command is kept in the tree, for `python -m repro verify`.
+onstart:
+    keep_command(RESULTS)
+
+
 # Every job's `python -m repro` command goes to a warm process that imported torch, pandas and
 # papermill once and forks a child per job (repro.jobserver); the jobs inherit this variable.
 if config["job_server"]:

@@ -8,33 +8,18 @@ Steps:
   synthetic  generate one synthetic task; write TASK.npz + card
   hub-tokens paper scale: a hub text corpus (CodeParrot, WikiText-103, the Pile) encoded by a hub
              tokenizer into train.npz, valid.npz + card, the format `tokenize` writes
-Errors in the inputs (a DataError) are printed as one message and exit with status 1.
+Errors in the inputs (a DataError) are printed as one message and exit with status 1 (repro.cli).
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import os
 import sys
 from collections.abc import Callable
 
 from repro.commands import add_command
-
-
-def _reports_data_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    @functools.wraps(func)
-    def wrapper(args: argparse.Namespace) -> int:
-        from repro.data.errors import DataError
-
-        try:
-            return func(args)
-        except DataError as err:
-            print(f"error: {err}", file=sys.stderr)
-            return 1
-
-    return wrapper
 
 
 def _key_values(pairs: list[str], what: str, parse: Callable[[str], object]) -> dict:
@@ -75,7 +60,6 @@ def _print_sizes(written: str, card: dict) -> None:
     print(f"wrote {written}: {json.dumps(card['sizes'], sort_keys=True)}")
 
 
-@_reports_data_errors
 def _manifest(args: argparse.Namespace) -> int:
     from repro.data.corpus import read_manifest, write_manifest
 
@@ -85,7 +69,6 @@ def _manifest(args: argparse.Namespace) -> int:
     return 0
 
 
-@_reports_data_errors
 def _corpus(args: argparse.Namespace) -> int:
     from repro.data.corpus import build_corpus
 
@@ -101,7 +84,6 @@ def _corpus(args: argparse.Namespace) -> int:
     return 0
 
 
-@_reports_data_errors
 def _tokenizer(args: argparse.Namespace) -> int:
     _limit_tokenizer_threads(args.threads)
     from repro.data.tokenizer import train_tokenizer
@@ -117,7 +99,6 @@ def _tokenizer(args: argparse.Namespace) -> int:
     return 0
 
 
-@_reports_data_errors
 def _tokenize(args: argparse.Namespace) -> int:
     _limit_tokenizer_threads(args.threads)
     from repro.data.lm_tokens import tokenize_corpus
@@ -127,7 +108,6 @@ def _tokenize(args: argparse.Namespace) -> int:
     return 0
 
 
-@_reports_data_errors
 def _reference_levels(args: argparse.Namespace) -> int:
     from repro.analysis import reference_levels
     from repro.data.cards import write_card
@@ -148,7 +128,6 @@ def _reference_levels(args: argparse.Namespace) -> int:
     return 0
 
 
-@_reports_data_errors
 def _synthetic(args: argparse.Namespace) -> int:
     from repro.data.errors import DataError
     from repro.data.synthetic import generate_task, write_task
@@ -177,7 +156,6 @@ def _masked_lm_meta(tokenizer_name: str) -> dict:
     return {"mask_id": int(tokenizer.mask_token_id), "special_ids": sorted(int(i) for i in tokenizer.all_special_ids)}
 
 
-@_reports_data_errors
 def _hub_tokens(args: argparse.Namespace) -> int:
     """Train and valid token streams of a hub corpus plus a card, as `tokenize` writes them for the
     offline corpus: the same arrays (tokens uint16/uint32, offsets int64, paths str), one EOS after

@@ -15,11 +15,10 @@ class DataError(RuntimeError):
 
 
 def rebuild_hint(path) -> str:
-    """How to remake a damaged or missing pipeline file."""
-    return (
-        f"to rebuild it, delete {path} and rerun the same snakemake command (Snakemake remakes it and "
-        "everything computed from it)"
-    )
+    """How to remake a damaged or missing pipeline file: a command to paste (repro.pipeline.rebuild)."""
+    from repro.pipeline.rebuild import rebuild_command
+
+    return f"to make it again, and what was computed from it, run: {rebuild_command([path])}"
 
 
 @contextlib.contextmanager
