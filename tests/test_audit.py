@@ -8,7 +8,7 @@ import pandas as pd
 
 from repro.cli import main
 from repro.pipeline.claims import COLUMNS
-from repro.pipeline.compare import changed_claims, changed_data
+from repro.pipeline.compare import agreement_counts, changed_claims, changed_data, verdict_agreement
 from repro.pipeline.lineage import in_dependency_order
 from repro.pipeline.provenance import Job, upstream_jobs
 
@@ -21,8 +21,8 @@ def make_results(root, rows, data):
     return root
 
 
-def row(claim, measured, verdict):
-    values = {"paper": "p", "item": "fig01", "claim": claim, "class": "empirical", "paper_value": "x"}
+def row(claim, measured, verdict, kind="empirical", paper="p"):
+    values = {"paper": paper, "item": "fig01", "claim": claim, "class": kind, "paper_value": "x"}
     values.update(measured=measured, tolerance="tol", verdict=verdict, gate="none declared", null="none declared")
     values.update(scale="laptop", seeds="2", detail="")
     return [values[column] for column in COLUMNS]
@@ -49,10 +49,40 @@ def test_compare_reports_changed_rows_and_data(tmp_path, capsys):
     # Two runs with other seeds: every measurement may move; what matters is which verdicts do.
     assert main(["compare", str(a), str(b), "--verdicts"]) == 0
     out = capsys.readouterr().out
-    assert "1 of 2 claims have the same verdict" in out and "reproduced (2.0)  ->  not reproduced (2.5)" in out
+    assert "1 of the 2 claims decided in either run have the same verdict in both (50%); 1 went" in out
+    assert "reproduced (2.0)  ->  not reproduced (2.5)" in out and "- p fig01 c3 (only in B)" in out
     shutil.copy(b / "scorecard.csv", a / "scorecard.csv")
     (a / "p" / "data" / "fig02.csv").write_text("y\n3\n")
     assert changed_claims(a, b).empty and changed_data(a, b) == []
+
+
+def test_verdict_agreement_counts_only_what_can_change_and_only_decided_agreement(tmp_path):
+    """Identities and simulations cannot change, and "inconclusive" in both runs is no agreement: the
+    share is the same decided verdicts over the claims decided in either run, and every flip between
+    reproduced and not reproduced is listed."""
+    verdicts = [
+        ("same_r", "reproduced", "reproduced"),
+        ("same_nr", "not reproduced", "not reproduced"),
+        ("flip", "reproduced", "not reproduced"),
+        ("decided_once", "inconclusive", "reproduced"),
+        ("both_inconclusive", "inconclusive", "inconclusive"),
+        ("both_nm", "not measurable at this scale", "not measurable at this scale"),
+        ("mixed", "inconclusive", "not measurable at this scale"),
+    ]
+    rows_a = [row(c, "1", va) for c, va, _ in verdicts] + [row("exact", "0", "reproduced", kind="identity")]
+    rows_b = [row(c, "2", vb) for c, _, vb in verdicts] + [row("exact", "0", "reproduced", kind="identity")]
+    rows_b.append(row("timed", "1.1", "reproduced", kind="timing", paper="q"))
+    tmp = tmp_path
+    a, b = make_results(tmp / "a", rows_a, {}), make_results(tmp / "b", rows_b, {})
+    both, one_side = verdict_agreement(a, b)
+    assert dict(zip(both["claim"], both["outcome"])) == {
+        "same_r": "same decided", "same_nr": "same decided", "flip": "flip", "decided_once": "decided once",
+        "both_inconclusive": "inconclusive in both", "both_nm": "not measurable in both",
+        "mixed": "undecided, differently",
+    }  # fmt: skip
+    assert one_side.to_dict("records") == [{"paper": "q", "item": "fig01", "claim": "timed", "only_in": "B"}]
+    total = agreement_counts(both).iloc[-1]
+    assert (total["decided in either"], total["same decided"], total["agreement"], total["flips"]) == (4, 2, "50%", 1)
 
 
 def write_record(workdir, output, rule, inputs, log):

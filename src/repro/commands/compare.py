@@ -15,7 +15,8 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--verdicts",
         action="store_true",
-        help="only the claims whose verdict differs, and how many agree (two runs with other seeds: seed_offset)",
+        help="how far the verdicts of empirical and timing claims agree (two runs with other seeds: seed_offset): "
+        "the same decided verdicts over those decided in either run; flips and one-run claims listed",
     )
     parser.set_defaults(func=compare)
 
