@@ -273,7 +273,9 @@ def test_every_claim_of_the_four_papers_declares_its_class():
 
     for paper in PAPERS:
         undeclared = [c.claim_id for c in claims.load_claims(paper) if c.kind not in claims.CLASSES]
-        assert not undeclared, f"{paper}: claims without a class (identity, empirical or timing): {undeclared}"
+        assert not undeclared, (
+            f"{paper}: claims without a class (identity, simulation, empirical or timing): {undeclared}"
+        )
 
 
 #: Empirical claims that are recorded, never judged (their verdict is always "not measurable", with the reason).

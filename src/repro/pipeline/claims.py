@@ -22,7 +22,7 @@ it is judged. The function reads its inputs and returns a :class:`Measurement`::
 
 A verdict is "reproduced", "not reproduced", "inconclusive" (an interval over seeds straddles the
 claim's boundary: see repro.pipeline.decisions) or "not measurable at this scale". A claim also
-declares its class (``kind``: identity, empirical or timing), a health :class:`Gate` its runs must pass
+declares its class (``kind``: identity, simulation, empirical or timing), a health :class:`Gate` its runs must pass
 (a model that did not learn, or sits at its ceiling, proves nothing) and a :class:`Null`, inputs on
 which it must not be reproduced. The measurement is always computed and shown, but the verdict is
 "not measurable at this scale" at a scale the claim is not judged at (say smoke), when its gate
@@ -56,9 +56,10 @@ INCONCLUSIVE = "inconclusive"
 NOT_MEASURABLE = "not measurable at this scale"
 VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_MEASURABLE)
 
-#: What a claim checks: an exact identity (verified to float precision), an empirical effect of trained
-#: models, or a timing. Claims not yet sorted read "unclassified".
-CLASSES = ("identity", "empirical", "timing")
+#: What a claim checks: an exact identity (verified to float precision), a simulation (an analytic result
+#: checked on constructed inputs: no trained model, nothing a seed of a model changes), an empirical
+#: effect of trained models, or a timing. Claims not yet sorted read "unclassified".
+CLASSES = ("identity", "simulation", "empirical", "timing")
 UNCLASSIFIED = "unclassified"
 
 #: Columns of ``RESULTS/<paper>/claims.csv`` and of the scorecard, in this order.
@@ -186,7 +187,7 @@ def claim(
                  papers share, such as the corpus' reference levels); the Snakefile makes them
                  inputs of the judging rule, and ``data[name]`` refuses any name not listed here.
     judged_at:   scales at which a verdict is given; elsewhere it is "not measurable at this scale".
-    kind:        one of :data:`CLASSES`: "identity", "empirical" or "timing".
+    kind:        one of :data:`CLASSES`: "identity", "simulation", "empirical" or "timing".
     gate:        a :class:`Gate` the claim's runs must pass to be judged (else "not measurable").
     null:        a :class:`Null` on which the claim must not be reproduced; a claim that is still
                  reproduced on its null cannot fail, so its verdict is "not measurable".

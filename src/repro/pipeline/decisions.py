@@ -177,7 +177,6 @@ __all__ = [
     "judge_contrasts",
     "both",
     "classifier_gate",
-    "constructed_gate",
     "combine",
     "combine_any",
     "combine_at_least",
@@ -394,12 +393,6 @@ def classifier_gate(
         f"and {room:.0%} of that span below the ceiling"
     )
     return Gate(description, check)
-
-
-def constructed_gate(what: str) -> Gate:
-    """The gate of a claim on constructed inputs (`what`, in words): no model is trained, so there is
-    nothing to gate; declared, so that the scorecard says so rather than "none declared"."""
-    return Gate(f"none needed: {what} (no model is trained)", lambda data: (True, "constructed"))
 
 
 def both(first: Gate, second: Gate) -> Gate:

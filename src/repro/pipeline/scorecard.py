@@ -66,7 +66,7 @@ def combine(paths: Iterable[str | Path]) -> pd.DataFrame:
 
 
 def summarise(df: pd.DataFrame, by_class: bool = False) -> pd.DataFrame:
-    """Count each verdict per paper and scale (and class: identity, empirical, timing), sorted."""
+    """Count each verdict per paper and scale (and class: identity, simulation, empirical, timing), sorted."""
     keys = ["paper", "scale", "class"] if by_class else ["paper", "scale"]
     rows = []
     for values, group in df.groupby(keys, sort=True):

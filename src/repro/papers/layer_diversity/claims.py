@@ -40,7 +40,6 @@ from repro.pipeline.decisions import (
     LEARNED_SHARE,
     Region,
     combine_at_least,
-    constructed_gate,
     judge_parts,
 )
 
@@ -489,8 +488,6 @@ def tasks_are_balanced(data) -> Measurement:
 
 # --------------------------------------------------------------------------- Fig. 1 (toy inset)
 
-SYNTHETIC_MEMBERS = constructed_gate("the members are constructed with known errors")
-
 
 def _identical_as_independent(data) -> dict[str, pd.DataFrame]:
     toy = data[TOY]
@@ -506,8 +503,7 @@ def _identical_as_independent(data) -> dict[str, pd.DataFrame]:
     paper_value="adding layers helps only if they are diverse (C, abstract); the schematic itself is inferred (I)",
     tolerance="MSE(M+1) < MSE(M) for every M = 1..M_max−1 (independent members)",
     inputs=[TOY],
-    kind="empirical",
-    gate=SYNTHETIC_MEMBERS,
+    kind="simulation",
     null=Null("the identical members in place of the independent ones (no diversity)", _identical_as_independent),
 )
 def toy_diverse_members_lower_mse(data) -> Measurement:
@@ -644,8 +640,7 @@ def _judged_at_smallest_n(tests: pd.DataFrame) -> pd.DataFrame:
     paper_value="Theorem 7: gains are submodular when the U_i are (conditionally) independent (C)",
     tolerance="F(T∪{i}) − F(T) − [F(S∪{i}) − F(S)] ≤ 1e-3 bits for every prefix pair S ⊂ T, i ∉ T (plug-in, judged N)",
     inputs=[SUBMODULARITY, REAL_LAYERS],
-    kind="empirical",
-    gate=SYNTHETIC_MEMBERS,
+    kind="simulation",
     null=Null(
         "the same tests at the smallest N, where the plug-in bias exceeds the tolerance",
         lambda data: {SUBMODULARITY: _judged_at_smallest_n(data[SUBMODULARITY])},
@@ -784,7 +779,7 @@ def _label_left_uncertain(data) -> tuple[bool, str]:
     tolerance="ΔI > 0 for every model and task with H(Y | layers) > 1e-12 bits; rows where the layers determine "
     "Y (ΔI = 0 exactly there) are left out and counted",
     inputs=[GAINS],
-    kind="empirical",
+    kind="simulation",
     gate=Gate("at least one (model, task) whose layers leave the label uncertain", _label_left_uncertain),
     null=Null(
         "ΔI(independent) = 0 on every row (a member that adds nothing)",

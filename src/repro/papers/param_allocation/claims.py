@@ -32,7 +32,6 @@ import numpy as np
 import pandas as pd
 
 from repro.papers.param_allocation.gates_and_nulls import (
-    CONSTRUCTED,
     decoders_learned,
     flat,
     reversed_within,
@@ -186,8 +185,7 @@ def jacobian_bound_holds(data) -> Measurement:
     paper_value="‖J‖₂ = O(1/L) for bounded logits",
     tolerance="for every Λ, the coefficient of variation across L of mean_z L·‖J‖₂ (uniform logits) < 0.5",
     inputs=[JACOBIAN],
-    kind="empirical",
-    gate=CONSTRUCTED,
+    kind="simulation",
     null=Null(
         "‖J‖₂ not falling with L (each L·‖J‖₂ multiplied by L / L_min)",
         lambda data: {
@@ -442,8 +440,7 @@ def _output_slopes(table: pd.DataFrame) -> pd.Series:
     paper_value="attention-score error O(Λ/L) per entry; ℓ2 O(Λ/√L) (reconstructed)",
     tolerance="log-log slope of RMS ‖o − o′‖₂ against L in [−0.7, −0.3] for every rank r < d",
     inputs=[LOW_RANK],
-    kind="empirical",
-    gate=CONSTRUCTED,
+    kind="simulation",
     null=Null(
         "the output error constant in L (each rank's mean)",
         lambda data: {LOW_RANK: flat(data[LOW_RANK], ["rank"], "output_error")},

@@ -11,7 +11,7 @@ Gates, by what a claim rests on:
   held-out split (the code corpus offline, WikiText at paper scale);
 * the trained students of Fig 3: converged, i.e. within 5% of the truncated-SVD student of their rank
   (a stationary point of their loss), and near 0 at full rank (claims.STUDENTS_GATE);
-* the constructed logits of Figs 1 and 3: nothing trained, nothing to gate.
+* the constructed logits of Figs 1 and 3: nothing trained, nothing to gate (their claims are simulations).
 
 Nulls replace the measured effect by its absence (a flat sweep, a constant error, no scaling with
 L), reverse an order, or swap the two things compared.
@@ -24,9 +24,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from repro.pipeline.claims import Gate
-from repro.pipeline.decisions import CEILING_ROOM, LEARNED_SHARE, LM_REFERENCE_LEVELS, constructed_gate, lm_gate
-
-CONSTRUCTED = constructed_gate("the logits and values are constructed")
+from repro.pipeline.decisions import CEILING_ROOM, LEARNED_SHARE, LM_REFERENCE_LEVELS, lm_gate
 
 
 def sweep_in_range(sweep_csv: str, bound_csv: str, task: str, position: str) -> Gate:
@@ -83,4 +81,4 @@ def reversed_within(frame: pd.DataFrame, by: Iterable[str], axis: str) -> pd.Dat
     return frame.assign(**{axis: frame.groupby(by)[axis].transform(mirror)})
 
 
-__all__ = ["CONSTRUCTED", "decoders_learned", "flat", "reversed_within", "sweep_in_range"]
+__all__ = ["decoders_learned", "flat", "reversed_within", "sweep_in_range"]

@@ -357,19 +357,6 @@ def _held_out_unaffected(data, task: str, share: float) -> Measurement:
     return _judge(frac, Region.at_least(share), "fraction not significant")
 
 
-def _optimism(data, task: str) -> Measurement:
-    held = S.per_seed(_best(data, task, "selection"), lambda g: float(g["delta"].mean()))
-    same = S.per_seed(_best(data, task, "test"), lambda g: float(g["delta"].mean()))
-    gap = held - same
-    return Measurement(
-        f"mean Δ (held-out choice) − mean Δ (test-set choice): {_summary(gap)} points",
-        verdict(_median(gap) <= 0.0),
-        seeds=len(gap),
-        detail="holds by construction in every cell (the test-set choice maximises the test score); "
-        "the size of the gap is the selection optimism",
-    )
-
-
 _register(
     ABLATION,
     [
@@ -426,15 +413,6 @@ _register(
             measure=partial(_worst_is_enc_dec, choose_on="selection"),
         ),
         Row(
-            "table05",
-            "s2s_selection_optimism",
-            statement="S2S: choosing the kept head on a separate set gives lower Δ than choosing it on the test set.",
-            paper_value="Table 5 cells are mostly below Table 2 cells",
-            tolerance="mean Δ over cells, held-out choice ≤ test-set choice (median over seeds)",
-            measure=partial(_optimism, task=S2S),
-            kind="identity",
-        ),
-        Row(
             "table06",
             "cls_held_out_layers_unaffected",
             statement="CLS: with the head chosen on training examples, most layers show no significant change.",
@@ -443,15 +421,6 @@ _register(
             gate=in_range(ABLATION, [CLS]),
             null=every_head_critical(ABLATION),
             measure=partial(_held_out_unaffected, task=CLS, share=0.75),
-        ),
-        Row(
-            "table06",
-            "cls_selection_optimism",
-            statement="CLS: choosing the kept head on training examples gives lower Δ than choosing it on the test set.",
-            paper_value="Table 6 cells ≤ Table 3 cells (equal in 9 of 12 layers)",
-            tolerance="mean Δ over layers, held-out choice ≤ test-set choice (median over seeds)",
-            measure=partial(_optimism, task=CLS),
-            kind="identity",
         ),
     ],
 )
