@@ -100,7 +100,8 @@ def render_summary(results_dir: Path | str, papers: list[str], workdir: Path | s
         "",
         to_markdown(table).rstrip(),
         "",
-        "By class of claim (identity: exact identities; empirical: effects of trained models; timing):",
+        "By class of claim (identity: exact identities; simulation: analytic results on constructed inputs; "
+        "empirical: effects of trained models; timing):",
         "",
         to_markdown(by_class(scorecard)).rstrip(),
         "",
