@@ -249,8 +249,6 @@ def test_glue_claims_pool_seeds_and_count_divergence():
     assert per_seed.query("variant == 'sas' and seed == 2")["glue"].item() == 65.0  # exact: the mean of 65 and 65
     assert mlm_claims.glue_sas_matches_pre_ln(data).verdict == REPRODUCED  # gap 1 ≤ 2 · 2
     assert mlm_claims.glue_sas_p_matches_pre_ln(data).verdict == NOT_REPRODUCED  # gap 18
-    m = mlm_claims.glue_sas_p_nonorm_diverges(data)
-    assert m.verdict == NOT_MEASURABLE and m.measured.startswith("2 of 6")  # recorded, never judged
     assert mlm_claims.glue_tasks_match_pre_ln(data).verdict == NOT_REPRODUCED  # SAS-P outside on both columns
     assert mlm_claims.chance_level(data[mlm_claims.GLUE_SCORES]) == 50.0  # exact: the mean of 100 / 2 and 100 / 2
     assert mlm_claims.GLUE_GATE.check(data)[0]  # Pre-LN 62 against chance 50

@@ -863,29 +863,3 @@ def duplicated_block_no_better_than_trained(data) -> Measurement:
 
 
 # --------------------------------------------------------------------------- Table 3
-
-
-@claim(
-    paper=PAPER,
-    item="table03",
-    claim_id="bias_stays_above_zero",
-    statement="Bias does not reach 0 in practice: every model's layers stay away from the ground truth.",
-    paper_value="Section 5.4: bias does not go to 0 in practice, so diversity matters (C, reviewers)",
-    tolerance="reported, not judged: in logit space Bias ≥ MSE = ‖ō − y‖² > 0 for any finite logits and a "
-    "one-hot y, so no model could fail a 'Bias > 0' check (the smallest Bias is reported)",
-    inputs=[SUMMARY],
-    kind="empirical",
-)
-def bias_stays_above_zero(data) -> Measurement:
-    summary = data[SUMMARY]
-    bias = summary[summary["quantity"] == "bias"]
-    low = bias.loc[bias["mean"].idxmin()]
-    return Measurement(
-        measured=f"smallest mean Bias = {format_number(float(low['mean']))} ({low['family']}, L = {int(low['depth'])}, "
-        f"{low['task']})",
-        verdict=NOT_MEASURABLE,
-        seeds=int(bias["seeds"].max()),
-        detail=f"over {len(bias)} (family, depth, task) cells; ‖y‖² = 1 for one-hot targets. Not judged: the logit "
-        "lens never gives the one-hot vector itself, so the check could not fail (catalog pitfall 4); a Bias "
-        "that can reach 0 needs outputs on the target's scale, such as probabilities.",
-    )

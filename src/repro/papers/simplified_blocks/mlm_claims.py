@@ -45,7 +45,6 @@ from repro.papers.simplified_blocks.claim_table import (
 )
 from repro.papers.simplified_blocks.gates_and_nulls import learned, pair_null
 from repro.pipeline.claims import (
-    NOT_MEASURABLE,
     Gate,
     Measurement,
     Null,
@@ -334,31 +333,6 @@ globals().update(
         null=lambda row: _at_chance((row.variant,)),
     )
 )
-
-
-@claim(
-    paper=PAPER,
-    item="table01",
-    claim_id="glue_sas_p_nonorm_diverges",
-    statement="Fine-tuning SAS-P without norms gives NaNs (recorded, not assumed).",
-    paper_value="– (NaNs when fine-tuning)",
-    tolerance="recorded, not judged: the count of SAS-P-no-norm fine-tuning runs with a non-finite loss or "
-    "prediction (a divergence is an event of the paper's setting, not a property a smaller analogue must share)",
-    inputs=[GLUE_SCORES],
-    kind="empirical",
-)
-def glue_sas_p_nonorm_diverges(data) -> Measurement:
-    scores = data[GLUE_SCORES]
-    runs = scores[scores["variant"] == "sas_p_nonorm"].drop_duplicates(["task", "seed"])
-    others = scores[scores["variant"] != "sas_p_nonorm"].drop_duplicates(["variant", "task", "seed"])
-    n_div, n_other = int(runs["diverged"].sum()), int(others["diverged"].sum())
-    measured = f"{n_div} of {len(runs)} SAS-P-no-norm fine-tuning runs diverged ({n_other} of {len(others)} for the other blocks)"
-    return Measurement(
-        measured,
-        NOT_MEASURABLE,
-        seeds=int(runs["seed"].nunique()),
-        detail="Recorded, not judged: tasks × fine-tuning seeds of the seed-0 pre-trained encoder.",
-    )
 
 
 def _tasks_within_noise(data, variant: str) -> tuple[int, int, list[str]]:
