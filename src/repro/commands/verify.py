@@ -28,7 +28,7 @@ def _shown(path: Path) -> Path:
 
 
 def verify(args: argparse.Namespace) -> int:
-    from repro.pipeline.rebuild import rebuild_command
+    from repro.pipeline.rebuild import kept_command_file, rebuild_command
     from repro.pipeline.verify import damaged_files
 
     roots = args.results or sorted(p for p in Path("results").glob("*") if p.is_dir())
@@ -57,7 +57,9 @@ def verify(args: argparse.Namespace) -> int:
         if fixable:
             targets = list(dict.fromkeys(str(d.target) for d in fixable))
             remove = list(dict.fromkeys(str(path) for d in fixable for path in d.remove))
+            known = kept_command_file(root).is_file()  # else the README's command of the tree's scale
             print("  to make them again, and what was computed from them (deterministic jobs write the same bytes again), "
-                  f"run from {os.getcwd()}, adding any --configfile overlay or --config the tree was made with:")  # fmt: skip
+                  f"run from {os.getcwd()}" + (":" if known else ", adding any --configfile overlay or --config the "
+                  "tree was made with:"))  # fmt: skip
             print(f"  {rebuild_command(targets, remove, results_root=root)}")
     return status
