@@ -12,17 +12,24 @@ from scipy import stats
 from repro.pipeline import claims, scorecard
 from repro.pipeline.claims import Gate, Measurement, Null, claim
 from repro.pipeline.decisions import (
+    INCONCLUSIVE,
     NOT_MEASURABLE,
+    NOT_REPRODUCED,
     REPRODUCED,
+    Interval,
     Region,
     additive_noise,
+    bootstrap_interval,
     combine_any,
     combine_at_least,
     contrast_interval,
     decide,
+    interpolated_crossing,
+    judge_bootstrap,
     judge_contrasts,
     judge_seeds,
     seed_interval,
+    seeds_to_decide,
 )
 
 PAPER = "verdict_paper"
@@ -111,6 +118,57 @@ def test_decide_inside_outside_and_straddling():
     assert str(gap_positive) == "> 0" and str(near) == "in [-0.05, 0.05]"
     with pytest.raises(ValueError, match="empty"):
         Region(1.0, 0.0)
+
+
+def test_equivalence_needs_the_interval_inside_the_margin():
+    region = Region.equivalent(0.0, 0.05)
+    assert judge_seeds([0.01, 0.02, 0.015], region).verdict == REPRODUCED
+    assert judge_seeds([0.2, 0.21, 0.22], region).verdict == NOT_REPRODUCED
+    # a noisy gap no longer passes for equality: its interval reaches past the margin
+    assert judge_seeds([0.0, 3.0, -3.0], region).verdict == INCONCLUSIVE
+    with pytest.raises(ValueError, match="margin"):
+        Region.equivalent(0.0, 0.0)
+
+
+def test_a_smallest_effect_of_interest_turns_a_negligible_effect_into_not_reproduced():
+    tight = [0.004, 0.005, 0.006]  # clearly above 0, but far below the effect the claim is about
+    assert judge_seeds(tight, Region.above(0.0)).verdict == REPRODUCED
+    m = judge_seeds([0.001, -0.002, 0.004], Region.above(0.0, sesoi=0.05))
+    assert m.verdict == NOT_REPRODUCED and "no effect as large as" in m.detail
+    assert judge_seeds([0.001, -0.002, 0.004], Region.above(0.0)).verdict == INCONCLUSIVE
+    assert judge_seeds([0.04, -0.03, 0.08], Region.above(0.0, sesoi=0.05)).verdict == INCONCLUSIVE
+    with pytest.raises(ValueError, match="one-sided"):
+        Region(-1.0, 1.0, sesoi=0.1)
+
+
+def test_the_projection_is_the_first_seed_count_whose_interval_would_decide():
+    m = judge_seeds([0.1, 0.05, -0.02], Region.above(0.0))
+    assert m.verdict == INCONCLUSIVE and m.seeds_to_decide is not None and "Projection" in m.detail
+    n = m.seeds_to_decide
+    sd = np.std([0.1, 0.05, -0.02], ddof=1)
+    half = lambda k: stats.t.ppf(0.975, k - 1) * sd / math.sqrt(k)  # noqa: E731
+    assert half(n) < 0.13 / 3 <= half(n - 1)
+    assert m.rule == "95% t-interval over 3 seeds"
+    assert judge_seeds([0.1, 0.11, 0.12], Region.above(0.0)).seeds_to_decide is None  # decided: nothing to project
+    on_the_boundary = Interval(0.0, -1.0, 1.0, 3, sd=1.0)
+    assert seeds_to_decide(on_the_boundary, Region.above(0.0)) is None
+
+
+def test_bootstrap_intervals_are_repeatable_and_judge_other_units_than_seeds():
+    values = np.arange(20.0)
+    a, b = bootstrap_interval(values), bootstrap_interval(values)
+    assert (a.low, a.high) == (b.low, b.high)  # exact: the same seeded generator
+    assert a.low < 9.5 < a.high and a.estimate == pytest.approx(9.5)
+    m = judge_bootstrap(values, Region.above(5.0), what="heads")
+    assert m.verdict == REPRODUCED and "bootstrap over 20 heads" in m.rule
+    assert judge_bootstrap(values[:3], Region.above(5.0), what="heads").verdict == NOT_MEASURABLE
+
+
+def test_a_threshold_on_a_grid_is_interpolated_between_its_points():
+    assert interpolated_crossing([0, 10, 20, 30], [0.0, 0.5, 1.5, 3.0], 1.0) == pytest.approx(15.0)
+    assert interpolated_crossing([0, 10], [2.0, 3.0], 1.0) == 0
+    assert math.isnan(interpolated_crossing([0, 10], [0.0, 0.5], 1.0))
+    assert interpolated_crossing([0, 10, 20], [5.0, 3.0, 1.0], 2.0, rising=False) == pytest.approx(15.0)
 
 
 def test_judge_seeds_needs_three_seeds_and_says_why():

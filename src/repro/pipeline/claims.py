@@ -71,13 +71,20 @@ COLUMNS = (
     "paper_value",
     "measured",
     "tolerance",
+    "rule",
     "verdict",
     "gate",
     "null",
     "scale",
     "seeds",
+    "seeds_to_decide",
     "detail",
 )
+#: How a verdict is reached where the claim's class fixes it (the others name their interval).
+CLASS_RULES = {
+    "identity": "identity: exact algebra, checked to float64 rounding",
+    "simulation": "analytic result checked on constructed inputs",
+}
 #: Scales at which claims are judged unless a claim says otherwise: smoke runs are too small to mean anything.
 DEFAULT_JUDGED_AT = ("laptop", "paper")
 
@@ -108,12 +115,19 @@ class Measurement:
     paper number. ``verdict`` is one of :data:`VERDICTS`, judged against the registered tolerance.
     ``seeds`` is how many seeds the measurement rests on (``None`` if seeds do not apply), and
     ``detail`` says in a sentence what was compared and, when it did not reproduce, why it may differ.
+    ``rule`` says how the verdict was reached ("95% t-interval over 3 seeds", "equivalence margin
+    ±0.05 nats", ...): the functions of :mod:`repro.pipeline.decisions` fill it, and an empirical or
+    timing claim may not reach a verdict without it. ``seeds_to_decide`` is, for an inconclusive
+    verdict, the projected number of seeds at which the interval would no longer straddle (``None``:
+    not projected, or no number would do).
     """
 
     measured: float | int | str
     verdict: str
     seeds: int | None = None
     detail: str = ""
+    rule: str = ""
+    seeds_to_decide: int | None = None
 
 
 @dataclass(frozen=True)
@@ -399,8 +413,10 @@ def _check_measurement(c: Claim, result: object) -> Measurement:
         raise ClaimError(f"claim {c.label} measured {measured!r}; return a number or a short text")
     if isinstance(measured, float) and not math.isfinite(measured):
         raise ClaimError(f"claim {c.label} measured {measured}; return a text saying why there is no number")
-    if result.seeds is not None and (isinstance(result.seeds, bool) or not isinstance(result.seeds, int)):
-        raise ClaimError(f"claim {c.label} gave seeds={result.seeds!r}; expected an int or None")
+    for name in ("seeds", "seeds_to_decide"):
+        value = getattr(result, name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ClaimError(f"claim {c.label} gave {name}={value!r}; expected an int or None")
     return result
 
 
@@ -444,11 +460,13 @@ def judge_claim(c: Claim, results_dir: str | Path, scale: str) -> dict[str, str]
         "paper_value": c.paper_value,
         "measured": format_measured(m.measured),
         "tolerance": c.tolerance,
+        "rule": m.rule or CLASS_RULES.get(c.kind, ""),
         "verdict": verdict,
         "gate": gate_text,
         "null": null_text,
         "scale": scale,
         "seeds": "" if m.seeds is None else str(m.seeds),
+        "seeds_to_decide": str(m.seeds_to_decide) if verdict == INCONCLUSIVE and m.seeds_to_decide else "",
         "detail": detail.strip(),
     }
 
@@ -558,6 +576,7 @@ __all__ = [
     "ClaimError",
     "ClaimInputs",
     "CLASSES",
+    "CLASS_RULES",
     "ClaimsFailed",
     "DEFAULT_JUDGED_AT",
     "Gate",

@@ -11,6 +11,20 @@ t-interval of the mean over seeds (95 % unless said otherwise) decides:
 With fewer values than the claim's minimum (3 seeds for comparisons) the interval is shown and
 nothing is judged: "not measurable at this scale".
 
+Two refinements make "inconclusive" say less often what the data can answer:
+
+* a claim of equality ("matches", "no effect") is an equivalence test: its region is ±δ around the
+  reference, with the margin δ fixed in the claim before any result, so the interval must lie inside
+  the margin to reproduce, wholly outside it not to (Lakens, 2017, "Equivalence tests"; with the
+  two-sided 95% interval this is two one-sided tests at 2.5% each);
+* a directional claim may declare the smallest effect it cares about (``sesoi``): an interval that
+  lies within ±δ of the region's boundary then reads "not reproduced: no effect as large as δ",
+  rather than inconclusive (Lakens, Scheel & Isager, 2018, smallest effect size of interest).
+
+An inconclusive verdict carries a projection: the number of seeds at which, with the spread observed,
+the interval's half-width would fall below the distance from the estimate to the boundary it
+straddles (a projection from this run, not a promise).
+
     gaps = loss_sas_p - loss_pre_ln          # one paired difference per seed
     return judge_seeds(gaps, Region.around(0.0, 0.05), unit=" nats")
 """
@@ -37,30 +51,57 @@ class Region:
     low: float = -math.inf
     high: float = math.inf
     open: bool = False
+    #: The smallest effect of interest of a one-sided region: an interval within ±sesoi of its one
+    #: finite boundary shows no effect that large, which reads "not reproduced".
+    sesoi: float | None = None
 
     def __post_init__(self) -> None:
         if not self.low <= self.high:
             raise ValueError(f"region [{self.low}, {self.high}] is empty")
+        if self.sesoi is not None:
+            if not (math.isfinite(self.sesoi) and self.sesoi > 0):
+                raise ValueError(f"a smallest effect of interest must be a positive number, got {self.sesoi}")
+            if len(self.boundaries) != 1:
+                raise ValueError("a smallest effect of interest applies to a one-sided region (one finite boundary)")
 
     @classmethod
-    def above(cls, value: float) -> Region:
-        """x > value."""
-        return cls(low=value, open=True)
+    def above(cls, value: float, sesoi: float | None = None) -> Region:
+        """x > value (with `sesoi`: an interval within value ± sesoi reads "no effect as large as sesoi")."""
+        return cls(low=value, open=True, sesoi=sesoi)
 
     @classmethod
-    def below(cls, value: float) -> Region:
-        """x < value."""
-        return cls(high=value, open=True)
+    def below(cls, value: float, sesoi: float | None = None) -> Region:
+        """x < value (with `sesoi`, as for `above`)."""
+        return cls(high=value, open=True, sesoi=sesoi)
 
     @classmethod
-    def at_least(cls, value: float) -> Region:
-        """x ≥ value."""
-        return cls(low=value)
+    def at_least(cls, value: float, sesoi: float | None = None) -> Region:
+        """x ≥ value (with `sesoi`, as for `above`)."""
+        return cls(low=value, sesoi=sesoi)
 
     @classmethod
-    def at_most(cls, value: float) -> Region:
-        """x ≤ value."""
-        return cls(high=value)
+    def at_most(cls, value: float, sesoi: float | None = None) -> Region:
+        """x ≤ value (with `sesoi`, as for `above`)."""
+        return cls(high=value, sesoi=sesoi)
+
+    @classmethod
+    def equivalent(cls, reference: float, margin: float) -> Region:
+        """|x − reference| ≤ margin: a claim of equality, with its equivalence margin fixed in advance."""
+        if not (math.isfinite(margin) and margin > 0):
+            raise ValueError(f"an equivalence margin must be a positive number, got {margin}")
+        return cls(reference - margin, reference + margin)
+
+    @property
+    def boundaries(self) -> tuple[float, ...]:
+        """The finite ends of the region."""
+        return tuple(b for b in (self.low, self.high) if math.isfinite(b))
+
+    def negligible(self, low: float, high: float) -> bool:
+        """The interval [low, high] lies within ±sesoi of the boundary: no effect as large as sesoi."""
+        if self.sesoi is None:
+            return False
+        (boundary,) = self.boundaries
+        return boundary - self.sesoi < low and high < boundary + self.sesoi
 
     @classmethod
     def around(cls, target: float, tolerance: float) -> Region:
@@ -88,16 +129,22 @@ class Region:
         brackets = "()" if self.open else "[]"
         return f"in {brackets[0]}{self.low:.4g}, {self.high:.4g}{brackets[1]}"
 
+    def describe(self) -> str:
+        """The region with its smallest effect of interest, if any."""
+        return str(self) if self.sesoi is None else f"{self} (smallest effect of interest {self.sesoi:.4g})"
+
 
 @dataclass(frozen=True)
 class Interval:
-    """The mean of `n` values and its two-sided t-interval at `level`."""
+    """The mean of `n` values and its two-sided t-interval at `level`; `sd` is the spread of one value
+    that sets its width (NaN where unknown)."""
 
     estimate: float
     low: float
     high: float
     n: int
     level: float = LEVEL
+    sd: float = math.nan
 
     def format(self, unit: str = "", digits: int = 3) -> str:
         if not (math.isfinite(self.low) and math.isfinite(self.high)):
@@ -121,16 +168,56 @@ def seed_interval(values: Iterable[float], level: float = LEVEL) -> Interval:
         return Interval(mean, -math.inf, math.inf, n, level)
     sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
     half = float(t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
-    return Interval(mean, mean - half, mean + half, n, level)
+    return Interval(mean, mean - half, mean + half, n, level, sd)
 
 
 def decide(interval: Interval, region: Region) -> str:
-    """Reproduced (inside), not reproduced (outside) or inconclusive (straddling a boundary)."""
+    """Reproduced (inside), not reproduced (outside, or within the smallest effect of interest of the
+    boundary) or inconclusive (straddling a boundary)."""
     if region.contains(interval.low, interval.high):
         return REPRODUCED
-    if region.misses(interval.low, interval.high):
+    if region.misses(interval.low, interval.high) or region.negligible(interval.low, interval.high):
         return NOT_REPRODUCED
     return INCONCLUSIVE
+
+
+#: Projections stop here: a claim that needs more seeds than this is out of reach of any run.
+MAX_PROJECTED_SEEDS = 1000
+
+
+def seeds_to_decide(interval: Interval, region: Region) -> int | None:
+    """A projection: the fewest seeds at which an interval with this estimate and spread would no
+    longer straddle `region`'s boundaries (t-quantile at n − 1 df). None when it cannot be projected
+    (no spread, an estimate on a boundary, or more than MAX_PROJECTED_SEEDS seeds)."""
+    from scipy.stats import t
+
+    if not (math.isfinite(interval.sd) and interval.sd > 0) or not region.boundaries:
+        return None
+    distance = min(abs(interval.estimate - b) for b in region.boundaries)
+    if region.sesoi is not None:
+        distance = max(distance, region.sesoi - distance)
+    if distance <= 0:
+        return None
+    for n in range(max(2, interval.n), MAX_PROJECTED_SEEDS + 1):
+        if float(t.ppf(0.5 + interval.level / 2, n - 1)) * interval.sd / math.sqrt(n) < distance:
+            return n
+    return None
+
+
+def seed_rule(n: int, what: str = "seeds", level: float = LEVEL) -> str:
+    """The decision rule of an interval over replicates, in words."""
+    return f"{level:.0%} t-interval over {n} {what}"
+
+
+def _verdict_sentence(what: str, verdict: str, interval: Interval, region: Region) -> str:
+    """'The 95% interval lies inside the claim's region (> 0).' and its siblings; `what` names the interval."""
+    if verdict == NOT_REPRODUCED and region.negligible(interval.low, interval.high):
+        return (
+            f"The {what} lies within ±{region.sesoi:.4g} of the boundary of the claim's region ({region}): "
+            "no effect as large as the smallest of interest."
+        )
+    where = {REPRODUCED: "lies inside", NOT_REPRODUCED: "lies outside", INCONCLUSIVE: "straddles a boundary of"}
+    return f"The {what} {where[verdict]} the claim's region ({region.describe()})."
 
 
 def judge_seeds(
@@ -151,17 +238,24 @@ def judge_seeds(
         why = f"judged on at least {min_seeds} seeds; this scale has {interval.n}"
         return Measurement(measured, NOT_MEASURABLE, seeds=interval.n, detail=f"Replicates: {why}. {said}".strip())
     verdict = decide(interval, region)
-    where = {
-        REPRODUCED: "lies inside",
-        NOT_REPRODUCED: "lies outside",
-        INCONCLUSIVE: "straddles a boundary of",
-    }[verdict]
+    projected = seeds_to_decide(interval, region) if verdict == INCONCLUSIVE else None
     return Measurement(
         measured,
         verdict,
         seeds=interval.n,
-        detail=f"{said}The {level:.0%} interval {where} the claim's region ({region}).".strip(),
+        detail=f"{said}{_verdict_sentence(f'{level:.0%} interval', verdict, interval, region)}"
+        + _projection_words(projected, verdict),
+        rule=seed_rule(interval.n, level=level),
+        seeds_to_decide=projected,
     )
+
+
+def _projection_words(projected: int | None, verdict: str) -> str:
+    if verdict != INCONCLUSIVE:
+        return ""
+    if projected is None:
+        return " Projection: no number of seeds within reach would decide it at this spread."
+    return f" Projection: about {projected} seeds would decide it at the spread observed."
 
 
 __all__ = [
@@ -181,11 +275,101 @@ __all__ = [
     "combine_any",
     "combine_at_least",
     "decide",
+    "MAX_PROJECTED_SEEDS",
+    "bootstrap_interval",
+    "interpolated_crossing",
+    "judge_bootstrap",
     "judge_parts",
     "judge_seeds",
     "lm_gate",
     "seed_interval",
+    "seed_rule",
+    "seeds_to_decide",
 ]
+
+
+# ----------------------------------------------------------------- other units than seeds
+#: Resamples of a bootstrap interval; its generator is seeded, so a verdict is the same on every run.
+RESAMPLES = 4000
+
+
+def bootstrap_interval(
+    values: Iterable[float],
+    statistic: Callable = None,
+    *,
+    resamples: int = RESAMPLES,
+    level: float = LEVEL,
+    seed: int = 0,
+) -> Interval:
+    """`statistic` (the mean unless given; a function of a 1-D array) of `values` and its percentile
+    bootstrap interval over them, for claims whose independent unit is an example, a head or a task
+    rather than a seed. Resampling uses a generator seeded with `seed`, so the interval is exact to
+    repeat. Each value must be one independent unit (average within a unit first)."""
+    import numpy as np
+
+    xs = np.asarray([float(v) for v in values], dtype=float)
+    if xs.size == 0 or not np.isfinite(xs).all():
+        raise ValueError(f"bootstrap_interval needs finite values, got {xs.tolist()}")
+    stat = statistic or np.mean
+    estimate = float(stat(xs))
+    if xs.size < 2:
+        return Interval(estimate, -math.inf, math.inf, int(xs.size), level)
+    rng = np.random.default_rng(seed)
+    draws = np.array([stat(xs[rng.integers(0, xs.size, xs.size)]) for _ in range(resamples)], dtype=float)
+    low, high = np.quantile(draws, [0.5 - level / 2, 0.5 + level / 2])
+    return Interval(estimate, float(low), float(high), int(xs.size), level)
+
+
+def judge_bootstrap(
+    values: Iterable[float],
+    region: Region,
+    *,
+    what: str,
+    statistic: Callable = None,
+    statistic_name: str = "mean",
+    min_n: int = 5,
+    level: float = LEVEL,
+    unit: str = "",
+    detail: str = "",
+) -> Measurement:
+    """Like `judge_seeds`, with a percentile bootstrap over independent units named by `what` ("heads",
+    "tasks", "examples") instead of a t-interval over seeds; "not measurable" below `min_n` units."""
+    xs = [float(v) for v in values]
+    said = f"{detail} " if detail else ""
+    if len(xs) < min_n:
+        why = f"judged on at least {min_n} {what}; this scale has {len(xs)}"
+        shown = f"{statistic_name} over {len(xs)} {what}"
+        return Measurement(shown, NOT_MEASURABLE, detail=f"Replicates: {why}. {said}".strip())
+    interval = bootstrap_interval(xs, statistic, level=level)
+    verdict = decide(interval, region)
+    rule = f"{level:.0%} percentile bootstrap over {interval.n} {what} ({RESAMPLES} resamples, {statistic_name})"
+    return Measurement(
+        interval.format(unit),
+        verdict,
+        detail=f"{said}{_verdict_sentence(rule, verdict, interval, region)}",
+        rule=rule,
+    )
+
+
+def interpolated_crossing(x: Iterable[float], y: Iterable[float], level: float, *, rising: bool = True) -> float:
+    """Where the curve y(x) first reaches `level` (from below when `rising`, from above otherwise),
+    by linear interpolation between the grid points around the crossing: a threshold read off a
+    coarse grid without the grid's step as its resolution. The first x if y starts there; NaN if it
+    never gets there. `x` must increase."""
+    xs, ys = [float(v) for v in x], [float(v) for v in y]
+    if len(xs) != len(ys) or not xs:
+        raise ValueError("interpolated_crossing needs two sequences of the same, non-zero length")
+    if any(b <= a for a, b in zip(xs, xs[1:])):
+        raise ValueError(f"interpolated_crossing needs increasing x, got {xs}")
+    sign = 1.0 if rising else -1.0
+    reached = [sign * (yv - level) >= 0 for yv in ys]
+    if reached[0]:
+        return xs[0]
+    for i in range(1, len(xs)):
+        if reached[i]:
+            y0, y1 = ys[i - 1], ys[i]
+            return xs[i - 1] + (xs[i] - xs[i - 1]) * (level - y0) / (y1 - y0)
+    return math.nan
 
 
 def combine(verdicts: Iterable[str]) -> str:
@@ -245,7 +429,9 @@ def judge_parts(
         why = f"judged on at least {min_n} {what}; this scale has {n}"
         return Measurement(_listed(intervals), NOT_MEASURABLE, seeds=n, detail=f"Replicates: {why}. {said}".strip())
     regions = {name: region for name, (_, region) in parts.items()}
-    return _judge_intervals(intervals, regions, rule, n, f"{said}{level:.0%} intervals over {n} {what}")
+    return _judge_intervals(
+        intervals, regions, rule, n, f"{said}{level:.0%} intervals over {n} {what}", rule_text=seed_rule(n, what, level)
+    )
 
 
 def _listed(intervals: dict[str, Interval], unit: str = "") -> str:
@@ -259,13 +445,25 @@ def _judge_intervals(
     n: int,
     how: str,
     unit: str = "",
+    rule_text: str = "",
 ) -> Measurement:
     """Each named interval decided against its region, the verdicts combined by `rule`; `how` says what
-    the intervals are, for the detail."""
+    the intervals are, for the detail, and `rule_text` the decision rule. An inconclusive claim is
+    projected to decide when its slowest inconclusive part does."""
     verdicts = {name: decide(intervals[name], regions[name]) for name in intervals}
-    where = ", ".join(f"{name} {regions[name]} ({verdicts[name]})" for name in intervals)
+    where = ", ".join(f"{name} {regions[name].describe()} ({verdicts[name]})" for name in intervals)
+    verdict = rule(verdicts.values())
+    projected = None
+    if verdict == INCONCLUSIVE:
+        each = [seeds_to_decide(intervals[name], regions[name]) for name, v in verdicts.items() if v == INCONCLUSIVE]
+        projected = None if not each or None in each else max(each)
     return Measurement(
-        _listed(intervals, unit), rule(verdicts.values()), seeds=n, detail=f"{how} against: {where}.".strip()
+        _listed(intervals, unit),
+        verdict,
+        seeds=n,
+        detail=f"{how} against: {where}.".strip() + _projection_words(projected, verdict),
+        rule=rule_text,
+        seeds_to_decide=projected,
     )
 
 
@@ -306,7 +504,7 @@ def contrast_interval(values: Iterable[float], norm2: float, noise: PooledNoise,
         raise ValueError(f"contrast_interval needs finite values, got {xs}")
     n, mean = len(xs), sum(xs) / len(xs)
     half = float(t.ppf(0.5 + level / 2, noise.df)) * noise.sd * math.sqrt(norm2 / n)
-    return Interval(mean, mean - half, mean + half, n, level)
+    return Interval(mean, mean - half, mean + half, n, level, noise.sd * math.sqrt(norm2))
 
 
 def judge_contrasts(
@@ -338,7 +536,8 @@ def judge_contrasts(
         f"{said}{level:.0%} intervals with the pooled run-to-run spread σ = {noise.sd:.3g}{unit} "
         f"({noise.df} df, {noise.source})"
     )
-    return _judge_intervals(intervals, regions, rule, n, how, unit)
+    rule_text = f"{level:.0%} interval over {n} seeds with a pooled σ ({noise.df} df)"
+    return _judge_intervals(intervals, regions, rule, n, how, unit, rule_text)
 
 
 # --------------------------------------------------------------------------- health gates
