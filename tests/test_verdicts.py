@@ -220,7 +220,8 @@ def example_claims():
         null=null,
     )
     def anything_goes(data):
-        return Measurement(float(data[GAPS]["gap"].mean()), claims.REPRODUCED, seeds=len(data[GAPS]))
+        gaps = data[GAPS]["gap"]
+        return Measurement(float(gaps.mean()), claims.REPRODUCED, seeds=len(gaps), rule="always reproduced")
 
     yield
     claims.unregister(PAPER)
@@ -263,8 +264,8 @@ def test_a_straddling_interval_is_inconclusive(tmp_path, example_claims):
 def test_the_null_catches_a_claim_written_to_pass_on_anything(tmp_path, example_claims):
     row = judged(tmp_path, [0.20, 0.25, 0.22], [4.1, 4.2, 4.0]).loc["fig2"]
     assert row["null"].startswith("reproduced on")
-    assert row["verdict"] == claims.NOT_MEASURABLE and "cannot fail" in row["detail"]
-    assert scorecard.reason(row["detail"]) == "it also passes on its null"
+    assert row["verdict"] == claims.NOT_MEASURABLE and row["detail"].startswith("Null not rejected")
+    assert scorecard.reason(row["detail"]) == "its null did not come out 'not reproduced'"
 
 
 def test_claim_classes_are_checked_and_counted(tmp_path, example_claims):
@@ -283,7 +284,7 @@ def test_claim_classes_are_checked_and_counted(tmp_path, example_claims):
     summary = scorecard.summarise(card, by_class=True)
     assert summary[["class", "claims"]].values.tolist() == [["empirical", 2]]
     why = scorecard.unjudged(card)
-    assert sorted(why["reason"]) == ["it also passes on its null", "its runs failed their health gate"]
+    assert sorted(why["reason"]) == ["its null did not come out 'not reproduced'", "its runs failed their health gate"]
 
 
 def test_lm_and_classifier_gates(tmp_path):
@@ -307,7 +308,7 @@ def test_lm_and_classifier_gates(tmp_path):
         gate=lm_gate(lambda data: data[RUNS]["eval_loss"]),
     )
     def gated(data):
-        return Measurement(1.0, claims.REPRODUCED)
+        return Measurement(1.0, claims.REPRODUCED, rule="fixed for the test")
 
     try:
         for losses, verdict in (([4.9, 5.1], claims.REPRODUCED), ([4.9, 5.6], claims.NOT_MEASURABLE)):

@@ -26,7 +26,8 @@ declares its class (``kind``: identity, simulation, empirical or timing), a heal
 (a model that did not learn, or sits at its ceiling, proves nothing) and a :class:`Null`, inputs on
 which it must not be reproduced. The measurement is always computed and shown, but the verdict is
 "not measurable at this scale" at a scale the claim is not judged at (say smoke), when its gate
-fails, and when it is reproduced on its null as well (a check that cannot fail). Nothing is ever turned into a verdict silently: a
+fails, and when its null does not come out "not reproduced" (a null passes only by failing: a check
+that also passes, or cannot decide, on inputs without the effect says nothing about the effect). Nothing is ever turned into a verdict silently: a
 missing input raises :class:`MissingInputError` naming the file, and a claim function that raises or
 returns something malformed raises :class:`ClaimError` naming the claim.
 
@@ -80,6 +81,8 @@ COLUMNS = (
     "seeds_to_decide",
     "detail",
 )
+#: Classes whose verdicts must come from an interval (a Measurement with a decision rule).
+INTERVAL_CLASSES = ("empirical", "timing")
 #: How a verdict is reached where the claim's class fixes it (the others name their interval).
 CLASS_RULES = {
     "identity": "identity: exact algebra, checked to float64 rounding",
@@ -203,8 +206,8 @@ def claim(
     judged_at:   scales at which a verdict is given; elsewhere it is "not measurable at this scale".
     kind:        one of :data:`CLASSES`: "identity", "simulation", "empirical" or "timing".
     gate:        a :class:`Gate` the claim's runs must pass to be judged (else "not measurable").
-    null:        a :class:`Null` on which the claim must not be reproduced; a claim that is still
-                 reproduced on its null cannot fail, so its verdict is "not measurable".
+    null:        a :class:`Null` on which the claim must read "not reproduced"; any other outcome on
+                 the null (reproduced, inconclusive, not measurable) makes the verdict "not measurable".
     """
     inputs = tuple(inputs)
     judged_at = tuple(judged_at)
@@ -408,6 +411,11 @@ def _check_measurement(c: Claim, result: object) -> Measurement:
         raise ClaimError(f"claim {c.label} returned {type(result).__name__}, not a Measurement")
     if result.verdict not in VERDICTS:
         raise ClaimError(f"claim {c.label} returned verdict {result.verdict!r}; expected one of {VERDICTS}")
+    if c.kind in INTERVAL_CLASSES and result.verdict != NOT_MEASURABLE and not result.rule:
+        raise ClaimError(
+            f"claim {c.label} is {c.kind} but reached '{result.verdict}' without an interval: judge it through "
+            "repro.pipeline.decisions (judge_seeds, judge_parts, judge_contrasts, judge_bootstrap), which name their rule"
+        )
     measured = result.measured
     if isinstance(measured, bool) or not isinstance(measured, (int, float, str)):
         raise ClaimError(f"claim {c.label} measured {measured!r}; return a number or a short text")
@@ -449,9 +457,12 @@ def judge_claim(c: Claim, results_dir: str | Path, scale: str) -> dict[str, str]
         verdict, detail = NOT_MEASURABLE, f"Judged at {', '.join(c.judged_at)} scale only; {would}. {m.detail}"
     elif not gate_passed:
         verdict, detail = NOT_MEASURABLE, f"Health gate failed ({gate_text}); {would}. {m.detail}"
-    elif null_verdict == REPRODUCED and m.verdict == REPRODUCED:
+    elif null_verdict is not None and null_verdict != NOT_REPRODUCED and m.verdict != NOT_MEASURABLE:
         verdict = NOT_MEASURABLE
-        detail = f"The check also passes on its null ({c.null.description}), so it cannot fail; {would}. {m.detail}"
+        detail = (
+            f"Null not rejected: on its null ({c.null.description}) the check reads '{null_verdict}', "
+            f"so its verdict here could not be told from the null's; {would}. {m.detail}"
+        )
     return {
         "paper": c.paper,
         "item": c.item,

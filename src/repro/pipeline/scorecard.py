@@ -34,7 +34,7 @@ LEGACY_COLUMNS = tuple(c for c in UNRULED_COLUMNS if c not in ("class", "gate", 
 REASONS = {
     "Judged at": "not judged at this scale",
     "Health gate failed": "its runs failed their health gate",
-    "The check also passes on its null": "it also passes on its null",
+    "Null not rejected": "its null did not come out 'not reproduced'",
     "Replicates:": "too few seeds (or rounds)",
 }
 
