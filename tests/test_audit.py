@@ -21,10 +21,11 @@ def make_results(root, rows, data):
     return root
 
 
-def row(claim, measured, verdict, kind="empirical", paper="p"):
+def row(claim, measured, verdict, kind="empirical", paper="p", seeds_to_decide=""):
     values = {"paper": paper, "item": "fig01", "claim": claim, "class": kind, "paper_value": "x"}
     values.update(measured=measured, tolerance="tol", verdict=verdict, gate="none declared", null="none declared")
-    values.update(scale="laptop", seeds="2", detail="")
+    values.update(scale="laptop", seeds="2", detail="", rule="95% t-interval over 2 seeds")
+    values.update(seeds_to_decide=seeds_to_decide)
     return [values[column] for column in COLUMNS]
 
 
@@ -155,6 +156,7 @@ def test_run_summary_counts_verdicts_and_cost_and_fills_the_readme(tmp_path):
     results = tmp_path / "results"
     results.mkdir()
     rows = [row("c1", "1", "reproduced"), row("c2", "2", "not reproduced"), row("c3", "3", "reproduced")]
+    rows += [row(f"i{k}", "0", "inconclusive", seeds_to_decide=n) for k, n in enumerate(["4", "12", "12", "400", ""])]
     pd.DataFrame(rows, columns=list(COLUMNS)).to_csv(results / "scorecard.csv", index=False)
     pd.DataFrame(
         [["total", "all", "all", 3, 180.0, 150.0, 500.0], ["paper", "p", "p", 3, 180.0, 150.0, 500.0]],
@@ -163,11 +165,14 @@ def test_run_summary_counts_verdicts_and_cost_and_fills_the_readme(tmp_path):
     text = render_summary(results, ["p"], tmp_path)
     table_row = next(line for line in text.splitlines() if line.startswith("| p "))
     cells = [c.strip() for c in table_row.strip("|").split("|")]
-    assert cells[:7] == ["p", "laptop", "2", "1", "0", "0", "3"]  # paper, scale, verdict counts, claims
+    assert cells[:7] == ["p", "laptop", "2", "1", "5", "0", "8"]  # paper, scale, verdict counts, claims
     assert cells[7:] == ["3", "2.5", "500"]  # job wall and CPU minutes, peak MB
     assert "3 jobs, 3 min 00 s of job wall time" in text
     by_class = next(line for line in text.splitlines() if line.startswith("| empirical "))
-    assert [c.strip() for c in by_class.strip("|").split("|")] == ["empirical", "2", "1", "0", "0", "3"]
+    assert [c.strip() for c in by_class.strip("|").split("|")] == ["empirical", "2", "1", "5", "0", "8"]
+    projected = [line for line in text.splitlines() if line.startswith("| p ")][-1]
+    # inconclusive, 1-5, 6-10, 11-30, more than 30, no projection, median
+    assert [c.strip() for c in projected.strip("|").split("|")] == ["p", "5", "1", "0", "2", "1", "1", "12"]
     readme = tmp_path / "README.md"
     readme.write_text(f"# t\n\nbefore\n{BEGIN}\nold numbers\n{END}\nafter\n")
     (results / "SUMMARY.md").write_text("# Run summary\n\n" + text)

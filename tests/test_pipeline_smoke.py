@@ -13,6 +13,8 @@ import pandas as pd
 import pytest
 from conftest import copy_checkout, snakemake_command, snakemake_env
 
+from repro.papers import PAPERS
+from repro.pipeline import claims
 from repro.pipeline.claims import COLUMNS, VERDICTS
 from repro.pipeline.code_digest import source_digest
 
@@ -84,6 +86,17 @@ def test_scorecard_has_the_claims_and_honest_smoke_verdicts(smoke_run):
     judged = card[card["class"].isin(["empirical", "timing"]) & ~card["gate"].str.startswith("failed")]
     passes_on_null = judged[judged["null"].str.startswith("reproduced on")]
     assert passes_on_null.empty, passes_on_null[["paper", "claim", "null"]].to_string()
+
+
+def test_every_claim_judged_as_if_at_laptop_scale_reaches_its_verdict_through_an_interval(smoke_run):
+    """The smoke tree judged as if it were a laptop run: every empirical or timing verdict must come from
+    repro.pipeline.decisions (judge_claim raises otherwise), and a claim whose null does not come out
+    'not reproduced' is not judged."""
+    for paper in PAPERS:
+        card = claims.judge_paper(paper, smoke_run / "results" / "smoke", "laptop")
+        decided = card[card["class"].isin(["empirical", "timing"]) & (card["verdict"] != claims.NOT_MEASURABLE)]
+        assert (decided["rule"] != "").all(), decided[["claim", "rule"]].to_string()
+        assert decided["null"].str.startswith(claims.NOT_REPRODUCED).all(), decided[["claim", "null"]].to_string()
 
 
 def test_curves_cover_every_variant_and_seed(smoke_run):

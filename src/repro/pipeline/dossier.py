@@ -24,6 +24,9 @@ from repro.pipeline.claims import NOT_REPRODUCED, VERDICTS
 from repro.pipeline.lineage import code_version, package_versions
 from repro.pipeline.tables import to_markdown
 
+#: The claims columns a dossier shows (a claims.csv written before decision rules lacks "rule").
+DOSSIER_COLUMNS = ("item", "claim", "class", "paper_value", "measured", "tolerance", "rule", "verdict", "seeds")
+
 
 def flatten(section, prefix: str = "") -> dict[str, object]:
     """{"a.b.c": value} for every leaf of a nested mapping (lists are leaves)."""
@@ -117,7 +120,7 @@ def render_dossier(
         "gates and nulls were fixed with each claim before its result was seen.",
         "",
         to_markdown(
-            claims[["item", "claim", "class", "paper_value", "measured", "tolerance", "verdict", "seeds"]],
+            claims[[c for c in DOSSIER_COLUMNS if c in claims]],
             numparse=False,
         ),
         "",

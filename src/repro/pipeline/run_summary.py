@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from repro.pipeline.claims import VERDICTS
+from repro.pipeline.claims import INCONCLUSIVE, VERDICTS
 from repro.pipeline.compute import all_jobs, paper_of
 from repro.pipeline.lineage import code_version
 from repro.pipeline.scorecard import summarise
@@ -74,6 +74,30 @@ def by_class(scorecard: pd.DataFrame) -> pd.DataFrame:
     return table.assign(claims=table.sum(axis=1)).reset_index()
 
 
+#: Buckets of projected seeds: how far each inconclusive claim is from a decision.
+PROJECTION_BUCKETS = (5, 10, 30)
+
+
+def projected_seeds(scorecard: pd.DataFrame) -> pd.DataFrame:
+    """Per paper, its inconclusive claims by the seeds projected to decide them (column
+    ``seeds_to_decide`` of the scorecard: a projection from each claim's observed spread)."""
+    if "seeds_to_decide" not in scorecard:  # a scorecard written before verdicts carried projections
+        return pd.DataFrame()
+    rows = []
+    for paper, group in scorecard[scorecard["verdict"] == INCONCLUSIVE].groupby("paper", sort=True):
+        seeds = pd.to_numeric(group["seeds_to_decide"], errors="coerce")
+        row = {"paper": paper, "inconclusive": len(group)}
+        low = 0
+        for high in PROJECTION_BUCKETS:
+            row[f"{low + 1}-{high} seeds"] = int(((seeds > low) & (seeds <= high)).sum())
+            low = high
+        row[f"more than {low}"] = int((seeds > low).sum())
+        row["no projection"] = int(seeds.isna().sum())
+        row["median projected"] = float(seeds.median()) if seeds.notna().any() else float("nan")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def render_summary(results_dir: Path | str, papers: list[str], workdir: Path | str = ".") -> str:
     """The markdown of results/SUMMARY.md (see the module docstring)."""
     results_dir, workdir = Path(results_dir), Path(workdir)
@@ -105,6 +129,18 @@ def render_summary(results_dir: Path | str, papers: list[str], workdir: Path | s
         "",
         to_markdown(by_class(scorecard)).rstrip(),
         "",
+    ]
+    projection = projected_seeds(scorecard)
+    if len(projection):
+        lines += [
+            "Inconclusive claims by the number of seeds projected to decide them (from each claim's observed "
+            "spread: the seeds at which its interval would no longer straddle its boundary; a projection, not a "
+            "promise; 'no projection' where the estimate sits on the boundary or no spread was measured):",
+            "",
+            to_markdown(projection).rstrip(),
+            "",
+        ]
+    lines += [
         'Claims at smoke scale are never judged ("not measurable at this scale"); at laptop scale they',
         "judge small-scale analogues of the papers' experiments, not the original settings.",
     ]
