@@ -99,6 +99,32 @@ def test_every_claim_judged_as_if_at_laptop_scale_reaches_its_verdict_through_an
         assert decided["null"].str.startswith(claims.NOT_REPRODUCED).all(), decided[["claim", "null"]].to_string()
 
 
+def test_explain_walks_every_claim_and_item_back_to_its_files(smoke_run):
+    from repro.pipeline.explain import ExplainError, explain
+
+    results = smoke_run / "results" / "smoke"
+    for paper in PAPERS:
+        registered = claims.load_claims(paper)
+        for c in registered:
+            page = explain(paper, c.claim_id, results, smoke_run)
+            assert f"{paper} / {c.item} / {c.claim_id}" in page and "Verdict in" in page, page
+            assert f"--forcerun results/smoke/{paper}/claims.csv" in page, page
+        for item in sorted({c.item for c in registered}):
+            page = explain(paper, item, results, smoke_run)
+            assert page.startswith(f"{paper} / {item}") and "Claims:" in page
+    fig26 = explain("simplified_blocks", "sas_p_matches_pre_ln_per_step", results, smoke_run)
+    assert "runs/sas_p/seed0" in fig26 and "config " in fig26  # the runs behind its data, with config hashes
+    with pytest.raises(ExplainError, match="no claim"):
+        explain("simplified_blocks", "fig999/no_such_claim", results, smoke_run)
+    cli = subprocess.run(
+        [sys.executable, "-m", "repro", "explain", "simplified_blocks", "fig26", "--results", "results/smoke"],
+        cwd=smoke_run,
+        capture_output=True,
+        text=True,
+    )
+    assert cli.returncode == 0 and "sas_p_matches_pre_ln_per_step" in cli.stdout, cli.stderr
+
+
 def test_curves_cover_every_variant_and_seed(smoke_run):
     curves = pd.read_csv(smoke_run / "results/smoke/simplified_blocks/data/fig26_curves.csv")
     assert set(curves["variant"]) == {"pre_ln", "parallel", "sas", "sas_p", "sas_p_nonorm", "vskipinit"}

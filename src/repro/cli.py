@@ -31,6 +31,7 @@ COMMAND_MODULES = {
     "compare": "repro.commands.compare",
     "clean": "repro.commands.clean",
     "verify": "repro.commands.verify",
+    "explain": "repro.commands.explain",
 }
 COMMAND_MODULES.update({paper: f"repro.papers.{paper}.commands" for paper in PAPERS})
 

@@ -61,12 +61,14 @@ def _read_json(path: Path):
         return None
 
 
+#: A results path in a job's command line (a job that trains several runs names their folder there).
+PATH_WORD = re.compile(r"results/[^\s'\",\]]+")
+
+
 class _JobOutputs:
     """Which declared output to force for a run directory, from the steps of the lineage cards: an output
     in the run directory itself, else the first output of a job whose command names the run directory or
     the deepest folder above it (below results/<tree>/<paper>), as a job that trains several runs does."""
-
-    PATH_WORD = re.compile(r"results/[^\s'\",\]]+")
 
     def __init__(self, steps: list[dict], workdir: Path):
         self.workdir, self.in_dir, self.named = workdir, {}, {}
@@ -74,7 +76,7 @@ class _JobOutputs:
             outputs = [workdir / output for output in step.get("outputs") or []]
             for output in outputs:
                 self.in_dir.setdefault(output.parent, output)
-            for word in self.PATH_WORD.findall(step.get("command", "")) if outputs else []:
+            for word in PATH_WORD.findall(step.get("command", "")) if outputs else []:
                 self.named.setdefault(word.rstrip("/"), outputs[0])
 
     def of_run(self, run_dir: Path) -> Path | None:
