@@ -122,7 +122,8 @@ def test_decide_inside_outside_and_straddling():
 
 def test_equivalence_needs_the_interval_inside_the_margin():
     region = Region.equivalent(0.0, 0.05)
-    assert judge_seeds([0.01, 0.02, 0.015], region).verdict == REPRODUCED
+    inside = judge_seeds([0.01, 0.02, 0.015], region)
+    assert inside.verdict == REPRODUCED and inside.rule == "95% t-interval over 3 seeds; equivalence margin ±0.05"
     assert judge_seeds([0.2, 0.21, 0.22], region).verdict == NOT_REPRODUCED
     # a noisy gap no longer passes for equality: its interval reaches past the margin
     assert judge_seeds([0.0, 3.0, -3.0], region).verdict == INCONCLUSIVE

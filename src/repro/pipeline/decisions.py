@@ -54,6 +54,8 @@ class Region:
     #: The smallest effect of interest of a one-sided region: an interval within ±sesoi of its one
     #: finite boundary shows no effect that large, which reads "not reproduced".
     sesoi: float | None = None
+    #: The region is an equivalence margin around a reference (a claim of equality).
+    equivalence: bool = False
 
     def __post_init__(self) -> None:
         if not self.low <= self.high:
@@ -89,7 +91,7 @@ class Region:
         """|x − reference| ≤ margin: a claim of equality, with its equivalence margin fixed in advance."""
         if not (math.isfinite(margin) and margin > 0):
             raise ValueError(f"an equivalence margin must be a positive number, got {margin}")
-        return cls(reference - margin, reference + margin)
+        return cls(reference - margin, reference + margin, equivalence=True)
 
     @property
     def boundaries(self) -> tuple[float, ...]:
@@ -132,6 +134,14 @@ class Region:
     def describe(self) -> str:
         """The region with its smallest effect of interest, if any."""
         return str(self) if self.sesoi is None else f"{self} (smallest effect of interest {self.sesoi:.4g})"
+
+    def rule(self) -> str:
+        """What the region adds to a decision rule: its equivalence margin or smallest effect of interest."""
+        if self.equivalence:
+            return f"equivalence margin ±{(self.high - self.low) / 2:.4g}"
+        if self.sesoi is not None:
+            return f"smallest effect of interest {self.sesoi:.4g}"
+        return ""
 
 
 @dataclass(frozen=True)
@@ -204,9 +214,10 @@ def seeds_to_decide(interval: Interval, region: Region) -> int | None:
     return None
 
 
-def seed_rule(n: int, what: str = "seeds", level: float = LEVEL) -> str:
-    """The decision rule of an interval over replicates, in words."""
-    return f"{level:.0%} t-interval over {n} {what}"
+def seed_rule(n: int, what: str = "seeds", level: float = LEVEL, regions: Iterable[Region] = ()) -> str:
+    """The decision rule of an interval over replicates, in words, with the margins of `regions`."""
+    margins = sorted({region.rule() for region in regions} - {""})
+    return "; ".join([f"{level:.0%} t-interval over {n} {what}", *margins])
 
 
 def _verdict_sentence(what: str, verdict: str, interval: Interval, region: Region) -> str:
@@ -245,7 +256,7 @@ def judge_seeds(
         seeds=interval.n,
         detail=f"{said}{_verdict_sentence(f'{level:.0%} interval', verdict, interval, region)}"
         + _projection_words(projected, verdict),
-        rule=seed_rule(interval.n, level=level),
+        rule=seed_rule(interval.n, level=level, regions=[region]),
         seeds_to_decide=projected,
     )
 
@@ -342,7 +353,10 @@ def judge_bootstrap(
         return Measurement(shown, NOT_MEASURABLE, detail=f"Replicates: {why}. {said}".strip())
     interval = bootstrap_interval(xs, statistic, level=level)
     verdict = decide(interval, region)
-    rule = f"{level:.0%} percentile bootstrap over {interval.n} {what} ({RESAMPLES} resamples, {statistic_name})"
+    rule = "; ".join(
+        [f"{level:.0%} percentile bootstrap over {interval.n} {what} ({RESAMPLES} resamples, {statistic_name})"]
+        + [region.rule()] * bool(region.rule())
+    )
     return Measurement(
         interval.format(unit),
         verdict,
@@ -430,7 +444,12 @@ def judge_parts(
         return Measurement(_listed(intervals), NOT_MEASURABLE, seeds=n, detail=f"Replicates: {why}. {said}".strip())
     regions = {name: region for name, (_, region) in parts.items()}
     return _judge_intervals(
-        intervals, regions, rule, n, f"{said}{level:.0%} intervals over {n} {what}", rule_text=seed_rule(n, what, level)
+        intervals,
+        regions,
+        rule,
+        n,
+        f"{said}{level:.0%} intervals over {n} {what}",
+        rule_text=seed_rule(n, what, level, regions.values()),
     )
 
 
@@ -536,7 +555,8 @@ def judge_contrasts(
         f"{said}{level:.0%} intervals with the pooled run-to-run spread σ = {noise.sd:.3g}{unit} "
         f"({noise.df} df, {noise.source})"
     )
-    rule_text = f"{level:.0%} interval over {n} seeds with a pooled σ ({noise.df} df)"
+    margins = sorted({region.rule() for region in regions.values()} - {""})
+    rule_text = "; ".join([f"{level:.0%} interval over {n} seeds with a pooled σ ({noise.df} df)", *margins])
     return _judge_intervals(intervals, regions, rule, n, how, unit, rule_text)
 
 
