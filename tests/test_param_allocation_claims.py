@@ -112,17 +112,20 @@ def _u(per_seed):
 
 
 def test_u_shape_is_judged_on_per_seed_edge_ratios():
-    # ratios to H* = 4: left 1.9/0.9, 2/1, 2.1/1.1; right 1.4/0.9, 1.5/1, 1.6/1.1: both intervals above 1.1
+    # against H* = 4, seed offsets e = −0.1, 0, 0.1: left (2 + e) − 1.1·(1 + e) = 0.9 − 0.1e, right 0.4 − 0.1e
     u = _u(_offsets({1: 2.0, 4: 1.0, 16: 1.5}))
     assert u.verdict == REPRODUCED and u.seeds == 3 and u.rule.startswith("95% t-interval over 3 seeds")
-    assert u.measured.startswith("loss(H=1)/loss(H*=4) 2") and "loss(H=16)/loss(H*=4) 1.5" in u.measured
+    assert (
+        u.measured.startswith("loss(H=1) − 1.1·loss(H*=4) 0.9 [") and "loss(H=16) − 1.1·loss(H*=4) 0.4 [" in u.measured
+    )
+    assert "seed-mean edge over H*: H = 1: 2×, H = 16: 1.5×" in u.detail
     assert "Bound's sweep argmin H = 16 (|log2 ratio| = 2" in u.detail  # the minimiser row is not the sweep's
-    # the best loss at the most heads: the right edge's ratio to the best interior H is below 1
+    # the best loss at the most heads: the right edge lies below the best interior H
     monotone = _u(_offsets({1: 3.0, 4: 2.0, 16: 1.0}))
     assert monotone.verdict == NOT_REPRODUCED and "Seed-mean argmin H = 16" in monotone.detail
-    # a plateau: the right edge 1.045-1.056× the best, an interval wholly below 1.1
+    # a plateau: the right edge 1.05× the best interior H, contrasts −0.04, −0.05, −0.06
     assert _u(_offsets({1: 2.0, 4: 1.0, 16: 1.05})).verdict == NOT_REPRODUCED
-    # right-edge ratios 1.0, 1.2, 1.3: mean 1.167, sd 0.153, half-width 4.303 · 0.153/√3 = 0.38 straddles 1.1
+    # right-edge contrasts −0.1, 0.1, 0.2: mean 0.067, sd 0.153, half-width 4.303 · 0.153/√3 = 0.38 straddles 0
     noisy = _u({1: [2.0, 2.0, 2.0], 4: [1.0, 1.0, 1.0], 16: [1.0, 1.2, 1.3]})
     assert noisy.verdict == INCONCLUSIVE and noisy.seeds_to_decide > 3
 
@@ -130,7 +133,7 @@ def test_u_shape_is_judged_on_per_seed_edge_ratios():
 def test_u_shape_with_too_few_seeds_is_not_measurable():
     two = _u(_offsets({1: 2.0, 4: 1.0, 16: 1.5}, seeds=2))
     assert two.verdict == NOT_MEASURABLE and "at least 3 seeds; this scale has 2" in two.detail
-    # a seed that lacks an H (a failed run) is left out of the paired ratios
+    # a seed that lacks an H (a failed run) is left out of the paired contrasts
     gap = _offsets({1: 2.0, 4: 1.0, 16: 1.5})
     table = _sweep(gap).query("not (seed == 2 and heads == 16)")
     lacking = claims._sweep_shape(_Data({claims.SWEEP: table, claims.BOUND: BOUND}), "induction", "learned", False)
@@ -139,7 +142,7 @@ def test_u_shape_with_too_few_seeds_is_not_measurable():
 
 def test_u_shape_fails_on_its_null():
     data = _Data({claims.SWEEP: _sweep(_offsets({1: 2.0, 4: 1.0, 16: 1.5})), claims.BOUND: BOUND})
-    assert _on_null(_registered("u_shape_induction_learned"), data) == NOT_REPRODUCED  # every ratio exactly 1
+    assert _on_null(_registered("u_shape_induction_learned"), data) == NOT_REPRODUCED  # every contrast −0.1·loss
 
 
 def _left(per_seed):
@@ -150,12 +153,12 @@ def _left(per_seed):
 
 def test_left_arm_of_the_alibi_sweeps():
     plateau = _left(_offsets({1: 2.0, 4: 1.0, 16: 1.05}))
-    assert plateau.verdict == REPRODUCED and plateau.measured.startswith("loss(H=1)/loss(H*=4) 2")
+    assert plateau.verdict == REPRODUCED and plateau.measured.startswith("loss(H=1) − 1.1·loss(H*=4) 0.9")
     assert "Right edge (not judged): seed-mean loss(H = 16) 1.05× loss(H*)" in plateau.detail
     falling = _left(_offsets({1: 3.0, 4: 2.0, 16: 1.0}))
     assert falling.verdict == REPRODUCED and "loss(H*=16)" in falling.measured  # the design allows the best at most H
-    assert _left(_offsets({1: 1.0, 4: 1.2, 16: 1.3})).verdict == NOT_REPRODUCED  # best at H = 1: ratio < 1
-    assert _left(_offsets({1: 1.05, 4: 1.0, 16: 1.0}, noise=0.001)).verdict == NOT_REPRODUCED  # 1.05 < 1.1
+    assert _left(_offsets({1: 1.0, 4: 1.2, 16: 1.3})).verdict == NOT_REPRODUCED  # best at H = 1
+    assert _left(_offsets({1: 1.05, 4: 1.0, 16: 1.0}, noise=0.001)).verdict == NOT_REPRODUCED  # 1.05× < 1.1×
     assert _left(_offsets({1: 2.0, 4: 1.0, 16: 1.0}, seeds=1)).verdict == NOT_MEASURABLE
     data = _Data({claims.SWEEP: _sweep(_offsets({1: 2.0, 4: 1.0, 16: 1.05}), "alibi"), claims.BOUND: BOUND})
     assert _on_null(_registered("fewer_heads_cost_induction_alibi"), data) == NOT_REPRODUCED
@@ -322,11 +325,11 @@ RISING = {1: 2.6, 4: 2.2, 8: 2.05}  # R = 0.4, 0.8, 0.95
 
 def test_svd_student_recovers_at_rank8():
     ok = claims.svd_student_recovers_at_rank8(_seeds(*_jitter(RISING, -0.01, 0.0, 0.01)))
-    assert ok.verdict == REPRODUCED and ok.measured == "layer 0: R = 0.950"  # head 1 is not the sweep head
-    assert "layer 0: R(8) − 0.9 0.05" in ok.detail
+    assert ok.verdict == REPRODUCED and ok.measured.startswith("layer 0: R(8) 0.95 [")  # head 1: not the sweep head
+    assert "R from seed-mean losses: layer 0: 0.950" in ok.detail
     short = _seeds(*_jitter({1: 2.6, 8: 2.25}, -0.01, 0.0, 0.01))  # R(8) = 0.75
     assert claims.svd_student_recovers_at_rank8(short).verdict == NOT_REPRODUCED
-    spread = _seeds({8: 2.15}, {8: 2.05}, {8: 2.0})  # R − 0.9 = −0.05, 0.05, 0.1
+    spread = _seeds({8: 2.15}, {8: 2.05}, {8: 2.0})  # R = 0.85, 0.95, 1: the interval [0.74, 1.12]
     assert claims.svd_student_recovers_at_rank8(spread).verdict == INCONCLUSIVE
     assert _on_null(claims.svd_student_recovers_at_rank8, _seeds(*_jitter(RISING, -0.01, 0.0, 0.01))) == NOT_REPRODUCED
     with pytest.raises(ValueError, match="replacement.ranks lacks rank 8"):

@@ -25,7 +25,7 @@ from repro.papers.param_allocation.shallow import (
     attention_parameters,
     initial_slopes,
 )
-from repro.papers.param_allocation.u_shape import edge_ratios
+from repro.papers.param_allocation.u_shape import edge_contrasts
 from repro.pipeline.configcheck import PipelineConfigError, check_config
 from repro.training.seeding import generator
 from repro.training.stream_tasks import SequenceStreamTask
@@ -307,22 +307,22 @@ def _frame(values):
     )
 
 
-def test_edge_ratios_hand_examples():
-    u = edge_ratios(_frame({1: [2.0, 2.2, 1.8], 4: [1.0, 1.1, 0.9], 16: [1.5, 1.6, 1.4]}), [1, 16])
+def test_edge_contrasts_hand_examples():
+    u = edge_contrasts(_frame({1: [2.0, 2.2, 1.8], 4: [1.0, 1.1, 0.9], 16: [1.5, 1.6, 1.4]}), [1, 16], 1.1)
     assert u.best == 4 and u.seeds == 3
-    assert u.ratios[1].tolist() == pytest.approx([2.0, 2.0, 2.0])
-    assert u.ratios[16].tolist() == pytest.approx([1.5, 1.6 / 1.1, 1.4 / 0.9])
-    # the best loss at an edge: the ratio of that edge to the best interior H falls below 1
-    monotone = edge_ratios(_frame({1: [3.0, 3.1, 2.9], 4: [2.0, 2.1, 1.9], 16: [1.0, 1.1, 0.9]}), [1, 16])
-    assert monotone.best == 4 and (monotone.ratios[16] < 1).all()
+    assert u.contrasts[1].tolist() == pytest.approx([0.9, 0.99, 0.81])  # loss(1) − 1.1·loss(4) per seed
+    assert u.contrasts[16].tolist() == pytest.approx([0.4, 0.39, 0.41])
+    # the best loss at an edge: that edge lies below the best interior H in every seed
+    monotone = edge_contrasts(_frame({1: [3.0, 3.1, 2.9], 4: [2.0, 2.1, 1.9], 16: [1.0, 1.1, 0.9]}), [1, 16], 1.1)
+    assert monotone.best == 4 and (monotone.contrasts[16] < 0).all()
     # the left arm alone: the best of the other H may be the right edge
-    left = edge_ratios(_frame({1: [3.0, 3.1, 2.9], 4: [2.0, 2.1, 1.9], 16: [1.0, 1.1, 0.9]}), [1])
-    assert left.best == 16 and list(left.ratios.columns) == [1]
+    left = edge_contrasts(_frame({1: [3.0, 3.1, 2.9], 4: [2.0, 2.1, 1.9], 16: [1.0, 1.1, 0.9]}), [1], 1.1)
+    assert left.best == 16 and list(left.contrasts.columns) == [1]
     # a seed lacking an H is left out, and a sweep with only its edges has nothing to compare them with
     partial = _frame({1: [2.0, 2.2, 1.8], 4: [1.0, 1.1], 16: [1.5, 1.6, 1.4]})
-    assert edge_ratios(partial, [1, 16]).seeds == 2
+    assert edge_contrasts(partial, [1, 16], 1.1).seeds == 2
     with pytest.raises(ValueError, match="no point besides its edges"):
-        edge_ratios(_frame({1: [2.0], 16: [1.5]}), [1, 16])
+        edge_contrasts(_frame({1: [2.0], 16: [1.5]}), [1, 16], 1.1)
 
 
 # -- configuration -----------------------------------------------------------------------------------

@@ -354,7 +354,7 @@ def test_replacement_claims_follow_each_seeds_own_sweep_head():
         rows.append(row(seed, other, 8, "svd", "finetuned", "student", 2.01))
     data = {claims.REPLACEMENT: pd.DataFrame(rows)}
     measurement = claims.svd_student_recovers_at_rank8(data)
-    assert "layer 0: R = 0.95" in measurement.measured and measurement.verdict == "reproduced"
+    assert measurement.measured.startswith("layer 0: R(8) 0.95 [") and measurement.verdict == "reproduced"
     ok, detail = claims._gaps_resolved(data)
     assert ok and "layer 0 (head 0/1/0 by seed): 1.0000 ± 0.0000" in detail
     assert sweep_head_label(at_sweep_heads(data[claims.REPLACEMENT], data[claims.REPLACEMENT])) == "head 0/1/0 by seed"

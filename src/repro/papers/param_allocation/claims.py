@@ -11,9 +11,10 @@ fig01  Theorem 2 (saturation): ‖J(z)‖₂ ≤ e^{2Λ}/L for every sampled bou
        L·‖J‖₂ stays bounded: its seed-free coefficient of variation across L is < 0.5 (uniform logits;
        simulation).
 fig02, fig07, fig08  the heads sweep at a fixed width, per task and position kind. Learned positions:
-       U-shaped, i.e. per seed loss(H_min)/loss(H*) and loss(H_max)/loss(H*) each ≥ 1.1, where H* is
-       the interior H of lowest seed-mean loss. ALiBi-type heads: the left arm alone,
-       loss(H_min)/loss(H*) ≥ 1.1 with H* the H > H_min of lowest seed-mean loss.
+       U-shaped, i.e. per seed loss(H_min) − 1.1·loss(H*) and loss(H_max) − 1.1·loss(H*) each ≥ 0, where
+       H* is the interior H of lowest seed-mean loss (the catalog's "each edge ≥ 1.1× the minimum", on
+       seed means). ALiBi-type heads: the left arm alone, loss(H_min) − 1.1·loss(H*) ≥ 0 with H* the
+       H > H_min of lowest seed-mean loss.
 fig03  Corollary 2 with truncated-SVD heads (constructed inputs): per-entry error ≤ the corollary's
        bound and L·max|p − p′| ≤ 4Λe^{2Λ} (identity); the log-log slope of the output error relative
        to the output's norm, ‖o − o′‖/‖o‖, against L is ≤ −0.3 for every rank below full (simulation).
@@ -21,8 +22,8 @@ fig03  Corollary 2 with truncated-SVD heads (constructed inputs): per-entry erro
        output's power itself falls with L): at r = 4 it falls between consecutive lengths; the gap
        err(r_min) − err(r_max) at the longest L is ≤ 0.5× the gap at the shortest.
 fig04  single-head replacement in the trained decoders, in units of recovery R = (L_abl − L_student) /
-       (L_abl − L_teacher), each seed's losses over the layer's seed-mean ablation gap: (a) R(8) ≥ 0.9
-       after fine-tuning the SVD student, every replaced layer; (b) after fine-tuning, R(SVD) − R(random)
+       (L_abl − L_teacher), per seed with its own replaced head's gap: (a) R(8) ≥ 0.9 after fine-tuning
+       the SVD student, every replaced layer; (b) after fine-tuning, R(SVD) − R(random)
        > 0 for every layer and r ≥ 4 (smallest effect of interest 0.02); (c) R of the fine-tuned SVD
        students never falls by more than 0.02 between consecutive ranks and rises from r_min to r_max
        (smallest effect of interest 0.02), every layer.
@@ -61,7 +62,7 @@ from repro.papers.param_allocation.recovery import (
     sweep_heads,
     with_recovery,
 )
-from repro.papers.param_allocation.u_shape import edge_ratios
+from repro.papers.param_allocation.u_shape import edge_contrasts
 from repro.pipeline.claims import (
     NOT_MEASURABLE,
     Gate,
@@ -259,19 +260,25 @@ def _sweep_rows(data, task: str, position: str) -> pd.DataFrame:
 
 
 def _sweep_shape(data, task: str, position: str, left_arm: bool) -> Measurement:
-    """U-shape (both edges) or left arm (the smallest H alone): per seed, the loss at each edge over the
-    loss at H*, the best other H by seed-mean loss, each interval at least EDGE_RATIO."""
+    """U-shape (both edges) or left arm (the smallest H alone): per seed, the loss at each edge minus
+    EDGE_RATIO × the loss at H*, the best other H by seed-mean loss; each interval ≥ 0."""
     rows = _sweep_rows(data, task, position)
     heads = sorted(rows["heads"].unique())
     edges = [heads[0]] if left_arm else [heads[0], heads[-1]]
-    shape = edge_ratios(rows, edges)
-    parts = {f"loss(H={h})/loss(H*={shape.best})": (shape.ratios[h], Region.at_least(EDGE_RATIO)) for h in edges}
-    judged = _judge(parts, detail="Per-seed ratios of eval losses:")
+    shape = edge_contrasts(rows, edges, EDGE_RATIO)
+    parts = {
+        f"loss(H={h}) − {EDGE_RATIO:g}·loss(H*={shape.best})": (shape.contrasts[h], Region.at_least(0.0)) for h in edges
+    }
+    judged = _judge(parts, detail="Per-seed contrasts of eval losses:")
     if shape.best is None:
         return judged
     means = "; ".join(f"H={h}: {m:.4g}" for h, m in shape.means.items())
     where = "H > H_min" if left_arm else "interior H"
-    detail = f"Seed-mean eval loss: {means}; H* = {shape.best} (the {where} of lowest seed-mean loss)."
+    ratios = ", ".join(f"H = {h}: {float(shape.means[h] / shape.means[shape.best]):.3g}×" for h in edges)
+    detail = (
+        f"Seed-mean eval loss: {means}; H* = {shape.best} (the {where} of lowest seed-mean loss); seed-mean "
+        f"edge over H*: {ratios}."
+    )
     if left_arm:
         right = float(shape.means[heads[-1]] / shape.means[shape.best])
         detail += f" Right edge (not judged): seed-mean loss(H = {heads[-1]}) {right:.3g}× loss(H*)."
@@ -299,12 +306,12 @@ def _register_sweep_claim(item: str, task: str, position: str, statement: str, p
 
     claim_id = f"fewer_heads_cost_{task}_{position}" if left_arm else f"u_shape_{task}_{position}"
     measure.__name__ = measure.__qualname__ = claim_id
-    rule = "95% interval over ≥ 3 seeds at least 1.1 (each seed has every H)"
+    rule = "95% interval over ≥ 3 seeds ≥ 0 (each seed has every H; mean ≥ 0 ⟺ seed-mean edge ≥ 1.1× loss(H*))"
     tolerance = (
-        f"per seed loss(H_min)/loss(H*), H* the H > H_min of lowest seed-mean loss: {rule}"
+        f"per seed loss(H_min) − 1.1·loss(H*), H* the H > H_min of lowest seed-mean loss: {rule}"
         if left_arm
-        else f"per seed loss(H_min)/loss(H*) and loss(H_max)/loss(H*), H* the interior H of lowest seed-mean "
-        f"loss: each {rule}"
+        else f"per seed loss(H_min) − 1.1·loss(H*) and loss(H_max) − 1.1·loss(H*), H* the interior H of lowest "
+        f"seed-mean loss: each {rule}"
     )
     claim(
         paper=PAPER,
@@ -652,32 +659,28 @@ def _inits_swapped(data) -> dict[str, pd.DataFrame]:
     return {REPLACEMENT: table.assign(init=init)}
 
 
-def _layer_gaps(rows: pd.DataFrame) -> pd.Series:
-    """The seed-mean ablation gap L_abl − L_teacher of each layer's rank-sweep head (`rows`: that head's
-    student rows with their losses, from `with_recovery`): the unit of recovery the Fig 4 claims read."""
-    gaps = (rows["ablated_loss"] - rows["teacher_loss"]).groupby([rows["seed"], rows["layer"]]).first()
-    return gaps.groupby(level="layer").mean()
-
-
-def _no_positive_gap(gaps: pd.Series) -> Measurement | None:
-    """ "Not measurable" where a layer's ablation gap is not positive: recovery is then undefined."""
+def _no_positive_gap(rows: pd.DataFrame) -> Measurement | None:
+    """ "Not measurable" where a seed's ablation gap L_abl − L_teacher is not positive (`rows`: student rows
+    from `with_recovery`): removing that head costs no loss, and its recovery is undefined."""
+    gaps = (rows["ablated_loss"] - rows["teacher_loss"]).groupby([rows["seed"], rows["layer"], rows["head"]]).first()
     bad = gaps[~(gaps > 0)]
     if bad.empty:
         return None
-    said = "; ".join(f"layer {layer}: {gap:.4g} nats" for layer, gap in bad.items())
+    said = "; ".join(
+        f"seed {seed} layer {layer} head {head}: {gap:.4g} nats" for (seed, layer, head), gap in bad.items()
+    )
     return Measurement(
         f"ablation gap not positive ({said})",
         NOT_MEASURABLE,
-        detail="Recovery is measured in units of the replaced head's seed-mean ablation gap, which is not positive "
-        f"here ({said}): removing the head does not cost loss.",
+        detail=f"Recovery is measured in units of the replaced head's ablation gap, which is not positive here ({said}).",
     )
 
 
-def _recovery_table(rows: pd.DataFrame, gaps: pd.Series, index: list[str], columns: str) -> pd.DataFrame:
-    """R per seed = (L_abl − L_student) / (the layer's seed-mean ablation gap), pivoted to `index` × `columns`:
-    its mean over seeds is R from seed-mean losses, and differences between students are linear in their losses."""
-    values = rows.assign(units=(rows["ablated_loss"] - rows["eval_loss"]) / rows["layer"].map(gaps))
-    return values.pivot_table(index=index, columns=columns, values="units")
+def _recovery_table(rows: pd.DataFrame, index: list[str], columns: str) -> pd.DataFrame:
+    """Each seed's R = (L_abl − L_student) / (L_abl − L_teacher) of its own replaced head, `index` × `columns`:
+    the seeds' sweep heads differ, and so do their ablation gaps, so each seed's losses are read in its own
+    head's unit (differences of R between students of one head are linear in their losses)."""
+    return rows.pivot_table(index=index, columns=columns, values="recovery")
 
 
 def _at_replacement_rank(rows: pd.DataFrame, rank: int) -> pd.DataFrame:
@@ -691,9 +694,8 @@ def _at_replacement_rank(rows: pd.DataFrame, rank: int) -> pd.DataFrame:
     claim_id="svd_student_recovers_at_rank8",
     statement="A fine-tuned SVD student of dimension 8 recovers at least 90% of the loss lost by ablating the head.",
     paper_value="a low-dimensional head closely approximates a high-dimensional one (Corollary 2; Fig. 4, numbers unknown)",
-    tolerance="per seed [(L_abl − L_student) − 0.9·(L_abl − L_teacher)] ÷ the layer's seed-mean ablation gap "
-    "(its mean is R(8) − 0.9, R from seed-mean losses; SVD init, after fine-tuning): 95% interval over ≥ 3 seeds "
-    "≥ 0 in every replaced layer",
+    tolerance="per seed R(8) = (L_abl − L_student)/(L_abl − L_teacher) of its replaced head (SVD init, after "
+    "fine-tuning): 95% interval over ≥ 3 seeds ≥ 0.9 in every replaced layer",
     inputs=[REPLACEMENT, LEVELS],
     kind="empirical",
     gate=SWEEP_HEADS_GATE,
@@ -701,23 +703,15 @@ def _at_replacement_rank(rows: pd.DataFrame, rank: int) -> pd.DataFrame:
 )
 def svd_student_recovers_at_rank8(data) -> Measurement:
     rows = _at_replacement_rank(_sweep_head_rows(_finetuned_svd(data), data), RECOVERY_RANK)
-    gaps = _layer_gaps(rows)
-    unmeasurable = _no_positive_gap(gaps)
+    unmeasurable = _no_positive_gap(rows)
     if unmeasurable:
         return unmeasurable
-    shortfall = (rows["ablated_loss"] - rows["eval_loss"]) - RECOVERY_MIN * (
-        rows["ablated_loss"] - rows["teacher_loss"]
-    )
-    rows = rows.assign(contrast=shortfall / rows["layer"].map(gaps))
+    recovery = _recovery_table(rows, ["seed"], "layer")  # seed × layer
     parts = {
-        f"layer {layer}: R({RECOVERY_RANK}) − {RECOVERY_MIN:g}": (
-            group.set_index("seed")["contrast"],
-            Region.at_least(0),
-        )
-        for layer, group in rows.groupby("layer")
+        f"layer {layer}: R({RECOVERY_RANK})": (recovery[layer], Region.at_least(RECOVERY_MIN)) for layer in recovery
     }
-    judged = _judge(parts, detail="Per-seed contrasts in units of the layer's seed-mean ablation gap:")
-    recovery = recovery_of_means(rows, ["layer"])
+    judged = _judge(parts, detail="Per-seed R:")
+    of_means = recovery_of_means(rows, ["layer"])
     zero_shot = with_recovery(data[REPLACEMENT])
     zero_shot = zero_shot[
         (zero_shot["init"] == "svd") & (zero_shot["stage"] == "zero_shot") & (zero_shot["rank"] == RECOVERY_RANK)
@@ -726,11 +720,10 @@ def svd_student_recovers_at_rank8(data) -> Measurement:
     return _with_detail(
         judged,
         "R from seed-mean losses: "
-        + "; ".join(f"layer {layer}: {value:.3f}" for layer, value in recovery.items())
+        + "; ".join(f"layer {layer}: {value:.3f}" for layer, value in of_means.items())
         + ". Zero-shot (before fine-tuning): "
         + "; ".join(f"layer {layer}: {v:.3f}" for layer, v in zero_shot.items())
         + ".",
-        measured="; ".join(f"layer {layer}: R = {value:.3f}" for layer, value in recovery.items()),
     )
 
 
@@ -741,7 +734,7 @@ def svd_student_recovers_at_rank8(data) -> Measurement:
     statement="After the same fine-tuning, an SVD-initialised student recovers more of the head's loss than a "
     "randomly initialised one of the same dimension (r ≥ 4).",
     paper_value="SVD-based low-rank head reduction (method; the comparison with random init is the catalog's)",
-    tolerance="per seed R(SVD) − R(random) = (L_random − L_SVD) ÷ the layer's seed-mean ablation gap, after "
+    tolerance="per seed R(SVD) − R(random) = (L_random − L_SVD) ÷ the replaced head's ablation gap, after "
     "fine-tuning: 95% interval over ≥ 3 seeds > 0 for every replaced layer and r ≥ 4; smallest effect of "
     "interest 0.02 (an interval within ±0.02 reads 'not reproduced')",
     inputs=[REPLACEMENT, LEVELS],
@@ -755,11 +748,10 @@ def svd_init_beats_random_init(data) -> Measurement:
     rows = _sweep_head_rows(rows, data)  # the head both inits replaced (rank 8 also replaces every other head)
     if not {"svd", "random"} <= set(rows["init"]):
         raise ValueError(f"no pair of SVD and random students with r ≥ {SVD_VS_RANDOM_MIN_RANK} in {REPLACEMENT}")
-    gaps = _layer_gaps(rows)
-    unmeasurable = _no_positive_gap(gaps)
+    unmeasurable = _no_positive_gap(rows)
     if unmeasurable:
         return unmeasurable
-    recovery = _recovery_table(rows, gaps, ["layer", "rank", "seed"], "init")
+    recovery = _recovery_table(rows, ["layer", "rank", "seed"], "init")
     gain = recovery["svd"] - recovery["random"]
     parts = {
         f"L{layer} r={rank}": (cell.droplevel(["layer", "rank"]), Region.above(0.0, sesoi=RECOVERY_NOISE))
@@ -788,7 +780,7 @@ def _ranks_reversed(data) -> dict[str, pd.DataFrame]:
     statement="The recovery of a fine-tuned SVD student grows with its dimension r: it rises from the smallest to the "
     "largest r and does not fall between consecutive ranks.",
     paper_value="loss against reduced dimension r (Fig. 4; shape inferred)",
-    tolerance="per seed R = (L_abl − L_student) ÷ the layer's seed-mean ablation gap; in every replaced layer, "
+    tolerance="per seed R = (L_abl − L_student)/(L_abl − L_teacher) of its replaced head; in every replaced layer, "
     "95% intervals over ≥ 3 seeds: R(r_{k+1}) − R(r_k) ≥ −0.02 for consecutive ranks, and R(r_max) − R(r_min) "
     "> 0 (smallest effect of interest 0.02)",
     inputs=[REPLACEMENT, LEVELS],
@@ -798,11 +790,10 @@ def _ranks_reversed(data) -> dict[str, pd.DataFrame]:
 )
 def recovery_grows_with_rank(data) -> Measurement:
     rows = _sweep_head_rows(_finetuned_svd(data), data)
-    gaps = _layer_gaps(rows)
-    unmeasurable = _no_positive_gap(gaps)
+    unmeasurable = _no_positive_gap(rows)
     if unmeasurable:
         return unmeasurable
-    recovery = _recovery_table(rows, gaps, ["layer", "seed"], "rank")  # (layer, seed) × rank
+    recovery = _recovery_table(rows, ["layer", "seed"], "rank")  # (layer, seed) × rank
     parts = {}
     for layer, table in recovery.groupby(level="layer"):
         table = table.droplevel("layer")
