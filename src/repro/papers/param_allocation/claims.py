@@ -660,7 +660,7 @@ def _inits_swapped(data) -> dict[str, pd.DataFrame]:
 
 
 def _no_positive_gap(rows: pd.DataFrame) -> Measurement | None:
-    """ "Not measurable" where a seed's ablation gap L_abl − L_teacher is not positive (`rows`: student rows
+    """A "not measurable" Measurement where a seed's ablation gap L_abl − L_teacher is not positive (`rows`: student rows
     from `with_recovery`): removing that head costs no loss, and its recovery is undefined."""
     gaps = (rows["ablated_loss"] - rows["teacher_loss"]).groupby([rows["seed"], rows["layer"], rows["head"]]).first()
     bad = gaps[~(gaps > 0)]
