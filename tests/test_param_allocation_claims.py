@@ -422,6 +422,9 @@ def test_late_positions_suffer_less_by_an_interval_over_seeds():
     assert claims.late_positions_suffer_less(_late([0.01, 0.012, 0.008])).verdict == NOT_REPRODUCED
     # the 2-of-3 seed vote of old: 0.02, 0.02, −0.02 has an interval that straddles 0
     assert claims.late_positions_suffer_less(_late([-0.01, -0.01, 0.01])).verdict == INCONCLUSIVE
+    # the null (students at their teacher's loss) fails even where the claim is inconclusive, which a swap of
+    # the buckets would not: it would mirror the interval
+    assert _on_null(claims.late_positions_suffer_less, _late([-0.01, -0.01, 0.01])) == NOT_REPRODUCED
     assert claims.late_positions_suffer_less(_late([-0.01, -0.01])).verdict == NOT_MEASURABLE
 
 
@@ -454,6 +457,13 @@ def test_head_dim_gain_claim_names_where_the_gain_rises():
     # a gain that does not move is no shrinking: the interval [0, 0.02] of the steps is not below 0
     flat = claims.head_dim_gain_shrinks_with_length({claims.DECODERS: _decoders({32: 0.2, 128: 0.2}, jitter=-0.01)})
     assert flat.verdict == INCONCLUSIVE
+    assert (
+        _on_null(
+            claims.head_dim_gain_shrinks_with_length,
+            _Data({claims.DECODERS: _decoders({32: 0.2, 128: 0.2}, jitter=-0.01)}),
+        )
+        == NOT_REPRODUCED
+    )
     two = claims.head_dim_gain_shrinks_with_length({claims.DECODERS: _decoders({32: 0.3, 128: 0.2}).query("seed < 2")})
     assert two.verdict == NOT_MEASURABLE and "at least 3 seeds" in two.detail
 
