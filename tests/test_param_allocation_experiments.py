@@ -16,7 +16,7 @@ from repro.data.errors import DataError
 from repro.data.streams import TeacherAttention, make_stream
 from repro.data.streams.common import IGNORE_INDEX, shift
 from repro.models.config import ConfigError
-from repro.papers.param_allocation.head_allocation import fit_low_rank_students, interior_optimum, sweep_heads
+from repro.papers.param_allocation.head_allocation import fit_low_rank_students, sweep_heads
 from repro.papers.param_allocation.shallow import (
     LowRankHead,
     ShallowAttentionModel,
@@ -25,6 +25,7 @@ from repro.papers.param_allocation.shallow import (
     attention_parameters,
     initial_slopes,
 )
+from repro.papers.param_allocation.u_shape import edge_contrasts
 from repro.pipeline.configcheck import PipelineConfigError, check_config
 from repro.training.seeding import generator
 from repro.training.stream_tasks import SequenceStreamTask
@@ -306,17 +307,22 @@ def _frame(values):
     )
 
 
-def test_interior_optimum_hand_examples():
-    u = interior_optimum(_frame({1: [2.0, 2.2, 1.8], 4: [1.0, 1.1, 0.9], 16: [1.5, 1.6, 1.4]}))
-    assert u["u_shape"] and u["argmin"] == 4 and u["seeds"] == 3
-    assert u["edge_low_ratio"] == pytest.approx(2.0) and u["edge_high_ratio"] == pytest.approx(1.5)
-    assert u["pooled_sd"] == pytest.approx(math.sqrt(np.mean([0.04, 0.01, 0.01])))
-    monotone = interior_optimum(_frame({1: [3.0, 3.1, 2.9], 4: [2.0, 2.1, 1.9], 16: [1.0, 1.1, 0.9]}))
-    assert not monotone["interior"] and not monotone["u_shape"]
-    noisy = interior_optimum(_frame({1: [1.0, 3.0, 2.0], 4: [0.5, 2.5, 1.0], 16: [1.0, 3.0, 2.0]}))
-    assert noisy["interior"] and not noisy["spread_ok"] and not noisy["u_shape"]
-    shallow = interior_optimum(_frame({1: [1.05, 1.05, 1.05], 4: [1.0, 1.0, 1.0], 16: [1.2, 1.2, 1.2]}))
-    assert shallow["interior"] and not shallow["edges"]
+def test_edge_contrasts_hand_examples():
+    u = edge_contrasts(_frame({1: [2.0, 2.2, 1.8], 4: [1.0, 1.1, 0.9], 16: [1.5, 1.6, 1.4]}), [1, 16], 1.1)
+    assert u.best == 4 and u.seeds == 3
+    assert u.contrasts[1].tolist() == pytest.approx([0.9, 0.99, 0.81])  # loss(1) − 1.1·loss(4) per seed
+    assert u.contrasts[16].tolist() == pytest.approx([0.4, 0.39, 0.41])
+    # the best loss at an edge: that edge lies below the best interior H in every seed
+    monotone = edge_contrasts(_frame({1: [3.0, 3.1, 2.9], 4: [2.0, 2.1, 1.9], 16: [1.0, 1.1, 0.9]}), [1, 16], 1.1)
+    assert monotone.best == 4 and (monotone.contrasts[16] < 0).all()
+    # the left arm alone: the best of the other H may be the right edge
+    left = edge_contrasts(_frame({1: [3.0, 3.1, 2.9], 4: [2.0, 2.1, 1.9], 16: [1.0, 1.1, 0.9]}), [1], 1.1)
+    assert left.best == 16 and list(left.contrasts.columns) == [1]
+    # a seed lacking an H is left out, and a sweep with only its edges has nothing to compare them with
+    partial = _frame({1: [2.0, 2.2, 1.8], 4: [1.0, 1.1], 16: [1.5, 1.6, 1.4]})
+    assert edge_contrasts(partial, [1, 16], 1.1).seeds == 2
+    with pytest.raises(ValueError, match="no point besides its edges"):
+        edge_contrasts(_frame({1: [2.0], 16: [1.5]}), [1, 16], 1.1)
 
 
 # -- configuration -----------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ particular to this paper.
     theory/            the exact theory: softmax Jacobian, allocation bound, low-rank scores
     shallow            the one-layer attention models of the head-count sweeps
     head_allocation    head-count sweeps and low-rank students on synthetic streams (Figs 2, 3, 7, 8)
-    u_shape            the interior optimum of a head-count curve
+    u_shape            per-seed edge ratios of a head-count curve (the U-shape claims)
     head_replacement, replacement_study, recovery
                        single-head replacement in trained decoders (Figs 4, 6, 9)
     logit_norms        attention logit statistics (Fig 10)

@@ -27,9 +27,6 @@ from repro.papers.param_allocation.shallow import (
     ShallowConfig,
     attention_parameters,
 )
-from repro.papers.param_allocation.u_shape import (
-    interior_optimum,  # re-exported: lives where claims can import it without torch
-)
 from repro.training import TrainConfig, evaluate, train
 from repro.training.seeding import derive_seed
 from repro.training.stream_tasks import SequenceStreamTask, TeacherAttentionTask
@@ -186,4 +183,4 @@ def fit_low_rank_students(
     return pd.DataFrame(rows)
 
 
-__all__ = ["fit_low_rank_students", "interior_optimum", "sweep_heads"]
+__all__ = ["fit_low_rank_students", "sweep_heads"]
