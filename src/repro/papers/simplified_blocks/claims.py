@@ -1730,9 +1730,9 @@ DEVIATIONS = [
     "ln_f after RMSNorm blocks, as the official model keeps it (the paper's text does not name it).",
     "Seeds (laptop): Fig 26's six blocks, Fig 6's narrow runs and the gains runs of Figs 4, 16, 21 and 22 train "
     "three seeds, every other variant one. The single-run claims (gains, train = eval) are judged by an interval "
-    "over their seeds. Each loss comparison is judged by a 95% interval whose width comes from the run-to-run "
-    "spread pooled over Fig 26's blocks × seeds (an additive two-way fit), assumed to hold for every decoder run, "
-    "including the narrow, long-sequence and 3× runs (config/README.md).",
+    "over their seeds. Each loss comparison is judged by a 95% interval whose width comes from its own runs' "
+    "seeds (an additive two-way fit over its figure's runs on those seeds), so at laptop scale the comparisons "
+    "of one-seed runs (Figs 3, 8, 9, 12-15, 23-25, 28 and Fig 4's loss) are not measurable (config/README.md).",
     "Loss against time (Figs 5, 8): a run's time is its tokens at its block's training tokens/s in the interleaved "
     "timing (one process holding every core, median over rounds), not the seconds the run measured beside other "
     "jobs; the runs themselves train a fixed number of steps. Fig 28's axis keeps each run's own seconds (its "

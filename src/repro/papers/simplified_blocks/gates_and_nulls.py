@@ -11,10 +11,16 @@ chosen by what it asserts about a run a against a run b:
 
 * a matches b, or is at least as good: a stopped at its first evaluation (`untrained`);
 * a is no better than b: b stopped at its first evaluation (`untrained`);
-* a differs from b (clearly worse, or lower): a's losses replaced by b's (`no_effect`);
+* a differs from b (clearly worse, or lower): a's losses replaced by b's (`no_effect`); a claim
+  that a is lower declares a smallest effect of interest, so that this zero gap, measured precisely
+  enough, reads "not reproduced" rather than inconclusive;
 * an order over a grid (β, learning-rate ratio, tying): the grid's runs relabelled in reverse
-  order (`relabelled`), so a flat grid, which satisfies a "non-decreasing" order both ways, is
-  "not measurable" rather than reproduced.
+  order (`relabelled`); the order's ends must differ by more than its smallest effect of interest,
+  so that the reversal, like a flat grid (which no step of a "non-decreasing" order contradicts),
+  reads "not reproduced".
+
+A null passes only by reading "not reproduced" (repro.pipeline.claims); any other outcome leaves the
+claim "not measurable".
 """
 
 from __future__ import annotations
