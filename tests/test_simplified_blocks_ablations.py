@@ -349,3 +349,21 @@ def test_one_curves_job_writes_each_figure_as_collect_curves_would(tmp_path):
         from repro.analysis.training_curves import curves_by_figure
 
         curves_by_figure({"fig92": []})
+
+
+@pytest.mark.parametrize(
+    "cosine, expected",
+    [(4.1, "reproduced"), (3.9, "not reproduced"), (4.001, "not reproduced")],  # the last: within ±ε of 0
+)
+def test_fig12_linear_decay_ends_lower_with_a_smallest_effect(tmp_path, cosine, expected):
+    blocks = ("pre_ln", "sas", "sas_p")
+    """Linear decay ends at 4.0 for each block; cosine at `cosine`. ε = 0.5% of 4.0 = 0.02 nats is the
+    smallest effect of interest, so a gap of 0.001 measured to ± 0.004 is no effect; on the null (linear
+    given cosine's losses) the gap is 0 and reads "not reproduced" too."""
+    specs = {
+        **{b: _spec(b, train={"schedule": "linear"}) for b in blocks},
+        **{f"cos_{b}": _spec(b, train={"schedule": "cosine"}) for b in blocks},
+    }
+    losses = {**dict.fromkeys(blocks, 4.0), **{f"cos_{b}": cosine for b in blocks}}
+    row = _judge(tmp_path, "linear_decay_ends_lower", "fig12", _curves(seeded(losses, sd=0.002)), specs)
+    assert row["verdict"] == expected and row["null"].startswith("not reproduced"), row

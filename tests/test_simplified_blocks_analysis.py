@@ -502,6 +502,19 @@ def test_fig06_judges_vskipinit_at_its_better_rate_at_each_depth(
     assert not row["null"].startswith("reproduced"), row["null"]
 
 
+@pytest.mark.parametrize(
+    "sas, expected",
+    [(5.02, "reproduced"), (5.3, "not reproduced"), (5.1, "inconclusive")],
+)
+def test_fig26_matches_is_an_equivalence_test(tmp_path, sas, expected):
+    """δ = 2% of Pre-LN's 5.0 = 0.1 nats: the gap's interval (± about 0.02 here) must lie within ±δ to
+    reproduce, wholly outside to fail; a gap of 0.1 straddles δ. Its null (SAS untrained) fails."""
+    curves = _falling(seeded({"pre_ln": 5.0, "sas": sas, "sas_p": 5.0}))
+    row = _judge(tmp_path, "sas_matches_pre_ln_per_step", {"fig26_curves.csv": curves})
+    assert row["verdict"] == expected and row["null"].startswith("not reproduced"), row
+    assert "in [-0.1, 0.1]" in row["detail"], row["detail"]
+
+
 def test_no_norm_ordering_allows_the_shared_epsilon(tmp_path):
     """ε = 0.5% of Pre-LN's 5.0 = 0.025 nats: no-norm SAS-P 0.01 better than SAS-P is within it, 0.05 is not."""
     for gap, expected in ((-0.01, "reproduced"), (-0.05, "not reproduced")):
