@@ -259,7 +259,7 @@ def _seeds_by_block(frame: pd.DataFrame, value: str) -> pd.DataFrame:
     return frame.pivot_table(index="seed", columns="variant", values=value, dropna=False, aggfunc="first")
 
 
-def _column_gate_failures(scores: pd.DataFrame, variants) -> tuple[list[str], list[str]]:
+def _columns_gated(scores: pd.DataFrame, variants) -> tuple[list[str], list[str]]:
     """The columns on which every fine-tuned run of `variants` learned (at least LEARNED_SHARE of the way
     from the column's chance to its ceiling of 100) and left room below the ceiling (CEILING_ROOM of that
     span), and what failed on the others."""
@@ -273,7 +273,10 @@ def _column_gate_failures(scores: pd.DataFrame, variants) -> tuple[list[str], li
             for v, s, x in zip(rows["variant"], rows["seed"], rows["score"])
             if not low <= x <= high  # NaN (a diverged run) fails too
         ]
-        (failed.append(f"{column} (needs {low:.1f} to {high:.1f}: {', '.join(bad)})") if bad else passed.append(column))
+        if bad:
+            failed.append(f"{column} (needs {low:.1f} to {high:.1f}: {', '.join(bad)})")
+        else:
+            passed.append(column)
     return passed, failed
 
 
@@ -281,7 +284,7 @@ def _glue_gate(variants: tuple[str, ...]) -> Gate:
     """Every fine-tuned run of `variants`, on every task column, learned and sits below the ceiling."""
 
     def check(data) -> tuple[bool, str]:
-        passed, failed = _column_gate_failures(data[GLUE_SCORES], variants)
+        passed, failed = _columns_gated(data[GLUE_SCORES], variants)
         said = f"{len(passed)} of {len(passed) + len(failed)} columns pass"
         return not failed and bool(passed), said + (f"; failing: {'; '.join(failed)}" if failed else "")
 
