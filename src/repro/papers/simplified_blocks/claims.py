@@ -9,7 +9,7 @@ paper's effect sizes and the claims' regions, not from any verdict:
 - A loss comparison is a contrast of final losses taken per seed (same seed, same data order) over the
   seeds its runs share, and judged by its 95% interval against the claim's region
   (repro.pipeline.decisions.judge_contrasts). The interval's width comes from the compared runs' own
-  replicates ("own σ"): the run-to-run spread of the additive two-way fit over the runs of the claim's
+  replicates ("σ of the runs' own seeds"): the run-to-run spread of the additive two-way fit over the runs of the claim's
   figure on the seeds the compared runs share (run_noise.judge_own). Runs that share fewer than two
   seeds have no spread of their own, and their comparison is "not measurable at this scale", whatever
   the spread of other runs (the one-seed figures at laptop scale).
@@ -170,7 +170,7 @@ FIG26_GAPS = [
         claim_id="sas_matches_pre_ln_per_step",
         statement="SAS trains as fast per step as Pre-LN (same final eval loss).",
         paper_value="SAS ≈ Pre-LN per step (Pre-LN ≈1.155 at 40K steps)",
-        tolerance="equivalence: the 95% interval of L_SAS − L_PreLN within ±δ, δ = 2% of L_PreLN (own σ)",
+        tolerance="equivalence: the 95% interval of L_SAS − L_PreLN within ±δ, δ = 2% of L_PreLN (σ of the runs' own seeds)",
         variant="sas",
         reference="pre_ln",
         region=matches,
@@ -182,7 +182,7 @@ FIG26_GAPS = [
         claim_id="sas_p_matches_pre_ln_per_step",
         statement="SAS-P trains as fast per step as Pre-LN (same final eval loss).",
         paper_value="SAS-P ≈ Pre-LN per step",
-        tolerance="equivalence: the 95% interval of L_SAS-P − L_PreLN within ±δ, δ = 2% of L_PreLN (own σ)",
+        tolerance="equivalence: the 95% interval of L_SAS-P − L_PreLN within ±δ, δ = 2% of L_PreLN (σ of the runs' own seeds)",
         variant="sas_p",
         reference="pre_ln",
         region=matches,
@@ -194,7 +194,7 @@ FIG26_GAPS = [
         claim_id="parallel_matches_pre_ln_per_step",
         statement="The parallel block trains as fast per step as Pre-LN.",
         paper_value="Parallel ≈ Pre-LN per step",
-        tolerance="equivalence: the 95% interval of L_Parallel − L_PreLN within ±δ, δ = 2% of L_PreLN (own σ)",
+        tolerance="equivalence: the 95% interval of L_Parallel − L_PreLN within ±δ, δ = 2% of L_PreLN (σ of the runs' own seeds)",
         variant="parallel",
         reference="pre_ln",
         region=matches,
@@ -206,7 +206,7 @@ FIG26_GAPS = [
         claim_id="no_norm_not_better_than_sas_p",
         statement="Removing the norms from SAS-P makes it slightly worse, not better.",
         paper_value="SAS-P no norm ≈1.245 vs Pre-LN ≈1.155 at 40K steps",
-        tolerance="L_SAS-P-nonorm ≥ L_SAS-P − ε, ε = 0.5% of L_PreLN (the ε of every ordering), 95% interval (own σ)",
+        tolerance="L_SAS-P-nonorm ≥ L_SAS-P − ε, ε = 0.5% of L_PreLN (the ε of every ordering), 95% interval (σ of the runs' own seeds)",
         variant="sas_p_nonorm",
         reference="sas_p",
         region=not_better,
@@ -220,7 +220,7 @@ FIG26_GAPS = [
         statement="At the paper's learning rates (V-SkipInit at its own, lower rate), Value-SkipInit (skipless "
         "attention, code variant) trains clearly slower than Pre-LN.",
         paper_value="V-SkipInit ≈1.45 vs Pre-LN ≈1.155 at 40K steps",
-        tolerance="L_VSkipInit − L_PreLN > 2% of L_PreLN, 95% interval (own σ); each block at its own learning "
+        tolerance="L_VSkipInit − L_PreLN > 2% of L_PreLN, 95% interval (σ of the runs' own seeds); each block at its own learning "
         "rate, V-SkipInit's the lower (as the paper; Fig 2's claim also tries it at Pre-LN's)",
         variant="vskipinit",
         reference="pre_ln",
@@ -424,7 +424,7 @@ def _monotone(points: pd.DataFrame, by: str, name: str, data, detail: str = "") 
     statement="With fixed W^V = W_init + β·ΔW (and W^P alike), the final loss falls monotonically as β → 0, for identity and orthogonal W_init.",
     paper_value="orth ≈1.25 → 1.47, identity ≈1.18 → 1.38 from β = 0 to 1",
     tolerance="L(β) rising in β, each init, ≥3 β values: every step L(β_next) − L(β) ≥ −ε (ε = 0.5% of L_PreLN) and "
-    "L(β_max) − L(β_min) > 0 with δ = 2% of L_PreLN its smallest effect of interest, 95% intervals (own σ)",
+    "L(β_max) − L(β_min) > 0 with δ = 2% of L_PreLN its smallest effect of interest, 95% intervals (σ of the runs' own seeds)",
     inputs=[GRID, VARIANTS, LEVELS],
     kind="empirical",
     gate=GRID_GATE,
@@ -442,7 +442,7 @@ def loss_rises_with_value_proj_beta(data) -> Measurement:
     claim_id="identity_init_beats_orthogonal",
     statement="Identity W_init gives a lower loss than orthogonal W_init at every fixed β.",
     paper_value="identity below orthogonal at every β",
-    tolerance="L_id(β) − L_orth(β) < 0 at every β, per-seed gaps, 95% intervals (own σ); an interval within ±δ "
+    tolerance="L_id(β) − L_orth(β) < 0 at every β, per-seed gaps, 95% intervals (σ of the runs' own seeds); an interval within ±δ "
     "(δ = 2% of L_PreLN, the smallest effect of interest) reads no effect",
     inputs=[GRID, VARIANTS, LEVELS],
     kind="empirical",
@@ -468,7 +468,7 @@ def identity_init_beats_orthogonal(data) -> Measurement:
     claim_id="identity_beta0_matches_pre_ln",
     statement="With W^V = W^P = I fixed (identity, β = 0) the skipless-attention model reaches the Pre-LN loss.",
     paper_value="1.178 (identity, β = 0) vs Pre-LN ≈1.155–1.178",
-    tolerance="non-inferiority: L_id(β=0) − L_PreLN ≤ δ, δ = 2% of L_PreLN, 95% interval (own σ)",
+    tolerance="non-inferiority: L_id(β=0) − L_PreLN ≤ δ, δ = 2% of L_PreLN, 95% interval (σ of the runs' own seeds)",
     inputs=[GRID, VARIANTS, LEVELS],
     kind="empirical",
     gate=GRID_GATE,
@@ -500,7 +500,7 @@ def _tying_reversed(data) -> dict[str, str]:
     statement="At β = 0: orthogonal is worst, then LL-tied, then all-tied, and identity is best.",
     paper_value="orth < LL-tied < all-tied < identity (better →)",
     tolerance="L_orth ≥ L_LL-tied ≥ L_all-tied ≥ L_id, each step up to ε = 0.5% of L_PreLN, and L_orth − L_id > 0 with "
-    "δ = 2% of L_PreLN its smallest effect of interest, 95% intervals (own σ)",
+    "δ = 2% of L_PreLN its smallest effect of interest, 95% intervals (σ of the runs' own seeds)",
     inputs=[GRID, TIED, VARIANTS, LEVELS],
     kind="empirical",
     gate=GRID_GATE,
@@ -592,7 +592,7 @@ def _ratios_reversed(data) -> dict[str, str]:
     statement="A smaller learning rate for W^V, W^P (relative to the other parameters) gives a lower final loss, mirroring Fig 3.",
     paper_value="loss falls as the LR ratio → 0, for identity and orthogonal init",
     tolerance="L(ratio) rising in the ratio, each init, ≥3 ratios: every step ≥ −ε (ε = 0.5% of L_PreLN) and "
-    "L(largest) − L(smallest) > 0 with δ = 2% of L_PreLN its smallest effect of interest, 95% intervals (own σ)",
+    "L(largest) − L(smallest) > 0 with δ = 2% of L_PreLN its smallest effect of interest, 95% intervals (σ of the runs' own seeds)",
     inputs=[LR_RATIO, GRID, VARIANTS, LEVELS],
     kind="empirical",
     gate=GRID_GATE,
@@ -898,7 +898,7 @@ FIG05_IN_TIME = [
         claim_id="sas_p_matches_pre_ln_in_time",
         statement="At Pre-LN's training time, SAS-P has reached at least Pre-LN's loss.",
         paper_value="SAS-P faster than Pre-LN in wall-clock time, matching Parallel",
-        tolerance="L_SAS-P(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = Pre-LN's training time at its benchmarked speed, 95% interval (own σ)",
+        tolerance="L_SAS-P(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = Pre-LN's training time at its benchmarked speed, 95% interval (σ of the runs' own seeds)",
         block="sas_p",
     ),
     _InTime(
@@ -906,7 +906,7 @@ FIG05_IN_TIME = [
         claim_id="sas_matches_pre_ln_in_time",
         statement="At Pre-LN's training time, SAS has reached at least Pre-LN's loss.",
         paper_value="SAS slightly faster than Pre-LN in wall-clock time",
-        tolerance="L_SAS(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = Pre-LN's training time at its benchmarked speed, 95% interval (own σ)",
+        tolerance="L_SAS(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = Pre-LN's training time at its benchmarked speed, 95% interval (σ of the runs' own seeds)",
         block="sas",
     ),
 ]
@@ -1051,7 +1051,7 @@ def first_layer_value_ratio_largest(data) -> Measurement:
     claim_id="trainable_gains_not_better_than_fixed_identity",
     statement="Trainable value/projection gains do not beat fixing W^V = W^P = I.",
     paper_value="1.194 (trainable) vs 1.178 (fixed identity)",
-    tolerance="L_trainable ≥ L_fixed-I − ε (ε = 0.5% of L_PreLN), 95% interval (own σ)",
+    tolerance="L_trainable ≥ L_fixed-I − ε (ε = 0.5% of L_PreLN), 95% interval (σ of the runs' own seeds)",
     inputs=[GAINS_CURVES, GRID, VARIANTS, LEVELS],
     kind="empirical",
     gate=learned([GRID], runs="the fixed-identity runs", select=_identity_beta0),
@@ -1357,7 +1357,7 @@ CONTRASTS = [
         claim_id="depth_improves_pre_ln_sas_sas_p",
         statement="The 4x deeper models end at a lower loss than the shallow ones for Pre-LN, SAS and SAS-P.",
         paper_value="all blocks improve from 18 to 72 layers (except V-SkipInit)",
-        tolerance="per-seed L(deep) − L(shallow) < 0 for each of Pre-LN, SAS, SAS-P, 95% interval (own σ); an interval "
+        tolerance="per-seed L(deep) − L(shallow) < 0 for each of Pre-LN, SAS, SAS-P, 95% interval (σ of the runs' own seeds); an interval "
         "within ±δ (δ = 2% of the shallow Pre-LN loss, the smallest effect of interest) reads no effect",
         blocks=("pre_ln", "sas", "sas_p"),
         fact="n_layers",
@@ -1373,7 +1373,7 @@ CONTRASTS = [
         claim_id="linear_decay_ends_lower",
         statement="Linear LR decay ends at a lower loss than cosine decay for Pre-LN, SAS and SAS-P.",
         paper_value="linear ends lower for all three (though it trails cosine for most of training)",
-        tolerance="per-seed L_linear − L_cosine < 0 for each of Pre-LN, SAS, SAS-P, 95% interval (own σ); an interval "
+        tolerance="per-seed L_linear − L_cosine < 0 for each of Pre-LN, SAS, SAS-P, 95% interval (σ of the runs' own seeds); an interval "
         "within ±ε (ε = 0.5% of L_PreLN, the smallest effect of interest: the paper shows this gain on a zoomed panel) "
         "reads no effect",
         blocks=("pre_ln", "sas", "sas_p"),
@@ -1390,7 +1390,7 @@ CONTRASTS = [
         claim_id="shaped_attention_not_worse_than_eq4",
         statement="Shaped attention (αI + βA − γC) is at least as good as Eq-4 attention (αI + βA) in SAS and SAS-P.",
         paper_value="shaped attention gives a small, consistent gain",
-        tolerance="per-seed L_shaped − L_eq4 ≤ ε = 0.5% of L_PreLN, for SAS and SAS-P, 95% interval (own σ)",
+        tolerance="per-seed L_shaped − L_eq4 ≤ ε = 0.5% of L_PreLN, for SAS and SAS-P, 95% interval (σ of the runs' own seeds)",
         blocks=("sas", "sas_p"),
         fact="spec_attention",
         a="shaped",
@@ -1405,7 +1405,7 @@ CONTRASTS = [
         claim_id="identity_value_proj_does_not_help_pre_ln",
         statement="Fixing W^V = W^P = I does not improve Pre-LN (it slightly hurts in the paper).",
         paper_value="identity W^V, W^P slightly hurts Pre-LN",
-        tolerance="per-seed L_PreLN-I − L_PreLN ≥ −ε, ε = 0.5% of L_PreLN, 95% interval (own σ)",
+        tolerance="per-seed L_PreLN-I − L_PreLN ≥ −ε, ε = 0.5% of L_PreLN, 95% interval (σ of the runs' own seeds)",
         blocks=("pre_ln",),
         fact="spec_value",
         a="identity",
@@ -1420,7 +1420,7 @@ CONTRASTS = [
         claim_id="trainable_first_value_not_worse",
         statement="A trainable first-layer W^V_1 = I + ΔW is no worse than W^V_1 = I fixed (a very small gain in the paper).",
         paper_value="very small gain from trainable W^V_1 (SAS and SAS-P)",
-        tolerance="per-seed L_trainable − L_identity ≤ ε = 0.5% of L_PreLN, for SAS and SAS-P, 95% interval (own σ)",
+        tolerance="per-seed L_trainable − L_identity ≤ ε = 0.5% of L_PreLN, for SAS and SAS-P, 95% interval (σ of the runs' own seeds)",
         blocks=("sas", "sas_p"),
         fact="spec_first_value",
         a="reparam",
@@ -1467,7 +1467,7 @@ def _fig06_vskipinit(table: pd.DataFrame, facts: pd.DataFrame, depth: int) -> tu
     claim_id="vskipinit_gap_grows_with_depth",
     statement="V-SkipInit falls further behind Pre-LN in the deep model than in the shallow one.",
     paper_value="V-SkipInit is worse at 72 layers than at 18; its gap to Pre-LN grows",
-    tolerance="per-seed [L_VSI − L_PreLN](deep) − [L_VSI − L_PreLN](shallow) > 0, 95% interval (own σ), an interval "
+    tolerance="per-seed [L_VSI − L_PreLN](deep) − [L_VSI − L_PreLN](shallow) > 0, 95% interval (σ of the runs' own seeds), an interval "
     "within ±δ (δ = 2% of the shallow Pre-LN loss, the smallest effect of interest) reading no effect; "
     "V-SkipInit at each depth at the better (by seed mean) of the paper's rate for that depth (3e-4 shallow, "
     "1e-4 deep) and Pre-LN's, Pre-LN at its own",
@@ -1522,7 +1522,7 @@ FIG08_IN_TIME_3X = [
         claim_id="sas_p_matches_pre_ln_in_time_3x",
         statement="With 3x the training steps, SAS-P still reaches Pre-LN's loss within Pre-LN's training time.",
         paper_value="simplified blocks match or beat Pre-LN at 3x tokens (≈120K steps)",
-        tolerance="L_SAS-P(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = the 3x Pre-LN run's training time at its benchmarked speed, 95% interval (own σ)",
+        tolerance="L_SAS-P(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = the 3x Pre-LN run's training time at its benchmarked speed, 95% interval (σ of the runs' own seeds)",
         block="sas_p",
     ),
     _InTime(
@@ -1530,7 +1530,7 @@ FIG08_IN_TIME_3X = [
         claim_id="sas_matches_pre_ln_in_time_3x",
         statement="With 3x the training steps, SAS still reaches Pre-LN's loss within Pre-LN's training time.",
         paper_value="simplified blocks match or beat Pre-LN at 3x tokens (≈120K steps)",
-        tolerance="L_SAS(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = the 3x Pre-LN run's training time at its benchmarked speed, 95% interval (own σ)",
+        tolerance="L_SAS(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = the 3x Pre-LN run's training time at its benchmarked speed, 95% interval (σ of the runs' own seeds)",
         block="sas",
     ),
 ]
@@ -1559,7 +1559,7 @@ def _beta_ff_below_one(data) -> list[str]:
     statement="The best β_FF initialisation of SAS is below 1 (the paper picks 0.1 at 18 layers).",
     paper_value="β_FF = 0.1 chosen at L=18; grid and curve shape not stated",
     tolerance="some β_FF < 1 ends below β_FF = 1 (gap interval below 0; not reproduced when every β_FF < 1 ends above), "
-    "grid containing 1 and ≥3 values, 95% intervals (own σ)",
+    "grid containing 1 and ≥3 values, 95% intervals (σ of the runs' own seeds)",
     inputs=[ABLATION["fig14"], VARIANTS, LEVELS],
     kind="empirical",
     gate=learned([ABLATION["fig14"]]),
@@ -1635,7 +1635,7 @@ def _no_skip_as_sas(data) -> dict[str, str]:
     statement="Without the MLP skip (ReLU or leaky ReLU) SAS trains much slower, also at the no-skip runs' better "
     "learning rate.",
     paper_value="all no-skip runs much slower than SAS",
-    tolerance="per-seed L_no-skip − L_SAS > δ = 2% of L_PreLN, for every activation, 95% interval (own σ); each "
+    tolerance="per-seed L_no-skip − L_SAS > δ = 2% of L_PreLN, for every activation, 95% interval (σ of the runs' own seeds); each "
     "activation at the better (by seed mean) of the paper's 1e-4 and SAS's rate, SAS at its own (untuned, which can "
     "only narrow the gap)",
     inputs=[ABLATION["fig25"], VARIANTS, LEVELS],
@@ -1661,7 +1661,7 @@ def no_mlp_skip_trains_slower(data) -> Measurement:
     claim_id="leaky_relu_no_better_than_relu",
     statement="Without the MLP skip, leaky ReLU (slope 0.2 or 1 − 1/√L) is no better than ReLU.",
     paper_value="LReLU no better than ReLU",
-    tolerance="per-seed L_LReLU − L_ReLU ≥ −ε, ε = 0.5% of L_PreLN, for every slope, 95% interval (own σ); each "
+    tolerance="per-seed L_LReLU − L_ReLU ≥ −ε, ε = 0.5% of L_PreLN, for every slope, 95% interval (σ of the runs' own seeds); each "
     "activation at its better learning rate (by seed mean)",
     inputs=[ABLATION["fig25"], VARIANTS, LEVELS],
     kind="empirical",
@@ -1692,7 +1692,7 @@ def _parallel_at_better_rate(data) -> list[str]:
     claim_id="sas_perplexity_matches_parallel",
     statement="On the longer-context LM (ALiBi, GeLU), SAS reaches the perplexity of the Parallel block.",
     paper_value="SAS 22.37 vs Parallel 22.39 (Languini books, 15% fewer parameters)",
-    tolerance="ppl_SAS / ppl_Parallel = exp(L_SAS − L_Parallel) ≤ 1.02, i.e. the gap ≤ ln 1.02, 95% interval (own σ); "
+    tolerance="ppl_SAS / ppl_Parallel = exp(L_SAS − L_Parallel) ≤ 1.02, i.e. the gap ≤ ln 1.02, 95% interval (σ of the runs' own seeds); "
     "SAS at the paper's 3e-3, Parallel at the better (by seed mean) of the paper's 1e-3 and SAS's 3e-3 (SAS untuned, "
     "which can only widen the gap)",
     inputs=[ABLATION["fig28"], VARIANTS, LEVELS],
