@@ -113,18 +113,19 @@ def untrained(csvs: Iterable[str], select: Select, who: str) -> Null:
 
 
 def _copied(curves: pd.DataFrame, pairs: Mapping[str, str]) -> pd.DataFrame:
-    keys = ["seed", "step", "split"]
-    out = curves.copy()
+    """Each run a of `pairs` = {a: b} replaced by b's whole curve of the same seed, under a's name: runs
+    of one budget in time end at different steps (the masked LM), so a's steps need not be b's."""
+    kept = curves[~curves["variant"].isin(list(pairs))]
+    copies = []
     for a, b in pairs.items():
-        source = curves.loc[curves["variant"] == b, [*keys, "loss"]]
-        rows = out["variant"] == a
-        merged = out.loc[rows, keys].merge(source, on=keys, how="left")
-        out.loc[rows, "loss"] = merged["loss"].to_numpy()
-    return out
+        seeds = curves.loc[curves["variant"] == a, "seed"].unique()
+        source = curves[(curves["variant"] == b) & curves["seed"].isin(seeds)]
+        copies.append(source.assign(variant=a))
+    return pd.concat([kept, *copies], ignore_index=True)
 
 
 def no_effect(csvs: Iterable[str], pairs: Pairs, what: str) -> Null:
-    """Each run a of `pairs(data)` = {a: b} given b's losses at the same seed, step and split: no effect."""
+    """Each run a of `pairs(data)` = {a: b} given b's curve of the same seed: no effect."""
     csvs = tuple(csvs)
     return Null(f"no effect: {what}", lambda data: {csv: _copied(data[csv], pairs(data)) for csv in csvs})
 
