@@ -69,6 +69,14 @@ def write_reference_levels(results: Path, paper: str, unigram: float = 7.0) -> P
     return path
 
 
+def seeded(final: dict[str, float], sd: float = 0.01, seeds: int = 3) -> dict[str, list[float]]:
+    """simplified_blocks' runs on `seeds` seeds: each run's final loss `final[run]` plus a run-to-run noise of
+    ±sd or 0 laid out as a Latin square (run i, seed s: (+1, −1, 0)[(i + s) % 3]), so that no seed effect
+    explains it and a run's mean over three seeds is its `final` exactly. NaN stays NaN (a diverged run)."""
+    pattern = (1.0, -1.0, 0.0)
+    return {v: [loss + sd * pattern[(i + s) % 3] for s in range(seeds)] for i, (v, loss) in enumerate(final.items())}
+
+
 def write_decoder_noise(results: Path, sd: float = 0.01, loss: float = 5.0, seeds: int = 3) -> Path:
     """simplified_blocks' Fig 26 curves (the runs its loss comparisons take their run-to-run spread from):
     three blocks × three seeds whose final losses leave exactly `sd` as the residual of the additive

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import torch
 import yaml
-from conftest import write_block_speeds, write_decoder_noise, write_reference_levels
+from conftest import seeded, write_block_speeds, write_decoder_noise, write_reference_levels
 
 from repro.analysis.throughput import ThroughputSettings, matmul_weights, measure_throughput, summarize
 from repro.models import Transformer, TransformerConfig, build_model
@@ -299,17 +299,22 @@ def _curves(final_by_variant: dict[str, list[float]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _variants_csv(betas: dict[str, tuple[str, float]]) -> pd.DataFrame:
+def _variants_csv(betas: dict[str, tuple]) -> pd.DataFrame:
+    """Fixed reparameterised runs {name: (init, β[, tie[, LR ratio of W^V, W^P]])} and Pre-LN."""
     specs = {}
-    for name, (init, beta) in betas.items():
+    for name, (init, beta, *more) in betas.items():
+        tie = more[0] if more else "none"
+        ratio = more[1] if len(more) > 1 else 1.0
         overrides = {
             "value": "reparam",
             "proj": "reparam",
             "reparam_init": init,
             "reparam_beta": beta,
             "reparam_trainable": False,
+            "reparam_tie": tie,
         }
-        specs[name] = {"model": dict(SMALL, block="sas", block_overrides=overrides), "train": {"lr": 1e-3}}
+        train = {"lr": 1e-3, "lr_multipliers": {r"attn\.(value|proj)\.delta": ratio}}
+        specs[name] = {"model": dict(SMALL, block="sas", block_overrides=overrides), "train": train}
     specs["pre_ln"] = {"model": dict(SMALL, block="pre_ln"), "train": {"lr": 1e-3}}
     return variant_table(specs)
 
@@ -338,32 +343,53 @@ GRID = {
 }
 
 
+RISING = {"id0": 5.0, "id1": 5.1, "id3": 5.3, "or0": 5.2, "or1": 5.25, "or3": 5.4}
+
+
+def _grid_files(losses: dict[str, float], sd: float = 0.01) -> dict:
+    """Fig 3's grid on three seeds (a noise of `sd`), with Pre-LN at 5.0 (ε = 0.025, δ = 0.1 nats)."""
+    curves = _falling(seeded({**losses, "pre_ln": 5.0}, sd))
+    return {"fig03_curves.csv": curves, "variants.csv": _variants_csv(GRID)}
+
+
 @pytest.mark.parametrize(
     "losses, expected",
     [
-        ({"id0": 5.0, "id1": 5.1, "id3": 5.3, "or0": 5.2, "or1": 5.25, "or3": 5.4}, "reproduced"),
-        ({"id0": 5.0, "id1": 4.6, "id3": 5.3, "or0": 5.2, "or1": 5.25, "or3": 5.4}, "not reproduced"),  # a dip
+        (RISING, "reproduced"),
+        ({**RISING, "id1": 4.6}, "not reproduced"),  # a dip
+        ({**RISING, "or1": 5.2, "or3": 5.2}, "not reproduced"),  # orthogonal flat: no effect as large as δ
     ],
 )
 def test_fig03_monotone_claim_on_known_data(tmp_path, losses, expected):
-    curves = _curves({**{v: [l, l + 0.01] for v, l in losses.items()}, "pre_ln": [5.0, 5.0]})
-    row = _judge(
-        tmp_path, "loss_rises_with_value_proj_beta", {"fig03_curves.csv": curves, "variants.csv": _variants_csv(GRID)}
-    )
-    assert row["verdict"] == expected, row
+    row = _judge(tmp_path, "loss_rises_with_value_proj_beta", _grid_files(losses))
+    assert row["verdict"] == expected and row["null"].startswith("not reproduced"), row
 
 
-def test_loss_claims_take_their_spread_from_fig26s_seeds(tmp_path):
-    losses = {"id0": 5.0, "id1": 5.1, "id3": 5.3, "or0": 5.2, "or1": 5.25, "or3": 5.4}
-    curves = _curves({**{v: [l] for v, l in losses.items()}, "pre_ln": [5.0]})
+def test_grid_claims_need_seeds_of_their_own(tmp_path):
+    """One seed of the grid is not measurable, though Fig 26's runs have a spread: a spread borrowed from
+    other runs is not the grid's."""
+    curves = _falling({**{v: [loss] for v, loss in RISING.items()}, "pre_ln": [5.0]})
     files = {"fig03_curves.csv": curves, "variants.csv": _variants_csv(GRID)}
-    # one seed of the grid is judged with Fig 26's spread: 0.01 nats, 4 df
-    row = _judge(tmp_path, "loss_rises_with_value_proj_beta", files)
-    assert row["verdict"] == "reproduced" and str(row["seeds"]) == "1" and "σ = 0.01 nats (4 df" in row["detail"], row
-    # Fig 26 with a single seed leaves no spread
-    one_seed = _curves({"pre_ln": [5.0], "sas": [5.0]})
-    row = _judge(tmp_path / "one", "loss_rises_with_value_proj_beta", {**files, "fig26_curves.csv": one_seed})
-    assert row["verdict"] == "not measurable at this scale" and "spread" in row["detail"], row
+    for claim_id in ("loss_rises_with_value_proj_beta", "identity_init_beats_orthogonal"):
+        row = _judge(tmp_path / claim_id, claim_id, files)
+        assert row["verdict"] == "not measurable at this scale", row
+        assert "share 1 seed" in row["detail"] and "no replicates of their own" in row["detail"], row["detail"]
+    row = _judge(tmp_path / "seeds", "loss_rises_with_value_proj_beta", _grid_files(RISING))
+    assert row["verdict"] == "reproduced" and "the grid's runs: 6 runs × 3 seeds" in row["detail"], row["detail"]
+
+
+@pytest.mark.parametrize(
+    "losses, expected",
+    [
+        (RISING, "reproduced"),  # identity below orthogonal by 0.1-0.2 at every β
+        ({**RISING, "id3": 5.45}, "not reproduced"),  # above it at β = 1
+        ({**RISING, "id3": 5.39}, "not reproduced"),  # 0.01 below at β = 1: no effect as large as δ = 0.1
+    ],
+)
+def test_identity_below_orthogonal_at_every_beta(tmp_path, losses, expected):
+    """The null swaps the inits, which reverses every gap, so that it reads "not reproduced"."""
+    row = _judge(tmp_path, "identity_init_beats_orthogonal", _grid_files(losses))
+    assert row["verdict"] == expected and row["null"].startswith("not reproduced"), row
 
 
 def test_fig05_equal_time_claim_times_each_run_at_its_blocks_benchmarked_speed(tmp_path):
@@ -450,12 +476,12 @@ def test_fig06_judges_vskipinit_at_its_better_rate_at_each_depth(
     tmp_path, deep_at_pre_ln_rate, expected, deep_judged_at
 ):
     losses = {
-        "shallow_pre_ln": [5.0],
-        "shallow_vskipinit": [5.5],
-        "shallow_vskipinit_lr_pre_ln": [5.1],
-        "deep_pre_ln": [4.9],
-        "deep_vskipinit": [6.0],
-        "deep_vskipinit_lr_pre_ln": [deep_at_pre_ln_rate],
+        "shallow_pre_ln": 5.0,
+        "shallow_vskipinit": 5.5,
+        "shallow_vskipinit_lr_pre_ln": 5.1,
+        "deep_pre_ln": 4.9,
+        "deep_vskipinit": 6.0,
+        "deep_vskipinit_lr_pre_ln": deep_at_pre_ln_rate,
     }
     specs = {}
     for name in losses:
@@ -463,17 +489,30 @@ def test_fig06_judges_vskipinit_at_its_better_rate_at_each_depth(
         lr = {"vskipinit": 3e-4 if depth == 2 else 1e-4}.get(block, 1e-3)
         arch = "vskipinit_code" if block.startswith("vskipinit") else "pre_ln"
         specs[name] = {"model": dict(SMALL, block=arch, n_layers=depth), "train": {"lr": lr}}
-    curves = _falling(losses)
+    curves = _falling(seeded(losses))
     curves["block"] = curves["variant"].map({name: spec["model"]["block"] for name, spec in specs.items()})
     files = {"fig06_curves.csv": curves, "variants.csv": variant_table(specs)}
     row = _judge(tmp_path, "vskipinit_gap_grows_with_depth", files)
-    assert row["verdict"] == expected, row
+    assert row["verdict"] == expected and row["null"].startswith("not reproduced"), row
     assert "V-SkipInit at L=2: lr 0.0003: 5.5; lr 0.001: 5.1; judged at lr 0.001" in row["detail"], row["detail"]
     assert (
         "V-SkipInit at L=8: lr 0.0001: 6; lr 0.001: " in row["detail"]
         and f"judged at {deep_judged_at}" in row["detail"]
     )
     assert not row["null"].startswith("reproduced"), row["null"]
+
+
+@pytest.mark.parametrize(
+    "sas, expected",
+    [(5.02, "reproduced"), (5.3, "not reproduced"), (5.1, "inconclusive")],
+)
+def test_fig26_matches_is_an_equivalence_test(tmp_path, sas, expected):
+    """δ = 2% of Pre-LN's 5.0 = 0.1 nats: the gap's interval (± about 0.02 here) must lie within ±δ to
+    reproduce, wholly outside to fail; a gap of 0.1 straddles δ. Its null (SAS untrained) fails."""
+    curves = _falling(seeded({"pre_ln": 5.0, "sas": sas, "sas_p": 5.0}))
+    row = _judge(tmp_path, "sas_matches_pre_ln_per_step", {"fig26_curves.csv": curves})
+    assert row["verdict"] == expected and row["null"].startswith("not reproduced"), row
+    assert "in [-0.1, 0.1]" in row["detail"], row["detail"]
 
 
 def test_no_norm_ordering_allows_the_shared_epsilon(tmp_path):
@@ -493,16 +532,16 @@ def test_a_matches_claim_on_runs_that_never_moved_cannot_be_reproduced(tmp_path)
     assert row["verdict"] == "not measurable at this scale" and row["null"].startswith("reproduced")
 
 
-def test_a_flat_beta_grid_is_not_measurable(tmp_path):
-    """A grid with no effect, measured precisely enough, satisfies "non-decreasing in β" forwards and
-    reversed: its null catches it. Measured less precisely, its steps straddle −ε."""
-    flat = {v: 5.2 for v in GRID}
-    curves = _curves({**{v: [l, l] for v, l in flat.items()}, "pre_ln": [5.0, 5.0]})
-    files = {"fig03_curves.csv": curves, "variants.csv": _variants_csv(GRID)}
-    row = _judge(tmp_path, "loss_rises_with_value_proj_beta", files, noise=0.001)
-    assert row["verdict"] == "not measurable at this scale" and row["null"].startswith("reproduced"), row
-    row = _judge(tmp_path / "noisy", "loss_rises_with_value_proj_beta", files, noise=0.02)
-    assert row["verdict"] == "inconclusive", row
+def test_a_flat_beta_grid_is_not_an_ordering(tmp_path):
+    """A grid with no effect satisfies every step of "non-decreasing in β" forwards and reversed; its ends
+    are not δ apart, so it reads "not reproduced", and so does its reversal (the null). Measured less
+    precisely, the ends' interval straddles ±δ: inconclusive, and so is the null."""
+    flat = dict.fromkeys(GRID, 5.2)
+    row = _judge(tmp_path, "loss_rises_with_value_proj_beta", _grid_files(flat, sd=0.001))
+    assert row["verdict"] == "not reproduced" and row["null"].startswith("not reproduced"), row
+    assert "no effect as large" in row["detail"] or "smallest effect of interest 0.1" in row["detail"], row["detail"]
+    row = _judge(tmp_path / "noisy", "loss_rises_with_value_proj_beta", _grid_files(flat, sd=0.1))
+    assert row["verdict"] == "not measurable at this scale" and row["null"].startswith("inconclusive"), row
 
 
 def test_each_figure_trains_its_variants_on_its_own_number_of_seeds():
@@ -607,6 +646,84 @@ def test_the_gains_claims_are_judged_by_an_interval_over_three_seeds():
     assert sb.pre_ln_keeps_value_proj(data).verdict == "not reproduced"
 
 
+@pytest.mark.parametrize("ll_tied, expected", [(5.1, "reproduced"), (4.9, "not reproduced")])
+def test_fig15_tying_order_and_its_reversal(tmp_path, ll_tied, expected):
+    """identity 5.0 < all-tied 5.05 < LL-tied < orthogonal 5.2 at β = 0; LL-tied at 4.9 breaks the order by
+    more than ε = 0.025. The null reverses the order: its ends fall, so it is not reproduced."""
+    grid = {"id0": ("identity", 0.0), "or0": ("orthogonal", 0.0)}
+    tied = {"ll0": ("orthogonal", 0.0, "last"), "all0": ("orthogonal", 0.0, "all")}
+    losses = seeded({"id0": 5.0, "or0": 5.2, "pre_ln": 5.0, "all0": 5.05, "ll0": ll_tied})
+    curves = _falling(losses)
+    files = {
+        "fig03_curves.csv": curves[curves["variant"].isin(["id0", "or0", "pre_ln"])],
+        "fig15_curves.csv": curves[curves["variant"].isin(["ll0", "all0"])],
+        "variants.csv": _variants_csv({**grid, **tied}),
+    }
+    row = _judge(tmp_path, "tied_orthogonal_order", files)
+    assert row["verdict"] == expected and row["null"].startswith("not reproduced"), row
+
+
+@pytest.mark.parametrize("id_at_01, expected", [(5.1, "reproduced"), (4.9, "not reproduced")])
+def test_fig09_lr_ratio_order_and_its_reversal(tmp_path, id_at_01, expected):
+    """β = 0 runs as ratio 0, the ratio-0.1 runs, the β = 1 runs as ratio 1: the loss rises with the ratio
+    for both inits (unless identity's ratio 0.1 dips below ratio 0); the reversed grid is not."""
+    grid = {"id0": ("identity", 0.0), "id1": ("identity", 1.0), "or0": ("orthogonal", 0.0), "or1": ("orthogonal", 1.0)}
+    ratios = {"idr": ("identity", 1.0, "none", 0.1), "orr": ("orthogonal", 1.0, "none", 0.1)}
+    losses = {"id0": 5.0, "idr": id_at_01, "id1": 5.3, "or0": 5.2, "orr": 5.25, "or1": 5.4, "pre_ln": 5.0}
+    curves = _falling(seeded(losses))
+    files = {
+        "fig03_curves.csv": curves[~curves["variant"].isin(["idr", "orr"])],
+        "fig09_curves.csv": curves[curves["variant"].isin(["idr", "orr"])],
+        "variants.csv": _variants_csv({**grid, **ratios}),
+    }
+    row = _judge(tmp_path, "smaller_value_proj_lr_helps", files)
+    assert row["verdict"] == expected and row["null"].startswith("not reproduced"), row
+
+
+def _gain_rows(symbol: str, init: float, final, seeds=(0, 1, 2), layers: int = 2) -> pd.DataFrame:
+    """A gain `symbol` logged at `init` (step 0) and `final(seed, layer)` (step 480), per layer."""
+    rows = []
+    for seed in seeds:
+        for layer in range(layers):
+            for step, value in ((0, init), (480, final(seed, layer))):
+                rows.append(
+                    dict(variant="sas_vp_gains", seed=seed, step=step, layer=layer, head=-1, symbol=symbol, value=value)
+                )
+    return pd.DataFrame(rows)
+
+
+def test_gains_claims_are_not_measurable_where_their_quantity_cannot_reach_the_region():
+    """ "|β/α| goes below 0.05" needs a move of 0.15 from 0.2; "β_FF does not vanish" can fail only if β_FF
+    can lose 0.9 of its 0.1. A run whose ratios moved 0.06 and whose β_FF moved 0.05 can do neither."""
+    from repro.papers.simplified_blocks import claims as sb
+
+    reach = sb._can_vanish("fig04")
+    short = _gains_table("sas_vp_gains", lambda seed, layer, m: 0.14 + 0.01 * layer)
+    passed, said = reach.check({sb.GAINS["fig04"]: short})
+    assert not passed and "0.06" in said and "0.15" in said, said
+    assert reach.check({sb.GAINS["fig04"]: _gains_table("sas_vp_gains", lambda *a: 0.04)})[0]
+    assert reach.check({sb.GAINS["fig04"]: _gains_table("sas_vp_gains", lambda *a: 0.36)})[0]  # either direction
+
+    row = next(r for r in sb.GAINS_SURVIVE if r.claim_id == "mlp_branch_gain_does_not_vanish")
+    gate = sb._gain_can_vanish(row)
+    kept = _gain_rows("beta_FF", 0.1, lambda seed, layer: 0.1 + 0.05 * (seed == 1))
+    passed, said = gate.check({sb.GAINS["fig04"]: kept})
+    assert not passed and "0.5" in said and "0.9" in said, said  # moved half its init; needs 0.9 of it
+    assert sb.mlp_branch_gain_does_not_vanish({sb.GAINS["fig04"]: kept}).verdict == "reproduced"
+    moved = _gain_rows("beta_FF", 0.1, lambda seed, layer: 0.1 + 0.1 * seed)
+    assert gate.check({sb.GAINS["fig04"]: moved})[0]
+
+
+def test_the_largest_ratio_is_judged_against_the_layers_reversed():
+    """The null of "largest in layer 1" reverses the layers: the same statistic, with the largest elsewhere."""
+    from repro.papers.simplified_blocks import claims as sb
+
+    claim = next(c for c in load_claims("simplified_blocks") if c.claim_id == "first_layer_value_ratio_largest")
+    data = {sb.GAINS["fig04"]: _gains_table("a", lambda s, layer, m: (0.3 + 0.01 * s) if layer == 0 else 0.1)}
+    assert sb.first_layer_value_ratio_largest(data).verdict == "reproduced"
+    assert sb.first_layer_value_ratio_largest({**data, **claim.null.make(data)}).verdict == "not reproduced"
+
+
 def test_gap_note_states_the_resolution_of_one_seed_runs_and_of_seed_means(tmp_path):
     """The footer's resolution of a gap: ± t(df)·σ·√2 between one-seed runs, ± t(df)·σ·√(2/n) between
     means of n seeds, with σ pooled over Fig 26's blocks × seeds."""
@@ -625,6 +742,6 @@ def test_gap_note_states_the_resolution_of_one_seed_runs_and_of_seed_means(tmp_p
     noise = loss_noise(pd.read_csv(path))
     assert noise.df == 2
     one = float(t.ppf(0.975, 2)) * noise.sd * math.sqrt(2)
-    assert f"two one-seed runs is known to ± {one:.3f} nats" in gap_note(str(path))
+    assert f"two one-seed runs is known to ± {one:.3f} nats; the claims judge" in gap_note(str(path))
     assert f"two such means is known to ± {one / math.sqrt(3):.3f} nats" in gap_note(str(path), seeds=3)
     assert gap_note(str(path), seeds=3).startswith("Curves (means of 3 seeds)")

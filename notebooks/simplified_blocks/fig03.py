@@ -17,7 +17,8 @@
 #
 # Here: one run per (W_init, β, seed) on the code corpus; points are the mean over seeds of the
 # final eval loss (mean of the last three evaluations); bars are each point's 95 % interval with the
-# run-to-run spread pooled over Fig 26's runs, as the claims judge (laptop: one seed per point). The
+# run-to-run spread pooled over Fig 26's runs, for orientation (laptop: one seed per point, which the
+# claims judge only with seeds of its own). The
 # paper does not give its β grid; we use the β values in the footer's configuration.
 
 # %% tags=["parameters"]

@@ -17,7 +17,8 @@
 # Here (left): W = W_init + ΔW with ΔW trained at r·lr (AdamW). r = 0 leaves W = W_init, the β = 0
 # runs of Fig 3; r = 1 is Fig 3's β = 1 run. Faint dashed lines repeat Fig 3 (loss against β), so
 # the Adam duality r ≈ β can be read off directly. Bars are each point's 95 % interval with the
-# run-to-run spread pooled over Fig 26's runs, as the claims judge (laptop: one seed per point). Right: the exact one-step check of the duality
+# run-to-run spread pooled over Fig 26's runs, for orientation (laptop: one seed per point, which the
+# claims judge only with seeds of its own). Right: the exact one-step check of the duality
 # on our model (float64), and the control with the other learning-rate scale.
 
 # %% tags=["parameters"]

@@ -17,7 +17,8 @@
 # Here: the tied variants at β = 0, drawn over the Fig 3 grid. LL-tied follows the official code:
 # the last layer's W^P_init is the transpose of the chain of all other initial matrices, so that the
 # whole chain is the identity at initialisation. Bars are each point's 95 % interval with the
-# run-to-run spread pooled over Fig 26's runs, as the claims judge (laptop: one seed per point).
+# run-to-run spread pooled over Fig 26's runs, for orientation (laptop: one seed per point, which the
+# claims judge only with seeds of its own).
 
 # %% tags=["parameters"]
 results_dir, paper, item, scale = "results", "simplified_blocks", "fig15", "smoke"  # set by the runner

@@ -11,7 +11,9 @@ structure_checks   those identities and parameter counts measured on the configu
 lr_duality         the learning-rate duality of reparameterised weights (Fig 9)
 variant_table      one row per variant: its resolved block spec and training settings
 equal_budget       losses at an equal budget of steps or seconds
-run_noise          the run-to-run spread of the decoders (from Fig 26's seeds) behind gaps and bars
+run_noise          the run-to-run spread behind the claims' intervals (the compared runs' own seeds),
+                   and the bars of the one-seed figures (Fig 26's seeds, for orientation)
+compared_runs      the runs each claim compares, and the claims that compare the same runs
 gain_trajectories  the trainable gains of runs trained with log_gains (Figs 4, 16-22)
 glue_finetune      fine-tuning a pre-trained encoder on the GLUE stand-in, and its metrics
 block_diagram, trajectory_plots, curve_panels

@@ -18,6 +18,7 @@ __all__ = [
     "ClaimRow",
     "as_fast_as_pre_ln",
     "clearly_worse",
+    "lower",
     "matches",
     "not_better",
     "not_worse",
@@ -38,13 +39,18 @@ NAMES = {
 
 
 def matches(delta: float) -> Region:
-    """The catalog's "matches": |gap| ≤ δ."""
-    return Region.around(0.0, delta)
+    """The catalog's "matches", an equivalence test: the gap's interval within ±δ (δ fixed in the claim)."""
+    return Region.equivalent(0.0, delta)
 
 
 def clearly_worse(delta: float) -> Region:
     """The catalog's "clearly worse": gap > δ."""
     return Region.above(delta)
+
+
+def lower(sesoi: float) -> Region:
+    """A loss gap below 0, an interval within ±`sesoi` of 0 reading "no effect as large as sesoi"."""
+    return Region.below(0.0, sesoi=sesoi)
 
 
 def not_better(epsilon: float) -> Region:
