@@ -455,6 +455,10 @@ def test_doubling_claim_is_gated_on_signal_and_fails_on_its_null(tmp_path):
     assert row["verdict"] == REPRODUCED and row["gate"].startswith("passed") and "llama/sent" in row["gate"]
     assert "gpt" not in row["measured"]  # a family without signal is not judged
     assert row["null"].startswith(NOT_REPRODUCED)
+    # a family that reaches the ceiling at depth 2 cannot gain more from 2 to 4: left out, and named
+    row = _judge_depth(tmp_path, {**learned, ("phi", "sent"): [0.7, 1.0, 1.0, 1.0]})
+    assert row["verdict"] == REPRODUCED and "phi" not in row["measured"], row
+    assert "phi/sent (a run at 1, near the ceiling 1)" in row["detail"]
 
 
 def test_doubling_steps_are_judged_by_their_interval_over_seeds(tmp_path):
