@@ -300,7 +300,7 @@ def _rho_text(values: dict[str, pd.Series]) -> str:
     return "; ".join(parts)
 
 
-#: Each run of a pair: learned, with room below the ceiling, in every seed (depth_scaling.signal_table).
+#: The health rules of depth_scaling.signal_table, in words, for the gates' descriptions.
 _SIGNAL_WORDS = (
     f"in every seed, the best depth at least {LEARNED_SHARE:.0%} of the way from chance to the task's ceiling "
     f"(its Bayes accuracy) and the shallowest at least {CEILING_ROOM:.0%} of that span below it"
@@ -308,7 +308,10 @@ _SIGNAL_WORDS = (
 _CEILING_WORDS = (
     f"every run at least {CEILING_ROOM:.0%} of that span below the ceiling (a ceiling would force the region)"
 )
-_DEPTH_HELPS_WORDS = f"in every seed, the deepest depth at least {CEILING_ROOM:.0%} of that span above the shallowest (depth has an effect)"
+_DEPTH_HELPS_WORDS = (
+    f"in every seed, the deepest depth at least {CEILING_ROOM:.0%} of that span above the shallowest "
+    "(depth has an effect)"
+)
 
 
 @dataclass(frozen=True)
