@@ -455,6 +455,10 @@ def test_doubling_claim_is_gated_on_signal_and_fails_on_its_null(tmp_path):
     assert row["verdict"] == REPRODUCED and row["gate"].startswith("passed") and "llama/sent" in row["gate"]
     assert "gpt" not in row["measured"]  # a family without signal is not judged
     assert row["null"].startswith(NOT_REPRODUCED)
+    # a family that reaches the ceiling at depth 2 cannot gain more from 2 to 4: left out, and named
+    row = _judge_depth(tmp_path, {**learned, ("phi", "sent"): [0.7, 1.0, 1.0, 1.0]})
+    assert row["verdict"] == REPRODUCED and "phi" not in row["measured"], row
+    assert "phi/sent (a run at 1, near the ceiling 1)" in row["detail"]
 
 
 def test_doubling_steps_are_judged_by_their_interval_over_seeds(tmp_path):
@@ -498,10 +502,56 @@ def test_fig03_is_judged_over_models_on_tasks_with_signal(tmp_path):
     tables["fig03_units"] = units.assign(mse=units["mse"].where(~flipped, units["accuracy"]))
     row = _judge(tmp_path, "mse_anticorrelates_with_accuracy", **tables)
     assert row["verdict"] == "inconclusive", row
+    # MSE rising with accuracy in every seed: the interval lies wholly above 0
+    tables["fig03_units"] = units.assign(mse=units["mse"].where(units["task"].ne("sent"), units["accuracy"]))
+    row = _judge(tmp_path, "mse_anticorrelates_with_accuracy", **tables)
+    assert row["verdict"] == NOT_REPRODUCED and row["null"].startswith(NOT_REPRODUCED), row
     tables["fig03_units"] = units
     at_chance = depth.assign(accuracy=depth["task"].map({"sent": 0.5, "topic": 0.25}))  # nothing learned anywhere
     tables["fig06_depth"] = at_chance
     assert _judge(tmp_path, "mse_anticorrelates_with_accuracy", **tables)["verdict"] == NOT_MEASURABLE
+
+
+def _fig03_tables(curves, mse):
+    """Fig. 3's inputs from {(family, task): accuracies at L = 1, 2, 4, 8} (three seeds alike but for a
+    small seed-dependent offset, so that ρ has a spread) and mse(frame) giving each model's MSE."""
+    depth = pd.DataFrame(_depth_rows(curves, seeds=(0, 1, 2)))
+    depth["accuracy"] += 0.001 * depth["seed"] * (depth["depth"] == 1)
+    units = depth.assign(form="module", target="onehot", prefix=-1, bias=1.0, diversity=0.5)
+    units["mse"] = mse(units)
+    columns = ["form", "target", "seed", "task", "scope", "quantity", "spearman", "units"]
+    return dict(
+        fig06_depth=depth, table01_tasks=TWO_TASKS, fig03_units=units, fig03_correlations=pd.DataFrame(columns=columns)
+    )
+
+
+def test_fig03_reads_a_task_only_where_every_family_has_signal_and_rho_is_defined(tmp_path):
+    learned = [0.6, 0.7, 0.75, 0.78]
+    curves = {
+        ("llama", "sent"): learned,
+        ("gpt", "sent"): learned,
+        ("llama", "topic"): [0.9, 0.9, 0.9, 0.9],  # every model equally accurate: ρ undefined
+        ("gpt", "topic"): [0.9, 0.9, 0.9, 0.9],
+    }
+    tables = _fig03_tables(curves, lambda u: 2.0 - u["accuracy"] - 0.01 * (u["family"] == "gpt"))
+    row = _judge(tmp_path, "mse_anticorrelates_with_accuracy", **tables)
+    assert row["verdict"] == REPRODUCED and row["rule"] == "95% t-interval over 3 seeds", row
+    assert "topic (ρ undefined" in row["detail"] and "ρ topic" not in row["measured"]
+    # the null shuffles accuracy across the models: ρ near 0, within the smallest effect of interest
+    assert row["null"].startswith(NOT_REPRODUCED), row
+    # one family without signal on sent: the task's pooled ρ would read runs that failed, so it is left out
+    tables = _fig03_tables({**curves, ("gpt", "sent"): [0.5, 0.5, 0.5, 0.5]}, lambda u: 2.0 - u["accuracy"])
+    row = _judge(tmp_path, "mse_anticorrelates_with_accuracy", **tables)
+    assert row["verdict"] == NOT_MEASURABLE and "sent (no signal: gpt)" in row["gate"], row
+
+
+def test_fig03_null_keeps_the_statistic_defined_and_removes_the_correlation():
+    curves = {("llama", "sent"): [0.6, 0.7, 0.75, 0.78], ("gpt", "sent"): [0.55, 0.65, 0.7, 0.72]}
+    units = _fig03_tables(curves, lambda u: 2.0 - u["accuracy"])["fig03_units"]
+    null = claims._accuracy_permuted({claims.UNITS: units})[claims.UNITS]
+    rho = claims._model_rho(null, "mse")["sent"]
+    assert len(rho) == 3 and rho.notna().all() and rho.abs().max() < claims.RHO_SESOI / 2
+    assert len(null) == len(units) * claims.NULL_PERMUTATIONS
 
 
 def test_partial_spearman_removes_what_a_shared_term_alone_makes():
@@ -518,31 +568,42 @@ def test_partial_spearman_removes_what_a_shared_term_alone_makes():
 
 
 def test_fig05_claim_judges_the_partial_correlation_and_fails_on_its_null(tmp_path):
-    examples = [
-        dict(
-            family="gpt",
-            depth=2,
-            seed=seed,
-            task="sent",
-            target="onehot",
-            pairs=10,
-            spearman_bias_diversity=0.9,
-            partial_spearman_given_omega=0.2,
-        )
-        for seed in (0, 1)
-    ]
+    def examples(partials):
+        return [
+            dict(
+                family="gpt",
+                depth=2,
+                seed=seed,
+                task="sent",
+                target="onehot",
+                pairs=10,
+                spearman_bias_diversity=0.9,
+                partial_spearman_given_omega=partial,
+            )
+            for seed, partial in enumerate(partials)
+        ]
+
     prefixes = [
         dict(family="gpt", depth=2, seed=0, task="sent", target="onehot", prefix=p, bias=2.0 - p, diversity=0.1 * p)
         for p in range(3)
     ]
-    learned = _depth_rows({("gpt", "sent"): [0.6, 0.7, 0.75, 0.78]})
-    tables = dict(fig05_examples=examples, fig05_prefixes=prefixes, fig06_depth=learned, table01_tasks=TWO_TASKS)
-    row = _judge(tmp_path, "bias_and_diversity_rise_together", **tables)
-    assert row["verdict"] == REPRODUCED and row["null"].startswith(NOT_REPRODUCED), row
-    assert "plain ρ(Bias_i, Div_i) = 0.9" in row["detail"]
+    learned = _depth_rows({("gpt", "sent"): [0.6, 0.7, 0.75, 0.78]}, seeds=(0, 1, 2))
+    tables = dict(fig05_prefixes=prefixes, fig06_depth=learned, table01_tasks=TWO_TASKS)
+
+    def judge(partials, **changed):
+        return _judge(
+            tmp_path, "bias_and_diversity_rise_together", fig05_examples=examples(partials), **tables | changed
+        )
+
+    row = judge([0.2, 0.25, 0.22])
+    assert row["verdict"] == REPRODUCED and row["rule"] == "95% t-interval over 3 seeds", row
+    assert row["null"].startswith(NOT_REPRODUCED) and "plain ρ(Bias_i, Div_i) = 0.9" in row["detail"]
+    assert judge([0.2, -0.1, 0.3])["verdict"] == INCONCLUSIVE  # seeds on both sides of 0
+    assert judge([0.02, -0.01, 0.01])["verdict"] == NOT_REPRODUCED  # within the smallest effect of interest
+    assert judge([-0.2, -0.25, -0.22])["verdict"] == NOT_REPRODUCED
+    assert judge([0.2, 0.25])["verdict"] == NOT_MEASURABLE  # two seeds
     # the same correlations on a model that learned nothing are not judged
-    tables["fig06_depth"] = _depth_rows({("gpt", "sent"): [0.5, 0.51, 0.49, 0.5]})
-    row = _judge(tmp_path, "bias_and_diversity_rise_together", **tables)
+    row = judge([0.2, 0.25, 0.22], fig06_depth=_depth_rows({("gpt", "sent"): [0.5, 0.51, 0.49, 0.5]}, seeds=(0, 1, 2)))
     assert row["verdict"] == NOT_MEASURABLE and row["gate"].startswith("failed"), row
 
 
@@ -569,11 +630,9 @@ def _duplication(gaps):
 
 def test_duplicated_block_claim_is_judged_by_interval_and_fails_on_its_null(tmp_path):
     curves = {("llama", "sent"): [0.65, 0.8, 0.85, 0.9], ("llama", "topic"): [0.25, 0.25, 0.25, 0.25]}
-    depth = pd.DataFrame(
-        [r for r in _depth_rows(curves)] + [dict(r, seed=2) for r in _depth_rows(curves) if r["seed"] == 0]
-    )
+    depth = pd.DataFrame(_depth_rows(curves, seeds=(0, 1, 2)))
 
-    def judge(gaps):
+    def judge(gaps, depth=depth):
         return _judge(
             tmp_path,
             "duplicated_block_no_better_than_trained",
@@ -583,8 +642,67 @@ def test_duplicated_block_claim_is_judged_by_interval_and_fails_on_its_null(tmp_
         )
 
     row = judge([-0.1, -0.12, -0.09])
-    assert row["verdict"] == REPRODUCED and row["null"].startswith(NOT_REPRODUCED) and "llama/sent" in row["detail"]
+    assert row["verdict"] == REPRODUCED and row["rule"] == "95% t-interval over 3 seeds", row
+    assert row["null"].startswith(NOT_REPRODUCED) and "judged on llama/sent" in row["detail"]
+    assert "llama/topic (no signal" in row["detail"]
     assert judge([-0.1, 0.05, -0.09])["verdict"] == INCONCLUSIVE  # the interval straddles 0
     assert judge([0.1, 0.12, 0.09])["verdict"] == NOT_REPRODUCED
-    # a tie satisfies "no better than" and so does its swap: the check cannot fail there
-    assert judge([0.0, 0.0, 0.0])["verdict"] == NOT_MEASURABLE  # exact: 0.8 + 0.0 − 0.8 is 0.0 in every seed
+    # a tie does not show that the copy helps less: within the smallest difference of interest
+    tie = judge([0.002, -0.003, 0.001])
+    assert tie["verdict"] == NOT_REPRODUCED and "smallest effect of interest 0.01" in tie["detail"], tie
+    # a trained model at the ceiling cannot be beaten: the pair is left out, and with it the claim's only one
+    at_ceiling = pd.DataFrame(_depth_rows({("llama", "sent"): [0.65, 1.0, 1.0, 1.0]}, seeds=(0, 1, 2)))
+    row = judge([-0.1, -0.12, -0.09], depth=at_ceiling)
+    assert row["verdict"] == NOT_MEASURABLE and "near the ceiling" in row["gate"], row
+    # accuracy flat in depth: no depth effect for a copy to fall short of
+    flat = pd.DataFrame(_depth_rows({("llama", "sent"): [0.8, 0.8, 0.805, 0.8]}, seeds=(0, 1, 2)))
+    row = judge([-0.1, -0.12, -0.09], depth=flat)
+    assert row["verdict"] == NOT_MEASURABLE and "accuracy flat in depth" in row["gate"], row
+
+
+def test_signal_holds_in_every_seed_not_only_on_the_seed_mean():
+    from repro.papers.layer_diversity.depth_scaling import signal_table
+
+    rows = _depth_rows({("llama", "sent"): [0.6, 0.7, 0.75, 0.78]}, seeds=(0, 1)) + [
+        dict(family="llama", task="sent", depth=d, seed=2, accuracy=0.55) for d in (1, 2, 4, 8)
+    ]
+    # the seed mean's best depth (0.70) is learned, seed 2's (0.55) is not
+    table = signal_table(pd.DataFrame(rows), TWO_TASKS).set_index(["family", "task"])
+    assert table.loc[("llama", "sent"), "best"] > 0.625 and not table.loc[("llama", "sent"), "signal"]
+    assert table.loc[("llama", "sent"), "below_ceiling"] and not table.loc[("llama", "sent"), "moves"]
+
+
+def test_submodularity_null_exchanges_the_gains_of_each_test(tmp_path):
+    tests = pd.DataFrame(
+        dict(
+            judged=[True, True, False],
+            samples=[2_000_000, 2_000_000, 20_000],
+            small=[0, 0, 0],
+            large=[1, 1, 1],
+            added=[1, 2, 1],
+            gain_small=[0.4, 0.2, 0.41],
+            gain_large=[0.25, 0.12, 0.3],
+            exact_gain_small=[0.4, 0.2, 0.4],
+            exact_gain_large=[0.25, 0.12, 0.25],
+            predicted_bias=[1e-6, 1e-6, 1e-3],
+        )
+    )
+    tests = tests.assign(
+        violation=tests["gain_large"] - tests["gain_small"],
+        exact_violation=tests["exact_gain_large"] - tests["exact_gain_small"],
+    )
+    real = pd.DataFrame(
+        dict(
+            family=["gpt"],
+            depth=[2],
+            seed=[0],
+            task=["sent"],
+            submodularity_tests=[3],
+            submodularity_violations_1e3=[0],
+            submodularity_max_violation=[-0.01],
+        )
+    )
+    row = _judge(tmp_path, "independent_members_submodular", fig06_submodularity=tests, fig06_real_layers=real)
+    assert row["verdict"] == REPRODUCED and row["null"].startswith(NOT_REPRODUCED), row
+    exchanged = claims._gains_exchanged(tests)
+    assert np.allclose(exchanged["violation"], exchanged["gain_large"] - exchanged["gain_small"])

@@ -8,11 +8,22 @@ Conventions. A *unit* of Fig. 3/5 is one ensemble: a logit-lens prefix S_ℓ = {
 trained model (family, depth, seed) on one task's test split. Correlations are Spearman ρ across the
 units of one seed (all families pooled), then mean ± sample sd over seeds. Only signs the catalog
 asserts are judged; the other correlations are reported in `detail`.
+
+Verdicts of trained models. Each empirical claim is judged by 95% t-intervals over seeds
+(repro.pipeline.decisions), on the runs that pass its health rules only, and names the (family, task)
+pairs or tasks it leaves out: every pair it reads has signal in every seed (depth_scaling.signal_table);
+the claims about how accuracy moves with depth (Figs. 6, 7) also leave out pairs with a run near the
+ceiling (which would force their region) and pairs whose accuracy is flat in depth (nothing to diminish
+or to copy); Fig. 3, which pools the families, reads a task only where every family has signal. These
+rules, the smallest effects of interest (RHO_SESOI, DUPLICATION_SESOI) and the nulls were written after
+earlier laptop results had been seen, from the pipeline's shared levels and conventional effect sizes,
+not from any verdict they give. Each null removes the effect the claim is about and must read "not
+reproduced".
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -41,6 +52,7 @@ from repro.pipeline.decisions import (
     Region,
     combine_at_least,
     judge_parts,
+    judge_seeds,
 )
 
 PAPER = "layer_diversity"
@@ -288,35 +300,100 @@ def _rho_text(values: dict[str, pd.Series]) -> str:
     return "; ".join(parts)
 
 
-def _tasks_with_signal(data) -> list[str]:
-    table = signal_table(data[DEPTH], data[TASK_TABLE])
-    return sorted(set(table.loc[table["signal"], "task"]))
-
-
-def _task_signal_check(data) -> tuple[bool, str]:
-    tasks = _tasks_with_signal(data)
-    return bool(tasks), f"tasks with signal: {', '.join(tasks) or 'none'}"
-
-
-def _signal_pairs(data) -> pd.DataFrame:
-    """The (family, task) pairs with signal (depth_scaling.signal_table)."""
-    table = signal_table(data[DEPTH], data[TASK_TABLE])
-    return table.loc[table["signal"], ["family", "task"]]
-
-
-def _signal_check(data) -> tuple[bool, str]:
-    table = signal_table(data[DEPTH], data[TASK_TABLE])
-    inside = table[table["signal"]]
-    names = ", ".join(f"{r.family}/{r.task}" for r in inside.itertuples()) or "none"
-    return len(inside) > 0, f"{len(inside)} of {len(table)} (family, task) pairs have signal ({names})"
-
-
-SIGNAL_GATE = Gate(
-    f"at least one (family, task) whose best depth is {LEARNED_SHARE:.0%} of the way from chance to the task's "
-    f"ceiling (its Bayes accuracy) and whose shallowest depth is {CEILING_ROOM:.0%} of that span below it; the "
-    "claim is judged on those pairs only",
-    _signal_check,
+#: The health rules of depth_scaling.signal_table, in words, for the gates' descriptions.
+_SIGNAL_WORDS = (
+    f"in every seed, the best depth at least {LEARNED_SHARE:.0%} of the way from chance to the task's ceiling "
+    f"(its Bayes accuracy) and the shallowest at least {CEILING_ROOM:.0%} of that span below it"
 )
+_CEILING_WORDS = (
+    f"every run at least {CEILING_ROOM:.0%} of that span below the ceiling (a ceiling would force the region)"
+)
+_DEPTH_HELPS_WORDS = (
+    f"in every seed, the deepest depth at least {CEILING_ROOM:.0%} of that span above the shallowest "
+    "(depth has an effect)"
+)
+
+
+@dataclass(frozen=True)
+class _Selection:
+    """The (family, task) pairs a claim reads, and those it leaves out, each with the reason."""
+
+    pairs: pd.DataFrame  # columns family, task
+    left_out: tuple[str, ...]
+
+    def text(self) -> str:
+        judged = ", ".join(f"{r.family}/{r.task}" for r in self.pairs.itertuples()) or "none"
+        return f"judged on {judged}; left out: {', '.join(self.left_out) or 'none'}"
+
+
+def _select_pairs(data, *, below_ceiling: bool = False, depth_helps: bool = False) -> _Selection:
+    """The (family, task) pairs whose runs pass the claim's health rules (depth_scaling.signal_table):
+    signal always; with `below_ceiling`, no run near the ceiling; with `depth_helps`, accuracy that moves
+    with depth."""
+    table = signal_table(data[DEPTH], data[TASK_TABLE]).set_index(["family", "task"])
+    kept, left_out = [], []
+    for family, task in table.index:
+        row = table.loc[(family, task)]
+        why = []
+        if not row["signal"]:
+            why.append("no signal")
+        if below_ceiling and not row["below_ceiling"]:
+            why.append(f"a run at {row['top']:.3g}, near the ceiling {row['ceiling']:.3g}")
+        if depth_helps and not row["moves"]:
+            why.append("accuracy flat in depth")
+        if why:
+            left_out.append(f"{family}/{task} ({'; '.join(why)})")
+        else:
+            kept.append((family, task))
+    return _Selection(pd.DataFrame(kept, columns=["family", "task"]), tuple(left_out))
+
+
+def _pairs_gate(**rules: bool) -> Gate:
+    """The gate of a claim judged on the (family, task) pairs `_select_pairs(**rules)` keeps: passed when
+    at least one pair is kept, so that every run the verdict reads passes the rules."""
+    words = [_SIGNAL_WORDS]
+    if rules.get("below_ceiling"):
+        words.append(_CEILING_WORDS)
+    if rules.get("depth_helps"):
+        words.append(_DEPTH_HELPS_WORDS)
+
+    def check(data) -> tuple[bool, str]:
+        selection = _select_pairs(data, **rules)
+        return len(selection.pairs) > 0, selection.text()
+
+    description = (
+        f"per (family, task), its runs: {'; '.join(words)}; the claim reads only the pairs that pass (it names "
+        "those left out) and needs at least one"
+    )
+    return Gate(description, check)
+
+
+#: Claims about the runs' bias and diversity: every pair they read has signal.
+SIGNAL_GATE = _pairs_gate()
+#: Claims about how accuracy moves with depth: a pair near its ceiling would force their region (a gain that
+#: cannot grow, a copy that cannot beat a model at the ceiling), and a pair without a depth effect has nothing
+#: to diminish or to copy.
+DEPTH_GATE = _pairs_gate(below_ceiling=True, depth_helps=True)
+
+
+def _tasks_all_families(data) -> tuple[list[str], list[str]]:
+    """The tasks on which every family has signal (a claim pooling the families reads all their runs on the
+    task), and the tasks left out, each with the families that lack signal."""
+    table = signal_table(data[DEPTH], data[TASK_TABLE])
+    judged, left_out = [], []
+    for task in TASKS:
+        rows = table[table["task"] == task]
+        lacking = rows.loc[~rows["signal"], "family"].tolist()
+        if rows.empty or lacking:
+            left_out.append(f"{task} (no signal: {', '.join(lacking) or 'no runs'})")
+        else:
+            judged.append(task)
+    return judged, left_out
+
+
+def _task_gate_check(data) -> tuple[bool, str]:
+    judged, left_out = _tasks_all_families(data)
+    return bool(judged), f"judged on {', '.join(judged) or 'none'}; left out: {', '.join(left_out) or 'none'}"
 
 
 def _model_rho(units: pd.DataFrame, quantity: str) -> dict[str, pd.Series]:
@@ -336,10 +413,26 @@ def _model_rho(units: pd.DataFrame, quantity: str) -> dict[str, pd.Series]:
     return out
 
 
-def _constant_predictors(data) -> dict[str, pd.DataFrame]:
-    chance = 1 / data[TASK_TABLE].set_index("task")["labels"].astype(float)
+#: The smallest correlation of interest of the correlation claims (Figs. 3, 5): Cohen's (1988) conventional
+#: "small" correlation, 0.1. An interval of ρ within ±0.1 of 0 shows no correlation as large as that.
+RHO_SESOI = 0.1
+#: Permutations of each (task, seed) in Fig. 3's null: pooled, the permuted models' ρ sits within a few
+#: hundredths of 0 (about ±0.35 / √1000 for nine models), well inside ±RHO_SESOI.
+NULL_PERMUTATIONS = 1000
+
+
+def _accuracy_permuted(data) -> dict[str, pd.DataFrame]:
+    """Accuracy shuffled across the models of each task and seed, NULL_PERMUTATIONS times, the copies pooled
+    under the seed they came from: MSE and accuracy unrelated, ρ defined wherever accuracy varies."""
     units = data[UNITS]
-    return {UNITS: units.assign(accuracy=units["task"].map(chance))}
+    rows = units[(units["form"] == "module") & (units["target"] == "onehot")]
+    rng = np.random.default_rng(0)
+    copies = [
+        group.assign(accuracy=rng.permutation(group["accuracy"].to_numpy()))
+        for _, group in rows.groupby(["task", "seed"], sort=True)
+        for _ in range(NULL_PERMUTATIONS)
+    ]
+    return {UNITS: pd.concat(copies, ignore_index=True) if copies else rows}
 
 
 @claim(
@@ -348,37 +441,43 @@ def _constant_predictors(data) -> dict[str, pd.DataFrame]:
     claim_id="mse_anticorrelates_with_accuracy",
     statement="Across models, lower MSE goes with higher accuracy: Spearman ρ(MSE, acc) < 0 on most tasks.",
     paper_value="MSE correlates strongly (negatively) with accuracy; Bias and Diversity vary by task (C, reviewers)",
-    tolerance="ρ(MSE, acc) < 0 by its 95% interval over seeds on at least 3/4 of the tasks with signal (a task "
-    "where ρ is undefined counts against; module form: one unit per model, its own logits against the one-hot "
-    "target; families and depths pooled)",
+    tolerance=f"ρ(MSE, acc) < 0 by its 95% interval over seeds (smallest effect of interest |ρ| = {RHO_SESOI}) on at "
+    "least 3/4 of the judged tasks: those on which every family has signal and ρ is defined in every seed (the "
+    "others are left out and named; none left: not measurable); module form: one unit per model, its own logits "
+    "against the one-hot target; families and depths pooled",
     inputs=[UNITS, CORRELATIONS, DEPTH, TASK_TABLE],
     kind="empirical",
-    gate=Gate("at least one task on which some family has signal (see doubling_gains_diminish)", _task_signal_check),
-    null=Null("every model a constant predictor (accuracy at chance)", _constant_predictors),
+    gate=Gate(
+        f"per task, every family's runs on it: {_SIGNAL_WORDS}; the claim reads only the tasks that pass (it names "
+        "those left out) and needs at least one",
+        _task_gate_check,
+    ),
+    null=Null(
+        f"accuracy shuffled across the models of each task and seed ({NULL_PERMUTATIONS} permutations pooled)",
+        _accuracy_permuted,
+    ),
 )
 def mse_anticorrelates_with_accuracy(data) -> Measurement:
-    judged = _tasks_with_signal(data)
+    tasks, left_out = _tasks_all_families(data)
     mse = _model_rho(data[UNITS], "mse")
+    # A task whose ρ is undefined in some seed (every model equally accurate) can show neither sign.
+    undefined = [t for t in tasks if mse[t].empty or mse[t].isna().any()]
+    left_out += [f"{t} (ρ undefined: every model equally accurate in some seed)" for t in undefined]
+    judged = [t for t in tasks if t not in undefined]
+    said = f"Left out: {', '.join(left_out) or 'none'}."
     if not judged:
-        return Measurement("no task with signal", NOT_MEASURABLE, _seeds(data[UNITS]))
+        return Measurement("no task to judge", NOT_MEASURABLE, _seeds(data[UNITS]), said)
     needed = int(np.ceil(0.75 * len(judged)))
-    # A task whose ρ is undefined (every model equally accurate) cannot show ρ < 0: it is left out of the
-    # parts, so that `needed` counts it as failed.
-    parts = {f"ρ {t}": (mse[t].dropna(), Region.below(0.0)) for t in judged if len(mse[t].dropna())}
-    if not parts:
-        return Measurement("ρ(MSE, acc) undefined on every task with signal", verdict(False), _seeds(data[UNITS]))
+    parts = {f"ρ {t}": (mse[t], Region.below(0.0, sesoi=RHO_SESOI)) for t in judged}
     correlations = data[CORRELATIONS]
-    undefined = [t for t in judged if f"ρ {t}" not in parts]
-    judged_text = (
-        f"Judged on the tasks with signal ({', '.join(judged)}; at least {needed} must hold"
-        + (f"; ρ undefined on {', '.join(undefined)}" if undefined else "")
-        + "). Reported, not judged "
+    detail = (
+        f"Judged on {', '.join(judged)} (at least {needed} must hold). {said} Reported, not judged "
         f"(the paper finds them inconsistent): ρ(Bias, acc) {_rho_text(_model_rho(data[UNITS], 'bias'))}; ρ(Div, "
         f"acc) {_rho_text(_model_rho(data[UNITS], 'diversity'))}. For context, the logit-lens prefixes ℓ ≥ 1 (the "
         f"embedding's readout of the fixed answer token left out) give ρ(MSE, acc) {_rho_text(_rho(correlations, 'mse'))}: "
         "in logit space the one-hot MSE grows with the logits' scale, which grows along the layers (catalog pitfall 4)."
     )
-    return judge_parts(parts, rule=combine_at_least(needed), detail=judged_text)
+    return judge_parts(parts, rule=combine_at_least(needed), detail=detail)
 
 
 # --------------------------------------------------------------------------- Fig. 5
@@ -425,9 +524,10 @@ def lag_share(prefixes: pd.DataFrame) -> tuple[float, int]:
     statement="Per example, diversity is larger where bias is larger (diversity matters when outputs are far from "
     "the truth), beyond what their shared Ω gives.",
     paper_value="diversity is especially critical when layers' outputs are far from the ground truth (C, abstract)",
-    tolerance="seed mean of the mean per-run partial Spearman ρ(Bias_i, Div_i | Ω_i) over pooled prefixes ℓ ≥ 1 > 0, "
-    "over the runs of (family, task) pairs with signal (Bias = Ω − 2⟨ō, y⟩ + ‖y‖² and Div = Ω − ‖ō‖² share Ω, "
-    "which alone makes the plain ρ positive)",
+    tolerance="the per-seed mean, over the runs of the (family, task) pairs with signal, of the per-run partial "
+    f"Spearman ρ(Bias_i, Div_i | Ω_i) over pooled prefixes ℓ ≥ 1 is > 0 by its 95% interval over seeds (smallest "
+    f"effect of interest {RHO_SESOI}); Bias = Ω − 2⟨ō, y⟩ + ‖y‖² and Div = Ω − ‖ō‖² share Ω, which alone makes "
+    "the plain ρ positive",
     inputs=[EXAMPLES, PREFIXES, DEPTH, TASK_TABLE],
     kind="empirical",
     gate=SIGNAL_GATE,
@@ -437,25 +537,24 @@ def lag_share(prefixes: pd.DataFrame) -> tuple[float, int]:
     ),
 )
 def bias_and_diversity_rise_together(data) -> Measurement:
-    judged = data[EXAMPLES].merge(_signal_pairs(data), on=["family", "task"])
+    selection = _select_pairs(data)
+    judged = data[EXAMPLES].merge(selection.pairs, on=["family", "task"])
     examples = judged.dropna(subset=["partial_spearman_given_omega"])
     per_seed = examples.groupby("seed")["partial_spearman_given_omega"].mean()
     per_task = examples.groupby("task")["partial_spearman_given_omega"].mean()
     plain = judged.groupby("seed")["spearman_bias_diversity"].mean().dropna()
     share, runs = lag_share(data[PREFIXES])
-    ok = len(per_seed) > 0 and per_seed.mean() > 0
-    return Measurement(
-        measured=f"ρ(Bias_i, Div_i | Ω_i) = {format_mean_spread(per_seed) if len(per_seed) else 'undefined'}",
-        verdict=verdict(bool(ok)),
-        seeds=len(per_seed),
-        detail=(
-            "per task with signal (all seeds): "
-            + ", ".join(f"{t} {format_number(per_task[t])}" for t in per_task.index)
-            + f". Reported, not judged: the plain ρ(Bias_i, Div_i) = "
-            f"{format_mean_spread(plain) if len(plain) else 'undefined'}; the largest diversity rise comes no "
-            f"earlier than the largest bias drop in {format_number(share)} of {runs} runs (depth ≥ 2)."
-        ),
+    detail = (
+        f"Pairs: {selection.text()}. Per task (all seeds): "
+        + ", ".join(f"{t} {format_number(per_task[t])}" for t in per_task.index)
+        + f". Reported, not judged: the plain ρ(Bias_i, Div_i) = "
+        f"{format_mean_spread(plain) if len(plain) else 'undefined'}; the largest diversity rise comes no "
+        f"earlier than the largest bias drop in {format_number(share)} of {runs} runs (depth ≥ 2)."
     )
+    if per_seed.empty:
+        return Measurement("partial ρ undefined in every judged run", NOT_MEASURABLE, 0, detail)
+    judged_m = judge_seeds(per_seed, Region.above(0.0, sesoi=RHO_SESOI), detail=detail)
+    return replace(judged_m, measured=f"ρ(Bias_i, Div_i | Ω_i) {judged_m.measured}")
 
 
 # --------------------------------------------------------------------------- Table 1
@@ -578,20 +677,21 @@ def _linear_in_depth(data) -> dict[str, pd.DataFrame]:
     claim_id="doubling_gains_diminish",
     statement="Accuracy gains per doubling of depth do not grow: diminishing returns, as in log scaling.",
     paper_value="gain from more layers is submodular; linked to log convergence of scaling laws (C, abstract)",
-    tolerance="per family, on the mean accuracy over its tasks with signal: each doubling gains at most 0.02 more "
-    "than the one before (Δ(4→8) ≤ Δ(2→4) + 0.02 ≤ Δ(1→2) + 0.04 on the doublings trained), every step by its 95% "
-    "interval over seeds",
+    tolerance="per family, on the mean accuracy over its judged tasks (signal, no run near the ceiling, a depth "
+    "effect; the others are left out and named): each doubling gains at most 0.02 more than the one before "
+    "(Δ(4→8) ≤ Δ(2→4) + 0.02 ≤ Δ(1→2) + 0.04 on the doublings trained), every step by its 95% interval over seeds",
     inputs=[DEPTH, FITS, TASK_TABLE],
     kind="empirical",
-    gate=SIGNAL_GATE,
+    gate=DEPTH_GATE,
     null=Null("accuracy 0.5 + 0.05·L (each doubling gains twice the last)", _linear_in_depth),
 )
 def doubling_gains_diminish(data) -> Measurement:
-    depth = data[DEPTH].merge(_signal_pairs(data), on=["family", "task"])
+    selection = _select_pairs(data, below_ceiling=True, depth_helps=True)
+    depth = data[DEPTH].merge(selection.pairs, on=["family", "task"])
     fits = data[FITS]
     if depth.empty:
-        return Measurement("no (family, task) with signal", NOT_MEASURABLE, _seeds(data[DEPTH]))
-    # per seed, the mean accuracy over the family's tasks with signal at each depth
+        return Measurement("no (family, task) to judge", NOT_MEASURABLE, _seeds(data[DEPTH]), selection.text())
+    # per seed, the mean accuracy over the family's judged tasks at each depth
     per_seed = depth.groupby(["family", "seed", "depth"])["accuracy"].mean()
     curves = per_seed.groupby(["family", "depth"]).mean()
     parts, texts = {}, []
@@ -622,14 +722,24 @@ def doubling_gains_diminish(data) -> Measurement:
     return judge_parts(
         parts,
         detail=(
-            f"Seed-mean gains: {'; '.join(texts)}. Reported, not judged: the check on seed means per (family, task) "
+            f"Pairs: {selection.text()}. Seed-mean gains: {'; '.join(texts)}. Reported, not judged: the check on "
+            "seed means per (family, task) "
             f"holds for {sum(per_task)}/{len(per_task)}. Fit acc ≈ a + b·ln L on the task mean: {fit_text}."
         ),
     )
 
 
-def _judged_at_smallest_n(tests: pd.DataFrame) -> pd.DataFrame:
-    return tests.assign(judged=tests["samples"] == tests["samples"].min())
+def _gains_exchanged(tests: pd.DataFrame) -> pd.DataFrame:
+    """Each test's two gains exchanged: the larger prefix gains what the smaller did and the reverse, as for
+    members that complement each other (supermodular F), so every violation changes sign."""
+    return tests.assign(
+        gain_small=tests["gain_large"],
+        gain_large=tests["gain_small"],
+        violation=-tests["violation"],
+        exact_gain_small=tests["exact_gain_large"],
+        exact_gain_large=tests["exact_gain_small"],
+        exact_violation=-tests["exact_violation"],
+    )
 
 
 @claim(
@@ -642,8 +752,9 @@ def _judged_at_smallest_n(tests: pd.DataFrame) -> pd.DataFrame:
     inputs=[SUBMODULARITY, REAL_LAYERS],
     kind="simulation",
     null=Null(
-        "the same tests at the smallest N, where the plug-in bias exceeds the tolerance",
-        lambda data: {SUBMODULARITY: _judged_at_smallest_n(data[SUBMODULARITY])},
+        "the smaller and the larger prefix's gains exchanged in every test (members that complement each other: "
+        "F supermodular, each violation of the opposite sign)",
+        lambda data: {SUBMODULARITY: _gains_exchanged(data[SUBMODULARITY])},
     ),
 )
 def independent_members_submodular(data) -> Measurement:
@@ -804,33 +915,49 @@ def independent_member_adds_information(data) -> Measurement:
     )
 
 
-def _duplicated_and_trained_swapped(data) -> dict[str, pd.DataFrame]:
+def _duplicated_as_good_as_trained(data) -> dict[str, pd.DataFrame]:
+    """Each duplicated model given its trained counterpart's accuracy: a copy that helps exactly as much as
+    training the extra layer (no effect; a swap of the two would leave a straddling interval straddling)."""
     rows = data[DUPLICATION]
-    swap = {"duplicated": "trained", "trained": "duplicated"}
-    return {DUPLICATION: rows.assign(variant=rows["variant"].map(lambda v: swap.get(v, v)))}
+    key = ["family", "base_depth", "seed", "task"]
+    trained = rows[rows["variant"] == "trained"].set_index(key)["accuracy"]
+    copied = rows.set_index(key).index.map(trained.get)
+    duplicated = rows["variant"] == "duplicated"
+    return {DUPLICATION: rows.assign(accuracy=rows["accuracy"].where(~duplicated, copied.to_numpy(dtype=float)))}
+
+
+#: The smallest accuracy difference of interest between the duplicated and the trained model: one point,
+#: about the sampling error of one accuracy near 0.8 on a 2,000-row test split (√(0.8·0.2/2000) = 0.009).
+DUPLICATION_SESOI = 0.01
 
 
 @claim(
     paper=PAPER,
     item="fig07",
     claim_id="duplicated_block_no_better_than_trained",
-    statement="A copy of the last trained block, inserted untrained, helps no more than a trained extra layer.",
+    statement="A copy of the last trained block, inserted untrained, helps less than a trained extra layer.",
     paper_value="optional intervention of the catalog (Fig. 7 content U): expect duplicated ≤ trained",
-    tolerance="per family, the 95% interval over seeds of acc(duplicated) − acc(trained L+1), averaged over the "
-    "tasks with signal and the base depths, lies at or below 0",
+    tolerance="per family, acc(duplicated) − acc(trained L+1), averaged over its judged tasks (signal, no run near "
+    "the ceiling, a depth effect; the others are left out and named) and the base depths, is < 0 by its 95% "
+    f"interval over seeds; an interval within ±{DUPLICATION_SESOI} of 0 (the smallest difference of interest, one "
+    "point of accuracy) reads not reproduced: a tie does not show that the copy helps less",
     inputs=[DUPLICATION, DEPTH, TASK_TABLE],
     kind="empirical",
-    gate=SIGNAL_GATE,
-    null=Null("the duplicated and the trained model swapped", _duplicated_and_trained_swapped),
+    gate=DEPTH_GATE,
+    null=Null("each duplicated model as accurate as its trained counterpart", _duplicated_as_good_as_trained),
 )
 def duplicated_block_no_better_than_trained(data) -> Measurement:
-    rows = data[DUPLICATION].merge(_signal_pairs(data), on=["family", "task"])
+    selection = _select_pairs(data, below_ceiling=True, depth_helps=True)
+    rows = data[DUPLICATION].merge(selection.pairs, on=["family", "task"])
     wide = rows.pivot_table(
         index=["family", "base_depth", "task", "seed"], columns="variant", values=["accuracy", "diversity"]
     )
     if wide.empty or "trained" not in wide["accuracy"] or "duplicated" not in wide["accuracy"]:
         return Measurement(
-            "no duplicated model on a task with signal has a trained model one layer deeper", NOT_MEASURABLE, None
+            "no duplicated model on a judged task has a trained model one layer deeper",
+            NOT_MEASURABLE,
+            None,
+            selection.text(),
         )
     wide = wide.dropna()
     acc, div = wide["accuracy"], wide["diversity"]
@@ -840,17 +967,12 @@ def duplicated_block_no_better_than_trained(data) -> Measurement:
     div_dup = (div["duplicated"] - div["original"]).groupby("family").mean()
     div_trained = (div["trained"] - div["original"]).groupby("family").mean()
     families = sorted(per_seed.index.get_level_values("family").unique())
-    pairs = rows[["family", "task"]].drop_duplicates()
     judged = judge_parts(
-        {family: (per_seed.loc[family].to_numpy(), Region.at_most(0.0)) for family in families},
-        detail="acc(duplicated) − acc(trained L+1) per family, on "
-        + ", ".join(f"{r.family}/{r.task}" for r in pairs.itertuples())
-        + ".",
+        {family: (per_seed.loc[family].to_numpy(), Region.below(0.0, sesoi=DUPLICATION_SESOI)) for family in families},
+        detail=f"acc(duplicated) − acc(trained L+1) per family; pairs: {selection.text()}.",
     )
-    return Measurement(
-        measured=judged.measured,
-        verdict=judged.verdict,
-        seeds=judged.seeds,
+    return replace(
+        judged,
         detail=(
             judged.detail
             + " Δacc from the original depth L, duplicated vs trained: "

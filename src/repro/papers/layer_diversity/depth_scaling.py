@@ -9,7 +9,8 @@ logarithmic convergence of scaling laws. For separately trained depths L:
   Δ(4→8) ≤ Δ(2→4) + tol ≤ Δ(1→2) + 2·tol (tol = 0.02), i.e. each doubling gains at most tol more
   than the one before, along the chain of consecutive doublings from the smallest depth;
 * `signal_table` says which (family, task) pairs have something for depth to show: learned, and not
-  solved by the shallowest model. The depth claims and the figure's fitted trends use only those.
+  solved by the shallowest model, in every seed; and which stay below the ceiling in every run. The
+  depth claims and the figure's fitted trends use only the pairs with signal.
 """
 
 from __future__ import annotations
@@ -77,19 +78,42 @@ def task_levels(tasks: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
 def signal_table(depth: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
     """Per (family, task): chance (1 / labels, balanced test sets), ceiling (the task's Bayes accuracy, the
     table's `ceiling` column; 1 where it has none), the seed-mean accuracy of the best and of the shallowest
-    depth, and whether the pair has signal: its best depth at least LEARNED_SHARE of the way from chance to
-    the ceiling, its shallowest depth at least CEILING_ROOM of that span below the ceiling (the conventions
-    of repro.pipeline.decisions.classifier_gate, fixed before this rule saw a laptop result)."""
+    depth, the best accuracy of any single run (`top`), and two health checks on the pair's runs:
+
+    * `signal`: in every seed, the best depth is at least LEARNED_SHARE of the way from chance to the
+      ceiling and the shallowest depth at least CEILING_ROOM of that span below the ceiling (each seed's
+      runs, not only their mean, have something for depth to show);
+    * `below_ceiling`: every run, at every depth and seed, is at least CEILING_ROOM of the span below the
+      ceiling (where a claim's region would be forced by a ceiling, such as a gain that cannot grow);
+    * `moves`: in every seed, the deepest depth is at least CEILING_ROOM of the span above the shallowest
+      (depth has an effect: the same share a run must leave free below the ceiling for one).
+
+    The levels are the conventions of repro.pipeline.decisions.classifier_gate, fixed before this rule
+    saw a laptop result."""
     chance, ceiling = task_levels(tasks)
-    means = depth.groupby(["family", "task", "depth"])["accuracy"].mean()
     rows = []
-    for (family, task), curve in means.groupby(level=[0, 1], sort=True):
-        curve = curve.droplevel([0, 1]).sort_index()
+    for (family, task), runs in depth.groupby(["family", "task"], sort=True):
+        per_seed = runs.pivot_table(index="depth", columns="seed", values="accuracy").sort_index()
         low, high = float(chance[task]), float(ceiling[task])
         span = high - low
-        best, shallowest = float(curve.max()), float(curve.iloc[0])
-        signal = best >= low + LEARNED_SHARE * span and shallowest <= high - CEILING_ROOM * span
+        learned = per_seed.max(axis=0) >= low + LEARNED_SHARE * span
+        room = per_seed.iloc[0] <= high - CEILING_ROOM * span
+        moves = per_seed.iloc[-1] - per_seed.iloc[0] >= CEILING_ROOM * span
+        means = per_seed.mean(axis=1)
+        top = float(runs["accuracy"].max())
         rows.append(
-            dict(family=family, task=task, chance=low, ceiling=high, best=best, shallowest=shallowest, signal=signal)
+            dict(
+                family=family,
+                task=task,
+                chance=low,
+                ceiling=high,
+                best=float(means.max()),
+                shallowest=float(means.iloc[0]),
+                top=top,
+                signal=bool((learned & room).all()),
+                below_ceiling=top <= high - CEILING_ROOM * span,
+                moves=bool(moves.all()),
+            )
         )
-    return pd.DataFrame(rows, columns=["family", "task", "chance", "ceiling", "best", "shallowest", "signal"])
+    columns = ["family", "task", "chance", "ceiling", "best", "shallowest", "top", "signal", "below_ceiling", "moves"]
+    return pd.DataFrame(rows, columns=columns)
