@@ -38,9 +38,9 @@ from repro.pipeline.decisions import CEILING_ROOM, LEARNED_SHARE, classifier_gat
 CONSTANT_SCORE = {"nli": 100 / 3, "sst2": 50.0, "cola": 0.0, "mrpc": 100 * 2 / 3, "mt": 0.0, "iwslt": 0.0}
 
 
-def in_range(csv: str, tasks: Iterable[str], sets: Iterable[str] = ("test",)) -> Gate:
+def in_range(csv: str, tasks: Iterable[str], sets: Iterable[str] = ("test",), when: str = "") -> Gate:
     """The unpruned models of `tasks` (their `baseline` scores in `csv`, every seed) are in range on
-    each evaluation set of `sets`."""
+    each evaluation set of `sets`; `when` says which of a run's checkpoints that is, where it has several."""
     tasks, sets = tuple(tasks), tuple(sets)
     gates = {
         (task, name): classifier_gate(lambda data, t=task, n=name: _baselines(data[csv], t, n), CONSTANT_SCORE[task])
@@ -55,7 +55,7 @@ def in_range(csv: str, tasks: Iterable[str], sets: Iterable[str] = ("test",)) ->
 
     on = "" if sets == ("test",) else f" on the {' and '.join(sets)} sets"
     return Gate(
-        f"the unpruned {', '.join(tasks)} model(s){on} at least {LEARNED_SHARE:.0%} of the way from the constant "
+        f"the unpruned {', '.join(tasks)} model(s){when}{on} at least {LEARNED_SHARE:.0%} of the way from the constant "
         f"predictor's score to the ceiling, and {CEILING_ROOM:.0%} of that span below it",
         check,
     )
