@@ -317,7 +317,9 @@ def test_importance_beats_random_by_an_effect_of_interest(tmp_path):
     close = dict(CURVES)
     close[("nli", "importance")] = [s - 0.5 if i else s for i, s in enumerate(CURVES[("nli", "oracle")])]
     row = judge("cls_importance_near_oracle", tmp_path, pruning_table(close, shifts=(0, 0.2, -0.2)), name="pruning.csv")
-    assert row["verdict"] == REPRODUCED and row["null"].startswith("not reproduced")
+    assert row["verdict"] == REPRODUCED
+    # its null: the oracle's curve 4 points lower at every pruned level, a gap past the 2-point margin
+    assert row["null"].startswith("not reproduced on the importance order given the oracle order's curve less 4")
 
 
 def type_curves(auc_levels):
