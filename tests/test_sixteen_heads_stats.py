@@ -181,9 +181,10 @@ def test_best_kept_heads_chooses_on_one_set_and_reports_on_another():
 
 def test_curve_summaries_by_hand():
     percent, score = [0, 10, 20, 30], [80.0, 79.5, 78.0, 79.9]
-    # exact: the given percent levels, selected
-    assert S.largest_safe_percent(percent, score, 79.0) == 10.0  # 30% recovers, but 20% broke the run
-    assert S.largest_safe_percent(percent, score, 81.0) == 0.0
+    # 79.5 at 10%, 78.0 at 20%: 79 is crossed a third of the way; the recovery at 30% does not count
+    assert S.safe_crossing(percent, score, 79.0) == pytest.approx(10.0 + 10.0 / 3)
+    assert S.safe_crossing(percent, score, 81.0) == 0.0  # exact: the unpruned model is already below
+    assert S.safe_crossing(percent, score, 70.0) == 30.0  # exact: never crossed, the last level
     assert S.curve_auc([0, 10, 20], [80.0, 60.0, 40.0], 20) == pytest.approx(60.0)
     assert S.curve_auc([0, 10, 20, 30], [80.0, 60.0, 40.0, 0.0], 20) == pytest.approx(60.0)
 
@@ -209,3 +210,13 @@ def test_classification_metrics_equal_scikit_learns(n_classes):
         if n_classes == 2:
             expected = 100 * sklearn.f1_score(labels, predictions, zero_division=0)
             assert score("f1", predictions, labels) == pytest.approx(expected)
+
+
+def test_head_z_scores_and_the_best_of_noise():
+    z = S.signed_z([1.0, -1.0, 0.0, 0.5], [0.05, 0.05, 1.0, 1.0])
+    assert z == pytest.approx([1.959964, -1.959964, 0.0, 0.0], abs=1e-6)
+    assert np.isfinite(S.signed_z([2.0], [0.0])).all()
+    assert S.expected_max_normal(1) == pytest.approx(0.0, abs=1e-9)
+    assert S.expected_max_normal(2) == pytest.approx(1 / np.sqrt(np.pi), abs=1e-9)  # E[max of two] = 1/√π
+    draws = np.random.default_rng(0).standard_normal((20000, 32)).max(axis=1)
+    assert S.expected_max_normal(32) == pytest.approx(draws.mean(), abs=0.01)

@@ -65,8 +65,9 @@ axes[0].legend(fontsize=8, loc="lower left", bbox_to_anchor=(0, 0.08))  # clear 
 save_figure(fig, results_dir, paper, item, scale)
 
 # %% [markdown]
-# Per seed: the largest level up to which every level keeps the score (CLS: ≥ baseline − 1 point;
-# S2S: ≥ 97% of baseline BLEU), and the mean score over 0-60% pruned for each order.
+# Per seed: the pruning level at which the score first falls below its floor, interpolated between
+# levels (CLS: baseline − 1 point; S2S: 97% of baseline BLEU), and the mean score over 0-60% pruned
+# for each order.
 
 # %%
 summary = []

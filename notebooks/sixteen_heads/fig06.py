@@ -73,8 +73,8 @@ for ax, (task, title, unit) in zip(axes, PANELS):
 save_figure(fig, results_dir, paper, item, scale)
 
 # %% [markdown]
-# Per task and seed: the largest level up to which every level keeps the score (CLS: ≥ baseline − 1
-# point; S2S: ≥ 97% of baseline BLEU), the score at 90% pruned, and the share of what the unpruned model
+# Per task and seed: the pruning level at which the score first falls below its floor, interpolated
+# between levels (CLS: baseline − 1 point; S2S: 97% of baseline BLEU), the score at 90% pruned, and the share of what the unpruned model
 # adds over a constant predictor (dotted line) that is left there (`kept_at_90`; the collapse claims).
 
 # %%

@@ -6,17 +6,27 @@ CLS is the encoder classifier on the MNLI analogue (task nli, accuracy in points
 encoder-decoder on the WMT analogue (task mt, BLEU). Δ = masked score − unmasked score on the
 in-domain test set unless a claim says otherwise.
 
-Seeds: each statistic is computed per seed, and the verdict is the 95% t-interval of its mean against
-the claim's threshold (repro.pipeline.decisions.judge_seeds: reproduced inside, not reproduced
-outside, inconclusive across it; at least 3 seeds, the NLI and MT models). A yes/no statistic (which
-attention type holds the worst layer) must hold in more than half of the seeds. The tasks trained
-with fewer models (`extra_seeds`, `during_training.seeds`: Figs. 5-6) are judged model by model:
-reproduced when every model's value meets the threshold, not reproduced when none does, inconclusive
-when they disagree.
+Seeds: each statistic is computed per seed (each seed a separately trained model), and the verdict
+is the 95% t-interval of its mean against the claim's region (repro.pipeline.decisions: reproduced
+inside, not reproduced outside, inconclusive across a boundary, with the seeds a decision would take).
+A claim with fewer than 3 models (smoke and paper scale) is not measurable. A claim with several
+conditions (Fig. 4's collapse and survival) judges each by its own interval and combines them.
 
 Choices fixed with the thresholds:
-- "largest p with score ≥ …" (Fig. 3) is the largest level up to which *every* level keeps the
-  score (pruning is cumulative, so a later recovery does not count);
+- "largest p with score ≥ …" (Figs. 3, 6) is where the score first falls below its floor, interpolated
+  linearly between the 10% levels around the crossing (pruning is cumulative, so a later recovery does
+  not count; a curve that never falls below it counts at its last level);
+- "some head improves" (Fig. 1) compares the best head with what the best of as many heads would reach
+  on noise alone: each head's Δ as the z-score of its own test, z = sign(Δ)·Φ⁻¹(1 − p/2), and per seed
+  the largest z less E[max of H independent N(0, 1)] (H heads), judged > 0. Heads scored on one test
+  set are positively correlated, which lowers the maximum of noise, so the subtraction is conservative;
+- "the worst layer is Enc-Dec" (Tables 2, 5) is, per seed, the margin by which the worst Enc-Dec cell
+  lies below the worst cell of the other types, judged > 0;
+- "r > 0.3 and p < 0.01" (Fig. 2) is one bound on r: the larger of 0.3 and the r whose p is 0.01 over
+  the heads of one model (the heads are the points of each seed's correlation);
+- margins fixed with the thresholds, before this rewrite's results: importance beats random by a
+  smallest effect of interest of 1 point (BEATS_RANDOM_SESOI, Fig. 3's noticeable loss), and stays
+  within 2 points of the oracle (NEAR_ORACLE_MARGIN, the catalog's non-inferiority margin);
 - a collapse is judged at 90% pruned, as the share of what the unpruned model adds over a constant
   predictor that is left: (score − constant) / (unpruned − constant). At 100% pruned a classifier is
   a constant predictor, so a check there could not fail (accuracy at chance) or could not pass
@@ -33,7 +43,7 @@ each naming the measure that judges it; the others are registered one by one wit
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
@@ -42,7 +52,6 @@ import pandas as pd
 from repro.papers.sixteen_heads import head_summaries as S
 from repro.papers.sixteen_heads.gates_and_nulls import (
     CONSTANT_SCORE,
-    epochs_swapped,
     every_head_critical,
     in_range,
     last_epoch_everywhere,
@@ -51,14 +60,11 @@ from repro.papers.sixteen_heads.gates_and_nulls import (
     no_head_improves,
     no_redundancy,
     order_given,
-    shifted_scores_scrambled,
-    types_swapped,
+    shifted_scores_uncorrelated,
 )
 from repro.pipeline.claims import (
     INCONCLUSIVE,
     NOT_MEASURABLE,
-    NOT_REPRODUCED,
-    REPRODUCED,
     ClaimInputs,
     ClaimRow,
     Gate,
@@ -70,12 +76,14 @@ from repro.pipeline.claims import (
     register_table,
     verdict,
 )
-from repro.pipeline.decisions import MIN_SEEDS, Region, judge_parts, judge_seeds
+from repro.pipeline.decisions import Region, combine, combine_any, judge_parts, judge_seeds
 
 PAPER = "sixteen_heads"
 ABLATION = "data/ablation.csv"
 PRUNING = "data/pruning.csv"
 ALPHA = 0.01
+#: The catalog's smallest cross-domain correlation (Fig. 2: the paper's r are 0.68 and 0.56).
+MIN_CORRELATION = 0.3
 CLS, S2S = "nli", "mt"
 FAMILY_NAME = {CLS: "CLS (MNLI analogue)", S2S: "S2S (WMT analogue)"}
 AUC_MAX_PERCENT = 60
@@ -120,7 +128,7 @@ DEVIATIONS = [
     "uses the paired bootstrap with 1000 resamples, as the paper.",
     "Claims on the NLI and MT models are judged by the 95% interval over 3 model seeds (the catalog: the median "
     "of 2-3 seeds), each seed a separately trained model; so are Figs. 5 and 6 at laptop scale (three models "
-    "per task). A scale with fewer models (smoke, paper) judges them model by model.",
+    "per task). At a scale with fewer models (smoke, paper: one) these claims are not measurable.",
 ]
 
 
@@ -137,28 +145,32 @@ def _median(values: pd.Series) -> float:
 
 
 def _judge(values: pd.Series, region: Region, label: str, detail: str = "") -> Measurement:
-    """The verdict on one statistic per seed: the 95% t-interval of its mean inside `region`
-    (repro.pipeline.decisions.judge_seeds: at least 3 seeds; the NLI and MT models). A task trained with
-    fewer models (Figs. 5-6) is judged model by model, with no interval: reproduced when every model's
-    value lies in the region, not reproduced when none does, inconclusive when they disagree."""
-    values = values.dropna()
-    if values.empty:
+    """The verdict on one statistic per seed: the 95% t-interval of its mean against `region`
+    (repro.pipeline.decisions.judge_seeds; not measurable below 3 seeds). Seeds where the statistic is
+    undefined are left out, and the detail says how many."""
+    defined = values.dropna()
+    if len(defined) < len(values):
+        detail = f"{detail} Undefined for {len(values) - len(defined)} of {len(values)} seeds, left out.".strip()
+    if defined.empty:
         return Measurement(f"{label}: undefined for every seed", NOT_MEASURABLE, 0, detail)
-    if len(values) < MIN_SEEDS:
-        inside = [region.contains(float(v), float(v)) for v in values]
-        shown = ", ".join(format_number(float(v)) for v in values)
-        if len(values) == 1:
-            said = f"One model: its value against the claim's region ({region}). "
-        else:
-            said = f"{len(values)} models, each against the claim's region ({region}); {sum(inside)} inside. "
-        judged = verdict(all(inside)) if all(inside) or not any(inside) else INCONCLUSIVE
-        return Measurement(f"{label}: {shown}", judged, len(values), (said + detail).strip())
-    judged = judge_seeds(values, region, detail=detail)
-    return Measurement(f"{label}: {judged.measured}", judged.verdict, judged.seeds, judged.detail)
+    judged = judge_seeds(defined, region, detail=detail)
+    return replace(judged, measured=f"{label}: {judged.measured}")
 
 
-def _majority(flags: pd.Series) -> bool:
-    return bool(flags.sum() > len(flags) / 2)
+def _all_of(parts: dict[str, Measurement]) -> Measurement:
+    """A claim whose named parts (each a Measurement judged by its own intervals) must all hold."""
+    verdicts = [m.verdict for m in parts.values()]
+    judged = combine(verdicts)
+    projected = [m.seeds_to_decide for m in parts.values() if m.verdict == INCONCLUSIVE]
+    rules = dict.fromkeys(m.rule for m in parts.values() if m.rule)
+    return Measurement(
+        "; ".join(f"{name}: {m.measured}" for name, m in parts.items()),
+        judged,
+        seeds=min((m.seeds for m in parts.values() if m.seeds is not None), default=None),
+        detail=" ".join(f"{name} ({m.verdict}): {m.detail}" for name, m in parts.items()),
+        rule="; ".join(rules) if judged != NOT_MEASURABLE else "",
+        seeds_to_decide=max(projected) if judged == INCONCLUSIVE and projected and None not in projected else None,
+    )
 
 
 def _single(data, task: str) -> pd.DataFrame:
@@ -208,8 +220,19 @@ def _fraction_within(data, task: str, bound: float) -> Measurement:
 
 
 def _some_head_improves(data, task: str) -> Measurement:
-    best = S.per_seed(_single(data, task), lambda g: float(g["delta"].max()))
-    return _judge(best, Region.above(0.0), "largest Δ over heads (points)", f"{FAMILY_NAME[task]}, test set.")
+    """The best head's z-score beyond what the best of as many noise-only heads would reach."""
+    single = _single(data, task)
+    n_heads = int(single.groupby("seed").size().min())
+    noise_max = S.expected_max_normal(n_heads)
+    excess = S.per_seed(single, lambda g: float(S.signed_z(g["delta"], g["p_value"]).max()) - noise_max)
+    best = S.per_seed(single, lambda g: float(g["delta"].max()))
+    return _judge(
+        excess,
+        Region.above(0.0),
+        f"largest head z − E[max z of {n_heads} noise heads] ({noise_max:.3g})",
+        f"{FAMILY_NAME[task]}, test set; z from each head's own test (McNemar / paired bootstrap). "
+        f"Largest Δ over heads (points): {_summary(best)}.",
+    )
 
 
 def _median_abs_delta(data, task: str) -> Measurement:
@@ -245,7 +268,8 @@ _register(
             "cls_some_head_improves",
             statement="CLS: removing some head increases accuracy.",
             paper_value="some ablations score above the unmasked model (Fig. 1b)",
-            tolerance="max Δ over heads > 0 (95% interval over seeds)",
+            tolerance="largest z = sign(Δ)·Φ⁻¹(1 − p/2) over the H heads − E[max of H N(0, 1)] > 0 (95% interval "
+            "over seeds; H = 32 at laptop scale: 2.07): the best head beats the best of H noise-only heads",
             gate=in_range(ABLATION, [CLS]),
             null=no_head_improves(ABLATION),
             measure=partial(_some_head_improves, task=CLS),
@@ -255,7 +279,8 @@ _register(
             "s2s_some_head_improves",
             statement="S2S: removing some head increases BLEU.",
             paper_value="some ablations score above the unmasked model (Fig. 1a)",
-            tolerance="max Δ over heads > 0 (95% interval over seeds)",
+            tolerance="largest z = sign(Δ)·Φ⁻¹(1 − p/2) over the H heads − E[max of H N(0, 1)] > 0 (95% interval "
+            "over seeds; H = 72 at laptop scale: 2.39): the best head beats the best of H noise-only heads",
             gate=in_range(ABLATION, [S2S]),
             null=no_head_improves(ABLATION),
             measure=partial(_some_head_improves, task=S2S),
@@ -333,13 +358,13 @@ def _best(data, task: str, choose_on: str) -> pd.DataFrame:
     return S.best_per_layer(data[ABLATION], task, choose_on=choose_on, report_on="test")
 
 
-def _worst_type(best: pd.DataFrame) -> tuple[pd.Series, str]:
+def _worst_cells(best: pd.DataFrame) -> str:
+    """Per seed, the type and layer of the most negative cell, in words."""
     worst = best.loc[best.groupby("seed")["delta"].idxmin()].set_index("seed")
-    text = ", ".join(
+    return ", ".join(
         f"seed {seed}: {S.TYPE_LABELS[row.type]} layer {int(row.layer) + 1} ({row.delta:+.2f})"
         for seed, row in worst.iterrows()
     )
-    return worst["type"], text
 
 
 def _most_layers_one_head(data, task: str, cells: str, share: float) -> Measurement:
@@ -348,8 +373,44 @@ def _most_layers_one_head(data, task: str, cells: str, share: float) -> Measurem
 
 
 def _worst_is_enc_dec(data, choose_on: str) -> Measurement:
-    types, text = _worst_type(_best(data, S2S, choose_on))
-    return Measurement(f"worst cell: {text}", verdict(_majority(types == "cross")), seeds=len(types))
+    """Per seed, how far the worst Enc-Dec cell lies below the worst cell of the other types (> 0: the
+    worst cell is Enc-Dec)."""
+    best = _best(data, S2S, choose_on)
+    enc_dec = best["type"] == "cross"
+    margin = S.per_seed(best[~enc_dec], lambda g: float(g["delta"].min())) - S.per_seed(
+        best[enc_dec], lambda g: float(g["delta"].min())
+    )
+    return _judge(
+        margin,
+        Region.above(0.0),
+        "worst other cell − worst Enc-Dec cell (BLEU)",
+        f"Worst cell: {_worst_cells(best)}.",
+    )
+
+
+def _enc_dec_ties_worst_other(choose_on: str) -> Null:
+    """Per seed, every Enc-Dec layer's keep-one rows replaced by a copy of those of the worst Enc-Enc or
+    Dec-Dec layer (its kept head chosen on `choose_on`): a tie, which the claim's strict region must not
+    read as "the worst layer is Enc-Dec"."""
+
+    def make(data) -> dict[str, pd.DataFrame]:
+        table = data[ABLATION]
+        best = _best(data, S2S, choose_on)
+        others = best[best["type"] != "cross"]
+        worst = others.loc[others.groupby("seed")["delta"].idxmin()]
+        kept = (table["task"] == S2S) & (table["experiment"] == "keep_one")
+        enc_dec = kept & (table["type"] == "cross")
+        layers = sorted(table.loc[enc_dec, "layer"].unique())
+        copies = [
+            table[kept & (table["seed"] == w.seed) & (table["type"] == w.type) & (table["layer"] == w.layer)].assign(
+                type="cross", layer=layer
+            )
+            for w in worst.itertuples()
+            for layer in layers
+        ]
+        return {ABLATION: pd.concat([table[~enc_dec], *copies], ignore_index=True)}
+
+    return Null("Enc-Dec tied with the worst other layer: each Enc-Dec layer given its rows, per seed", make)
 
 
 def _held_out_unaffected(data, task: str, share: float) -> Measurement:
@@ -376,9 +437,10 @@ _register(
             "s2s_worst_layer_is_enc_dec",
             statement="S2S: the layer that suffers most from keeping one head is an Enc-Dec layer.",
             paper_value="last Enc-Dec layer: −13.56 BLEU, the most negative cell",
-            tolerance="the most negative cell is Enc-Dec in more than half of the seeds",
+            tolerance="min best Δ over Enc-Enc and Dec-Dec cells − min over Enc-Dec cells > 0 BLEU "
+            "(95% interval over seeds)",
             gate=in_range(ABLATION, [S2S]),
-            null=types_swapped(ABLATION, "type", "cross", "enc_self", "Enc-Dec and Enc-Enc"),
+            null=_enc_dec_ties_worst_other("test"),
             measure=partial(_worst_is_enc_dec, choose_on="test"),
         ),
         Row(
@@ -407,9 +469,10 @@ _register(
             "s2s_held_out_worst_is_enc_dec",
             statement="S2S: with held-out selection, the worst layer is still an Enc-Dec layer.",
             paper_value="last Enc-Dec layer −18.89 BLEU, the most negative cell",
-            tolerance="the most negative cell is Enc-Dec in more than half of the seeds",
+            tolerance="min best Δ over Enc-Enc and Dec-Dec cells − min over Enc-Dec cells > 0 BLEU, the kept head "
+            "chosen on the selection set (95% interval over seeds)",
             gate=in_range(ABLATION, [S2S]),
-            null=types_swapped(ABLATION, "type", "cross", "enc_self", "Enc-Dec and Enc-Enc"),
+            null=_enc_dec_ties_worst_other("selection"),
             measure=partial(_worst_is_enc_dec, choose_on="selection"),
         ),
         Row(
@@ -446,19 +509,26 @@ def cls_no_layer_collapses(data) -> Measurement:
 # --------------------------------------------------------------------------- Figure 2
 
 
+def _significant_r(n: int, alpha: float = ALPHA) -> float:
+    """The smallest Pearson r with a two-sided p < alpha over n points (t-test with n − 2 df)."""
+    from scipy import stats
+
+    t = float(stats.t.isf(alpha / 2, n - 2))
+    return t / float(np.sqrt(n - 2 + t * t))
+
+
 def _correlation(data, task: str) -> Measurement:
+    """Pearson r per seed above both the catalog's 0.3 and the r that p < 0.01 needs over these heads."""
     corr = S.cross_domain_correlation(data[ABLATION], task).set_index("seed")
-    r, p = corr["r"], corr["p_value"]
-    judged = _judge(
-        r,
-        Region.above(0.3),
+    n = int(corr["n_heads"].min())
+    bound = max(MIN_CORRELATION, _significant_r(n))
+    return _judge(
+        corr["r"],
+        Region.above(bound),
         "Pearson r",
-        f"{FAMILY_NAME[task]}: single-ablation scores, test vs shifted set, one point per head; "
-        f"p median {format_number(_median(p), 2)} (must be < 0.01).",
+        f"{FAMILY_NAME[task]}: single-ablation scores, test vs shifted set, one point per head; r > {bound:.3g} "
+        f"is r > {MIN_CORRELATION:g} and p < {ALPHA:g} over {n} heads; p median {format_number(_median(corr['p_value']), 2)}.",
     )
-    if judged.verdict == REPRODUCED and not _median(p) < 0.01:
-        return Measurement(judged.measured, NOT_REPRODUCED, judged.seeds, judged.detail)
-    return judged
 
 
 _register(
@@ -469,9 +539,10 @@ _register(
             "cls_cross_domain_correlation",
             statement="CLS: heads that matter on the matched test set matter on the mismatched one.",
             paper_value="r = 0.68 (MNLI matched vs mismatched)",
-            tolerance="Pearson r > 0.3 and p < 0.01 (95% interval of r over seeds; median p)",
-            gate=in_range(ABLATION, [CLS]),
-            null=shifted_scores_scrambled(ABLATION),
+            tolerance="Pearson r > max(0.3, r₀.₀₁(H)), the r whose p < 0.01 over the H heads (0.449 for the laptop's "
+            "32; 95% interval of r over seeds)",
+            gate=in_range(ABLATION, [CLS], sets=("test", "shifted")),
+            null=shifted_scores_uncorrelated(ABLATION),
             measure=partial(_correlation, task=CLS),
         ),
         Row(
@@ -479,9 +550,10 @@ _register(
             "s2s_cross_domain_correlation",
             statement="S2S: heads that matter in domain matter out of domain.",
             paper_value="r = 0.56 (newstest2013 vs MTNT)",
-            tolerance="Pearson r > 0.3 and p < 0.01 (95% interval of r over seeds; median p)",
-            gate=in_range(ABLATION, [S2S]),
-            null=shifted_scores_scrambled(ABLATION),
+            tolerance="Pearson r > max(0.3, r₀.₀₁(H)), the r whose p < 0.01 over the H heads (0.302 for the laptop's "
+            "72; 95% interval of r over seeds)",
+            gate=in_range(ABLATION, [S2S], sets=("test", "shifted")),
+            null=shifted_scores_uncorrelated(ABLATION),
             measure=partial(_correlation, task=S2S),
         ),
     ],
@@ -496,8 +568,8 @@ def _importance_curves(data, task: str) -> pd.DataFrame:
 
 
 def _safe_percents(curves: pd.DataFrame, keep_share: bool) -> pd.Series:
-    """Per seed, the largest level up to which every level keeps 97% of the baseline (``keep_share``,
-    for BLEU) or stays within 1 point of it (classifiers)."""
+    """Per seed, where the score first falls below 97% of the baseline (``keep_share``, for BLEU) or
+    more than 1 point below it (classifiers), interpolated between the pruning levels."""
     return S.per_seed(curves, lambda g: S.safe_percent(g, keep_share))
 
 
@@ -506,12 +578,23 @@ def _prune_safely(data, task: str) -> Measurement:
     return _judge(
         pct,
         Region.at_least(20.0),
-        "largest safe pruning level (%)",
+        "safe pruning level (%, interpolated)",
         f"{FAMILY_NAME[task]}, heads pruned by importance.",
     )
 
 
 COLLAPSE_PERCENT = 90
+#: The smallest AUC gain over random pruning that counts as "well above random" (points or BLEU): the
+#: loss Fig. 3's own rule calls noticeable for a classifier (1 accuracy point).
+BEATS_RANDOM_SESOI = 1.0
+#: How far importance pruning may fall below the oracle order and still be "about as good" (points or
+#: BLEU): the catalog's margin, twice the noticeable loss of Fig. 3's rule.
+NEAR_ORACLE_MARGIN = 2.0
+#: AUC differences are rounded to this many decimals (far below any score's resolution).
+AUC_DIGITS = 9
+#: Importance pruning twice the margin below the oracle at every pruned level: a gap past the margin
+#: whatever the seeds' spread (the random order, the other candidate, can itself sit within it).
+NEAR_ORACLE_NULL = order_given(PRUNING, "importance", "oracle", lowered_by=2 * NEAR_ORACLE_MARGIN)
 
 
 def _collapse(data, task: str, at_most: float) -> Measurement:
@@ -536,12 +619,13 @@ def _collapse(data, task: str, at_most: float) -> Measurement:
     )
 
 
-def _auc_compare(data, task: str, other: str, margin: float) -> Measurement:
+def _auc_compare(data, task: str, other: str, region: Region) -> Measurement:
     auc = S.auc_by_order(data[PRUNING], task, AUC_MAX_PERCENT).set_index("seed")
-    gap = auc["importance"] - auc[other]
+    # equal curves give an exact 0: AUCs averaged in another order differ by rounding only
+    gap = (auc["importance"] - auc[other]).round(AUC_DIGITS)
     return _judge(
         gap,
-        Region.at_least(-margin),
+        region,
         f"AUC(importance) − AUC({other}) over 0-{AUC_MAX_PERCENT}% (points)",
         f"AUC(importance) = {_summary(auc['importance'])}; AUC({other}) = {_summary(auc[other])}.",
     )
@@ -555,7 +639,8 @@ _register(
             "cls_prune_20pct_safely",
             statement="CLS: at least 20% of heads can be pruned by importance within 1 point of accuracy.",
             paper_value="BERT: 40% pruned without noticeable loss",
-            tolerance="largest p with accuracy ≥ baseline − 1 at every level up to p is ≥ 20% (95% interval over seeds)",
+            tolerance="the level where accuracy first falls below baseline − 1, interpolated between the 10% levels, "
+            "≥ 20% (95% interval over seeds)",
             gate=in_range(PRUNING, [CLS]),
             null=no_redundancy(PRUNING),
             measure=partial(_prune_safely, task=CLS),
@@ -565,7 +650,8 @@ _register(
             "s2s_prune_20pct_safely",
             statement="S2S: at least 20% of heads can be pruned by importance keeping 97% of BLEU.",
             paper_value="WMT: 20% pruned without noticeable loss",
-            tolerance="largest p with BLEU ≥ 0.97·BLEU₀ at every level up to p is ≥ 20% (95% interval over seeds)",
+            tolerance="the level where BLEU first falls below 0.97·BLEU₀, interpolated between the 10% levels, ≥ 20% "
+            "(95% interval over seeds)",
             gate=in_range(PRUNING, [S2S]),
             null=no_redundancy(PRUNING),
             measure=partial(_prune_safely, task=S2S),
@@ -585,40 +671,44 @@ _register(
             "cls_importance_beats_random",
             statement="CLS: pruning by importance keeps more accuracy than pruning in random order.",
             paper_value="importance order well above random (implied by Fig. 3b)",
-            tolerance="AUC(importance) ≥ mean AUC(random) over 0-60% (95% interval over seeds)",
+            tolerance="AUC(importance) − mean AUC(random) over 0-60% > 0 (95% interval over seeds), smallest effect "
+            "of interest 1 point",
             gate=in_range(PRUNING, [CLS]),
-            null=order_given(PRUNING, "importance", "random", swap=True),
-            measure=partial(_auc_compare, task=CLS, other="random", margin=0.0),
+            null=order_given(PRUNING, "importance", "random"),
+            measure=partial(_auc_compare, task=CLS, other="random", region=Region.above(0.0, sesoi=BEATS_RANDOM_SESOI)),
         ),
         Row(
             "fig03",
             "s2s_importance_beats_random",
             statement="S2S: pruning by importance keeps more BLEU than pruning in random order.",
             paper_value="importance order well above random (implied by Fig. 3a)",
-            tolerance="AUC(importance) ≥ mean AUC(random) over 0-60% (95% interval over seeds)",
+            tolerance="AUC(importance) − mean AUC(random) over 0-60% > 0 (95% interval over seeds), smallest effect "
+            "of interest 1 BLEU",
             gate=in_range(PRUNING, [S2S]),
-            null=order_given(PRUNING, "importance", "random", swap=True),
-            measure=partial(_auc_compare, task=S2S, other="random", margin=0.0),
+            null=order_given(PRUNING, "importance", "random"),
+            measure=partial(_auc_compare, task=S2S, other="random", region=Region.above(0.0, sesoi=BEATS_RANDOM_SESOI)),
         ),
         Row(
             "fig03",
             "cls_importance_near_oracle",
             statement="CLS: importance pruning is about as good as the single-ablation oracle order.",
             paper_value="I_h is faster and yields better results than the oracle (Fig. 3b)",
-            tolerance="AUC(importance) ≥ AUC(oracle) − 2 points over 0-60% (95% interval over seeds)",
+            tolerance="AUC(importance) − AUC(oracle) over 0-60% ≥ −2 points (95% interval over seeds; "
+            "non-inferiority margin 2 points)",
             gate=in_range(PRUNING, [CLS]),
-            null=order_given(PRUNING, "importance", "random"),
-            measure=partial(_auc_compare, task=CLS, other="oracle", margin=2.0),
+            null=NEAR_ORACLE_NULL,
+            measure=partial(_auc_compare, task=CLS, other="oracle", region=Region.at_least(-NEAR_ORACLE_MARGIN)),
         ),
         Row(
             "fig03",
             "s2s_importance_near_oracle",
             statement="S2S: importance pruning is about as good as the single-ablation oracle order.",
             paper_value="I_h is faster and yields better results than the oracle (Fig. 3a)",
-            tolerance="AUC(importance) ≥ AUC(oracle) − 2 BLEU over 0-60% (95% interval over seeds)",
+            tolerance="AUC(importance) − AUC(oracle) over 0-60% ≥ −2 BLEU (95% interval over seeds; "
+            "non-inferiority margin 2 BLEU)",
             gate=in_range(PRUNING, [S2S]),
-            null=order_given(PRUNING, "importance", "random"),
-            measure=partial(_auc_compare, task=S2S, other="oracle", margin=2.0),
+            null=NEAR_ORACLE_NULL,
+            measure=partial(_auc_compare, task=S2S, other="oracle", region=Region.at_least(-NEAR_ORACLE_MARGIN)),
         ),
     ],
 )
@@ -762,6 +852,29 @@ def _type_curves(data) -> dict[str, pd.DataFrame]:
     return {kind: S.curve(data[PRUNING], S2S, "importance", scope=kind) for kind in TYPE_NAMES}
 
 
+def _type_aucs(data) -> pd.DataFrame:
+    """Per seed (rows) and attention type (columns): the mean BLEU over 0-90% of that type pruned."""
+    return pd.DataFrame(
+        {
+            kind: S.per_seed(curve, lambda g: S.curve_auc(g["percent"], g["score"], 90))
+            for kind, curve in _type_curves(data).items()
+        }
+    )
+
+
+def _enc_dec_as_sensitive_as_worst_self(data) -> dict[str, pd.DataFrame]:
+    """Per seed, the Enc-Dec pruning curve replaced by a copy of the self-attention type with the lower AUC:
+    a tie, which the claim's strict region must not read as "Enc-Dec most sensitive"."""
+    table = data[PRUNING]
+    worse = _type_aucs(data)[["enc_self", "dec_self"]].idxmin(axis=1)
+    is_mt = table["task"] == S2S
+    copies = [
+        table[is_mt & (table["seed"] == seed) & (table["scope"] == kind)].assign(scope="cross")
+        for seed, kind in worse.items()
+    ]
+    return {PRUNING: pd.concat([table[~(is_mt & (table["scope"] == "cross"))], *copies], ignore_index=True)}
+
+
 @claim(
     paper=PAPER,
     item="fig04",
@@ -772,15 +885,13 @@ def _type_curves(data) -> dict[str, pd.DataFrame]:
     inputs=[PRUNING],
     kind="empirical",
     gate=in_range(PRUNING, [S2S]),
-    null=types_swapped(PRUNING, "scope", "cross", "enc_self", "the Enc-Dec and Enc-Enc pruning curves"),
+    null=Null(
+        "Enc-Dec as sensitive as the more sensitive self-attention type: its curve given that type's, per seed",
+        _enc_dec_as_sensitive_as_worst_self,
+    ),
 )
 def enc_dec_most_sensitive(data) -> Measurement:
-    auc = pd.DataFrame(
-        {
-            kind: S.per_seed(curve, lambda g: S.curve_auc(g["percent"], g["score"], 90))
-            for kind, curve in _type_curves(data).items()
-        }
-    )
+    auc = _type_aucs(data)
     gap = auc[["enc_self", "dec_self"]].min(axis=1) - auc["cross"]
     text = "; ".join(f"AUC {TYPE_NAMES[k]} {_summary(auc[k], 2)}" for k in TYPE_NAMES)
     return _judge(gap, Region.above(0.0), "min self-attention AUC − Enc-Dec AUC (BLEU)", f"{text}.")
@@ -792,7 +903,8 @@ def enc_dec_most_sensitive(data) -> Measurement:
     claim_id="enc_dec_collapses_self_survives",
     statement="S2S: at 60-70% of a type pruned, Enc-Dec has lost half its BLEU while a self-attention type keeps 70%.",
     paper_value="Enc-Dec BLEU near 0 beyond 60%; self-attention types about 30 of 36 BLEU with 20% of heads left",
-    tolerance="mean BLEU at 60-70%: Enc-Dec < 0.5·BLEU₀ and max(Enc-Enc, Dec-Dec) ≥ 0.7·BLEU₀ (95% interval of r over seeds; median p)",
+    tolerance="mean BLEU at 60-70% pruned / BLEU₀: Enc-Dec < 0.5, and Enc-Enc or Dec-Dec ≥ 0.7 (each type's 95% "
+    "interval over seeds; one self-attention type suffices)",
     inputs=[PRUNING],
     kind="empirical",
     gate=in_range(PRUNING, [S2S]),
@@ -803,14 +915,18 @@ def enc_dec_collapses_self_survives(data) -> Measurement:
         return float(g[g["percent"].isin([60, 70])]["score"].mean() / g["baseline"].iloc[0])
 
     ratio = pd.DataFrame({kind: S.per_seed(curve, at_60_70) for kind, curve in _type_curves(data).items()})
-    best_self = ratio[["enc_self", "dec_self"]].max(axis=1)
-    parts = {
-        "Enc-Dec BLEU at 60-70% / BLEU₀": (ratio["cross"].dropna(), Region.below(0.5)),
-        "best self-attention type": (best_self.dropna(), Region.at_least(0.7)),
-    }
-    if any(values.empty for values, _ in parts.values()):  # BLEU₀ = 0: no ratio to take
-        return Measurement("undefined: the unpruned BLEU is 0", NOT_MEASURABLE, len(ratio))
-    return judge_parts(parts)
+    ratio = ratio.replace([np.inf, -np.inf], np.nan).dropna()
+    if ratio.empty:  # BLEU₀ = 0: no ratio to take
+        return Measurement("undefined: the unpruned BLEU is 0", NOT_MEASURABLE, 0)
+    return _all_of(
+        {
+            "collapse": judge_parts({"Enc-Dec BLEU at 60-70% / BLEU₀": (ratio["cross"], Region.below(0.5))}),
+            "survival": judge_parts(
+                {f"{TYPE_NAMES[k]}": (ratio[k], Region.at_least(0.7)) for k in ("enc_self", "dec_self")},
+                rule=combine_any,
+            ),
+        }
+    )
 
 
 # --------------------------------------------------------------------------- Figure 5
@@ -823,6 +939,9 @@ def enc_dec_collapses_self_survives(data) -> Measurement:
 MIN_EPOCH_BLEU = 1.0
 
 EPOCHS = "data/epochs.csv"
+#: The trained model is gated; the earlier checkpoints are meant to be barely trained, and an epoch is
+#: read only where its unpruned BLEU reaches MIN_EPOCH_BLEU.
+EPOCHS_GATE = in_range(EPOCHS, ["iwslt"], when=" at their last epoch")
 
 
 def _epoch_table(data) -> pd.DataFrame:
@@ -847,8 +966,8 @@ def _relative(table: pd.DataFrame, epoch: int, percents) -> pd.Series:
     tolerance="mean relative BLEU over 10-50% pruned: last epoch − first epoch ≥ 0.10 (95% interval over seeds)",
     inputs=[EPOCHS],
     kind="empirical",
-    gate=in_range(EPOCHS, ["iwslt"]),
-    null=epochs_swapped(EPOCHS),
+    gate=EPOCHS_GATE,
+    null=last_epoch_everywhere(EPOCHS),
 )
 def late_epochs_prune_better(data) -> Measurement:
     table = _epoch_table(data)
@@ -875,7 +994,7 @@ def late_epochs_prune_better(data) -> Measurement:
     tolerance="relative BLEU at 40% pruned, last epoch ≥ 0.85 (95% interval over seeds)",
     inputs=[EPOCHS],
     kind="empirical",
-    gate=in_range(EPOCHS, ["iwslt"]),
+    gate=EPOCHS_GATE,
     null=linear_decline(EPOCHS),
 )
 def last_epoch_40pct_keeps_85pct(data) -> Measurement:
@@ -904,7 +1023,7 @@ def _r_squared(x: np.ndarray, y: np.ndarray) -> float:
     "epochs with unpruned BLEU < 1 are skipped",
     inputs=[EPOCHS],
     kind="empirical",
-    gate=in_range(EPOCHS, ["iwslt"]),
+    gate=EPOCHS_GATE,
     null=last_epoch_everywhere(EPOCHS),
 )
 def early_epochs_linear(data) -> Measurement:
@@ -928,9 +1047,9 @@ def early_epochs_linear(data) -> Measurement:
 
 
 # --------------------------------------------------------------------------- Figure 6
-# Fixed with the thresholds: as Fig. 3 (largest level up to which every level keeps the score;
-# CLS within 1 point, S2S ≥ 97% of BLEU₀), and the score at the last level (100% CLS, 90% S2S)
-# at most half the baseline.
+# Fixed with the thresholds: as Fig. 3 (the level where the score first falls below its floor,
+# interpolated; CLS baseline − 1 point, S2S 97% of BLEU₀), and at 90% pruned at most half of what the
+# unpruned model adds over the constant predictor left.
 
 EXTRA_TASKS = {
     "sst2": ("SST-2", "accuracy", "cls"),
@@ -947,21 +1066,25 @@ def _extra_prune_safely(data, task: str) -> Measurement:
     pct = _safe_percents(curves, keep_share=family == "s2s")
     base = S.per_seed(curves, lambda g: float(g["baseline"].iloc[0]))
     return _judge(
-        pct, Region.at_least(20.0), "largest safe pruning level (%)", f"unpruned {metric} {_summary(base, 2)} (points)."
+        pct,
+        Region.at_least(20.0),
+        "safe pruning level (%, interpolated)",
+        f"unpruned {metric} {_summary(base, 2)} (points).",
     )
 
 
 def _extra_rows(task: str) -> list[Row]:
     """The two claims of Fig. 6 for one task: safe to prune 20%, collapses at 90% pruned."""
     name, metric, family = EXTRA_TASKS[task]
-    rule = "≥ 0.97·BLEU₀" if family == "s2s" else f"≥ baseline − 1 {metric} point"
+    rule = "0.97·BLEU₀" if family == "s2s" else f"baseline − 1 {metric} point"
     return [
         Row(
             "fig06",
             f"{task}_prune_20pct_safely",
             statement=f"{name} analogue: at least 20% of heads can be pruned by importance without noticeable loss.",
             paper_value=f"{name}: flat up to {PAPER_SAFE[task]} pruned (Fig. 6)",
-            tolerance=f"largest p with {metric} {rule} at every level up to p is ≥ 20% (95% interval over seeds)",
+            tolerance=f"the level where {metric} first falls below {rule}, interpolated between the 10% levels, ≥ 20% "
+            "(95% interval over seeds)",
             gate=in_range(PRUNING, [task]),
             null=no_redundancy(PRUNING),
             measure=partial(_extra_prune_safely, task=task),

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from repro.pipeline.decisions import interpolated_crossing
+
 TYPE_LABELS = {"self": "Encoder", "enc_self": "Enc-Enc", "cross": "Enc-Dec", "dec_self": "Dec-Dec"}
 
 
@@ -110,22 +112,22 @@ def curve_auc(percent: Sequence[float], score: Sequence[float], max_percent: flo
     return float(np.sum((y[1:] + y[:-1]) / 2 * np.diff(x)) / (x[-1] - x[0]))
 
 
-def largest_safe_percent(percent: Sequence[float], score: Sequence[float], floor: float) -> float:
-    """The largest level p such that the score is ≥ ``floor`` at every level up to and including p
-    (0 if even the unpruned model is below it)."""
-    safe = 0.0
-    for p, s in sorted(zip(percent, score)):
-        if s < floor:
-            break
-        safe = float(p)
-    return safe
+def safe_crossing(percent: Sequence[float], score: Sequence[float], floor: float) -> float:
+    """The pruning level at which the score first falls to ``floor``, interpolated linearly between the
+    levels around it (a threshold read off a 10% grid, without the grid's step as its resolution);
+    pruning is cumulative, so a later recovery does not count. The last level if the score never gets
+    there (the true crossing lies beyond it), 0 if even the unpruned model is at or below it."""
+    order = np.argsort(np.asarray(percent, dtype=float), kind="stable")
+    x, y = np.asarray(percent, dtype=float)[order], np.asarray(score, dtype=float)[order]
+    crossing = interpolated_crossing(x, y, floor, rising=False)
+    return float(x[-1]) if np.isnan(crossing) else crossing
 
 
 def safe_percent(seed_curve: pd.DataFrame, keep_share: bool) -> float:
-    """`largest_safe_percent` of one seed's curve (percent, score, baseline): the score must keep 97% of
-    the baseline (``keep_share``, for BLEU) or stay within 1 point of it (classifiers)."""
+    """`safe_crossing` of one seed's curve (percent, score, baseline): where the score falls below 97% of
+    the baseline (``keep_share``, for BLEU) or more than 1 point below it (classifiers)."""
     base = float(seed_curve["baseline"].iloc[0])
-    return largest_safe_percent(seed_curve["percent"], seed_curve["score"], 0.97 * base if keep_share else base - 1.0)
+    return safe_crossing(seed_curve["percent"], seed_curve["score"], 0.97 * base if keep_share else base - 1.0)
 
 
 def auc_by_order(pruning: pd.DataFrame, task: str, max_percent: float) -> pd.DataFrame:
@@ -185,3 +187,26 @@ def best_head_table(
             row[f"paper_{TYPE_LABELS.get(kind, kind)}"] = values[layer] if layer < len(values) else ""
         out.append(row)
     return pd.DataFrame(out)
+
+
+def signed_z(delta: Sequence[float], p_value: Sequence[float]) -> np.ndarray:
+    """Each head's Δ in units of its own noise: the z-score of its two-sided test, sign(Δ)·Φ⁻¹(1 − p/2)
+    (0 where Δ = 0 or p = 1). A p of 0 is read as the smallest positive float, so z stays finite."""
+    from scipy import stats
+
+    p = np.clip(np.asarray(p_value, dtype=float), np.finfo(float).tiny, 1.0)
+    return np.sign(np.asarray(delta, dtype=float)) * stats.norm.isf(p / 2)
+
+
+def expected_max_normal(n: int) -> float:
+    """E[max of n independent N(0, 1)]: what the best of n heads reaches, in z units, when every head's
+    Δ is noise (positively correlated heads reach less, by Slepian's inequality)."""
+    from scipy import integrate, stats
+
+    if n < 1:
+        raise ValueError(f"the maximum of {n} values is undefined")
+
+    def density(x: float) -> float:
+        return x * n * stats.norm.pdf(x) * stats.norm.cdf(x) ** (n - 1)
+
+    return float(integrate.quad(density, -12.0, 12.0, limit=200)[0])
