@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -348,6 +349,64 @@ def test_every_empirical_claim_declares_a_gate_and_a_null():
             if c.kind == "empirical" and (c.gate is None or c.null is None)
         ]
         assert not missing, f"{paper}: empirical claims without a gate or a null: {missing}"
+
+
+#: Statements that claim equality ("matches", "as fast as") or non-inferiority ("no worse than", "near
+#: the oracle"): an interval can only show them inside a margin fixed in advance.
+EQUALITY = re.compile(
+    r"\b(match(es)?|same final|as fast|no worse|not worse|no better|not better|at least as good|about as good)\b", re.I
+)
+#: How a tolerance names its margin: an equivalence region, a ±δ, an ε or δ allowance, or a stated margin.
+MARGIN = re.compile(r"equivalence|±|\bδ\b|\bε\b|margin", re.I)
+
+
+def test_every_claim_of_equality_declares_its_margin():
+    from repro.papers import PAPERS
+
+    equalities = [
+        c
+        for paper in PAPERS
+        for c in claims.load_claims(paper)
+        if c.kind in claims.INTERVAL_CLASSES and EQUALITY.search(c.statement)
+    ]
+    assert len(equalities) >= 10  # the pattern still finds the papers' "matches" and "no worse than" claims
+    bare = [c.label for c in equalities if not MARGIN.search(c.tolerance)]
+    assert not bare, f"claims of equality without a margin in their tolerance: {bare}"
+
+
+def test_a_claim_is_judged_only_when_its_null_reads_not_reproduced(tmp_path):
+    for null_verdict, expected in (
+        (claims.NOT_REPRODUCED, REPRODUCED),
+        (INCONCLUSIVE, NOT_MEASURABLE),
+        (NOT_MEASURABLE, NOT_MEASURABLE),
+        (REPRODUCED, NOT_MEASURABLE),
+    ):
+
+        @claim(
+            paper=PAPER,
+            item="fig3",
+            claim_id="strict_null",
+            statement="s",
+            paper_value="v",
+            tolerance="t",
+            inputs=[GAPS],
+            kind="empirical",
+            null=Null("the effect removed", lambda data: {GAPS: data[GAPS].assign(on_null=1)}),
+        )
+        def strict_null(data, null_verdict=null_verdict):
+            frame = data[GAPS]
+            on_null = "on_null" in frame
+            return Measurement(1.0, null_verdict if on_null else REPRODUCED, seeds=3, rule="fixed for the test")
+
+        try:
+            row = claims.judge_paper(
+                PAPER, write_results(tmp_path / null_verdict.replace(" ", "_"), [1, 2, 3], [4.0]), "laptop"
+            ).iloc[0]
+        finally:
+            claims.unregister(PAPER)
+        assert row["verdict"] == expected, (null_verdict, row["detail"])
+        if expected == NOT_MEASURABLE:
+            assert row["detail"].startswith("Null not rejected"), row["detail"]
 
 
 def test_a_claim_of_several_comparisons():
