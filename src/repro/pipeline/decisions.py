@@ -25,6 +25,8 @@ An inconclusive verdict carries a projection: the number of seeds at which, with
 the interval's half-width would fall below the distance from the estimate to the boundary it
 straddles (a projection from this run, not a promise).
 
+The papers' margins and where they come from: docs/decisions/0001-verdict-margins.md.
+
     gaps = loss_sas_p - loss_pre_ln          # one paired difference per seed
     return judge_seeds(gaps, Region.around(0.0, 0.05), unit=" nats")
 """

@@ -415,7 +415,7 @@ def _model_rho(units: pd.DataFrame, quantity: str) -> dict[str, pd.Series]:
 
 #: The smallest correlation of interest of the correlation claims (Figs. 3, 5): Cohen's (1988) conventional
 #: "small" correlation, 0.1. An interval of ρ within ±0.1 of 0 shows no correlation as large as that.
-RHO_SESOI = 0.1
+RHO_SESOI = 0.1  # margins: docs/decisions/0001-verdict-margins.md
 #: Permutations of each (task, seed) in Fig. 3's null: pooled, the permuted models' ρ sits within a few
 #: hundredths of 0 (about ±0.35 / √1000 for nine models), well inside ±RHO_SESOI.
 NULL_PERMUTATIONS = 1000

@@ -99,7 +99,7 @@ RECOVERY_RANK = 8
 RECOVERY_MIN = 0.9
 #: Recovery differences smaller than this are noise to the catalog (its Fig 4 check allowed R to fall by
 #: 0.02 between ranks): the smallest effect of interest of the claims that compare recoveries.
-RECOVERY_NOISE = 0.02
+RECOVERY_NOISE = 0.02  # docs/decisions/0001-verdict-margins.md
 SVD_VS_RANDOM_MIN_RANK = 4
 BUCKET_MAX_RANK = 8
 SPEARMAN_MIN = 0.8

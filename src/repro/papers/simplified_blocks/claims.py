@@ -92,6 +92,7 @@ TIMINGS = "data/throughput_timings.csv"
 TIMED_MODELS = "data/throughput_models.csv"
 GAINS = {item: f"data/{item}_gains.csv" for item in ("fig04", "fig16", "fig21", "fig22")}
 
+#: Margins: docs/decisions/0001-verdict-margins.md.
 #: δ, relative to the Pre-LN loss: the equivalence margin of "matches", the threshold of "clearly worse", and the
 #: smallest effect of interest of a directional loss claim (a gap within ±δ is what the paper calls a match). The
 #: catalog's "0.03 nats or 2%" (2% of the paper's ≈1.16 nats is its 0.03; small models end far higher, where 0.03

@@ -112,14 +112,15 @@ def untrained(csvs: Iterable[str], select: Select, who: str) -> Null:
     return Null(f"{who} stopped at the first evaluation (untrained)", make)
 
 
-def _copied(curves: pd.DataFrame, pairs: Mapping[str, str]) -> pd.DataFrame:
-    """Each run a of `pairs` = {a: b} replaced by b's whole curve of the same seed, under a's name: runs
-    of one budget in time end at different steps (the masked LM), so a's steps need not be b's."""
+def _copied(curves: pd.DataFrame, pairs: Mapping[str, str], sources: pd.DataFrame) -> pd.DataFrame:
+    """Each run a of `pairs` = {a: b} in `curves` replaced by b's whole curve of the same seed (taken from
+    `sources`, every table the claim reads: b may live in another figure's table), under a's name: runs of
+    one budget in time end at different steps (the masked LM), so a's steps need not be b's."""
     kept = curves[~curves["variant"].isin(list(pairs))]
     copies = []
     for a, b in pairs.items():
         seeds = curves.loc[curves["variant"] == a, "seed"].unique()
-        source = curves[(curves["variant"] == b) & curves["seed"].isin(seeds)]
+        source = sources[(sources["variant"] == b) & sources["seed"].isin(seeds)].drop_duplicates()
         copies.append(source.assign(variant=a))
     return pd.concat([kept, *copies], ignore_index=True)
 
@@ -127,7 +128,13 @@ def _copied(curves: pd.DataFrame, pairs: Mapping[str, str]) -> pd.DataFrame:
 def no_effect(csvs: Iterable[str], pairs: Pairs, what: str) -> Null:
     """Each run a of `pairs(data)` = {a: b} given b's curve of the same seed: no effect."""
     csvs = tuple(csvs)
-    return Null(f"no effect: {what}", lambda data: {csv: _copied(data[csv], pairs(data)) for csv in csvs})
+
+    def make(data) -> dict[str, pd.DataFrame]:
+        frames = {csv: data[csv] for csv in csvs}
+        sources = pd.concat(frames.values(), ignore_index=True)
+        return {csv: _copied(frame, pairs(data), sources) for csv, frame in frames.items()}
+
+    return Null(f"no effect: {what}", make)
 
 
 def relabelled(csvs: Iterable[str], mapping: Pairs, what: str) -> Null:

@@ -72,7 +72,7 @@ STEP_SLACK = 0.01
 #: The equivalence margin of a GLUE "matches", a share of Pre-LN's score above chance: the paper's Table 1 gaps
 #: between blocks are at most 2.5% of it (V-SkipInit, 0.9 of Pre-LN's 36 points above chance), and in its Table 2
 #: SAS and SAS-P are within 5% on 8 and 7 of the 9 columns.
-GLUE_MARGIN_SHARE = 0.05
+GLUE_MARGIN_SHARE = 0.05  # docs/decisions/0001-verdict-margins.md
 #: "Most tasks": the share of the columns that must match (the catalog's 75%: 7 of 9).
 MOST_COLUMNS = 0.75
 STEP_ORDER = ["sas_p_nonorm", "sas_p", "sas", "parallel", "pre_ln", "vskipinit"]  # fastest first (paper)

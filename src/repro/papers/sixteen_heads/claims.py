@@ -586,7 +586,7 @@ def _prune_safely(data, task: str) -> Measurement:
 COLLAPSE_PERCENT = 90
 #: The smallest AUC gain over random pruning that counts as "well above random" (points or BLEU): the
 #: loss Fig. 3's own rule calls noticeable for a classifier (1 accuracy point).
-BEATS_RANDOM_SESOI = 1.0
+BEATS_RANDOM_SESOI = 1.0  # margins: docs/decisions/0001-verdict-margins.md
 #: How far importance pruning may fall below the oracle order and still be "about as good" (points or
 #: BLEU): the catalog's margin, twice the noticeable loss of Fig. 3's rule.
 NEAR_ORACLE_MARGIN = 2.0
