@@ -125,6 +125,18 @@ def test_explain_walks_every_claim_and_item_back_to_its_files(smoke_run):
     assert cli.returncode == 0 and "sas_p_matches_pre_ln_per_step" in cli.stdout, cli.stderr
 
 
+def test_power_plans_seeds_from_a_finished_tree(smoke_run):
+    planned = subprocess.run(
+        [sys.executable, "-m", "repro", "power", "results/smoke", "--out", "power.csv"],
+        cwd=smoke_run,
+        capture_output=True,
+        text=True,
+    )
+    assert planned.returncode == 0 and re.search(r"\|\s+proposed\s+\|", planned.stdout), planned.stderr[-2000:]
+    table = pd.read_csv(smoke_run / "power.csv")
+    assert set(table["class"]) <= {"empirical", "timing"} and set(table["paper"]) == set(PAPERS)
+
+
 def test_curves_cover_every_variant_and_seed(smoke_run):
     curves = pd.read_csv(smoke_run / "results/smoke/simplified_blocks/data/fig26_curves.csv")
     assert set(curves["variant"]) == {"pre_ln", "parallel", "sas", "sas_p", "sas_p_nonorm", "vskipinit"}

@@ -28,6 +28,7 @@ from repro.pipeline.decisions import (
     interpolated_crossing,
     judge_bootstrap,
     judge_contrasts,
+    judge_parts,
     judge_seeds,
     seed_interval,
     seeds_to_decide,
@@ -441,3 +442,45 @@ def test_speed_orders_are_judged_on_rounds_and_fail_on_their_null(tmp_path):
     row = claims.judge_claim(order, tmp_path, "laptop")
     assert row["verdict"] == claims.REPRODUCED and row["class"] == "timing" and "over 4 rounds" in row["detail"]
     assert row["null"].startswith("not reproduced on every block at Pre-LN's tokens/s")
+
+
+def test_seeds_for_power_decide_an_effect_of_the_size_seen_four_times_in_five():
+    from repro.pipeline.decisions import seeds_for_power
+
+    effect, sd = 0.3, 0.5
+    n = seeds_for_power(Interval(effect, -1.0, 1.0, 3, sd=sd), Region.above(0.0))
+    rng = np.random.default_rng(0)
+
+    def power_at(k: int) -> float:
+        draws = rng.normal(effect, sd, size=(20000, k))
+        low = draws.mean(axis=1) - stats.t.ppf(0.975, k - 1) * draws.std(axis=1, ddof=1) / math.sqrt(k)
+        return float((low > 0).mean())
+
+    assert 0.78 <= power_at(n) <= 0.86  # the noncentral t puts it slightly above 0.8
+    assert power_at(n - 1) < 0.8
+    assert seeds_for_power(Interval(0.0, -1.0, 1.0, 3, sd=sd), Region.above(0.0)) is None  # on the boundary
+
+
+def test_combined_parts_keep_their_intervals_and_the_strictest_projection():
+    from repro.pipeline.decisions import combine_measurements
+
+    collapse = judge_seeds([0.2, 0.25, 0.22], Region.below(0.5))
+    survival = judge_parts({"enc": ([0.9, 0.95, 0.6], Region.at_least(0.7))}, rule=combine_any)
+    m = combine_measurements({"collapse": collapse, "survival": survival})
+    assert m.verdict == INCONCLUSIVE and m.seeds_to_decide == survival.seeds_to_decide
+    assert [name for name, _, _ in m.parts] == ["collapse", "survival: enc"]
+    assert m.rule.startswith("every part, each by 95% t-interval over 3 seeds")
+
+
+def test_power_proposals_respect_the_cap_and_never_take_seeds_away():
+    from repro.pipeline.power import CLAIM_COLUMNS, propose
+
+    rows = [
+        ("p", "fig1", "a", "empirical", "inconclusive", 3, 7, ""),
+        ("p", "fig1", "b", "empirical", "reproduced", 3, 2, ""),
+        ("p", "fig1", "c", "empirical", "inconclusive", 3, 40, ""),
+        ("p", "fig2", "d", "empirical", "not measurable at this scale", 1, None, "no interval over seeds of its own"),
+    ]
+    plan = propose(pd.DataFrame(rows, columns=list(CLAIM_COLUMNS)), max_seeds=10).set_index("item")
+    assert plan.loc["fig1", ["seeds", "proposed", "planned", "beyond_cap", "not_planned"]].tolist() == [3, 7, 2, 1, 0]
+    assert plan.loc["fig2", ["seeds", "proposed", "not_planned"]].tolist() == [1, 1, 1]

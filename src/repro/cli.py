@@ -32,6 +32,7 @@ COMMAND_MODULES = {
     "clean": "repro.commands.clean",
     "verify": "repro.commands.verify",
     "explain": "repro.commands.explain",
+    "power": "repro.commands.power",
 }
 COMMAND_MODULES.update({paper: f"repro.papers.{paper}.commands" for paper in PAPERS})
 

@@ -131,6 +131,9 @@ class Measurement:
     detail: str = ""
     rule: str = ""
     seeds_to_decide: int | None = None
+    #: The intervals behind the verdict, (name, Interval, Region) per comparison, as the functions of
+    #: repro.pipeline.decisions record them (for power projections; not written to claims.csv).
+    parts: tuple = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -205,13 +205,43 @@ def seeds_to_decide(interval: Interval, region: Region) -> int | None:
 
     if not (math.isfinite(interval.sd) and interval.sd > 0) or not region.boundaries:
         return None
-    distance = min(abs(interval.estimate - b) for b in region.boundaries)
-    if region.sesoi is not None:
-        distance = max(distance, region.sesoi - distance)
+    distance = _distance(interval, region)
     if distance <= 0:
         return None
     for n in range(max(2, interval.n), MAX_PROJECTED_SEEDS + 1):
         if float(t.ppf(0.5 + interval.level / 2, n - 1)) * interval.sd / math.sqrt(n) < distance:
+            return n
+    return None
+
+
+#: The power a seed count is planned for: the chance that the interval decides an effect of the size observed.
+POWER = 0.8
+
+
+def _distance(interval: Interval, region: Region) -> float:
+    """How far the estimate is from where a narrower interval would decide: the nearest boundary, or,
+    within the smallest effect of interest, the farther of the boundary and the edge of ±sesoi."""
+    distance = min(abs(interval.estimate - b) for b in region.boundaries)
+    if region.sesoi is not None:
+        distance = max(distance, region.sesoi - distance)
+    return distance
+
+
+def seeds_for_power(interval: Interval, region: Region, power: float = POWER) -> int | None:
+    """A projection for planning: the fewest seeds at which an interval over units with this spread,
+    centred at an effect as far from the boundary as this one's estimate, decides with probability
+    `power` ((t(level) + t(power)) · sd / √n below the distance, t at n − 1 df). None where it cannot
+    be projected (no spread, no boundary, an estimate on a boundary, or more than MAX_PROJECTED_SEEDS)."""
+    from scipy.stats import t
+
+    if not (math.isfinite(interval.sd) and interval.sd > 0) or not region.boundaries:
+        return None
+    distance = _distance(interval, region)
+    if distance <= 0:
+        return None
+    for n in range(2, MAX_PROJECTED_SEEDS + 1):
+        quantiles = float(t.ppf(0.5 + interval.level / 2, n - 1)) + float(t.ppf(power, n - 1))
+        if quantiles * interval.sd / math.sqrt(n) < distance:
             return n
     return None
 
@@ -260,6 +290,7 @@ def judge_seeds(
         + _projection_words(projected, verdict),
         rule=seed_rule(interval.n, level=level, regions=[region]),
         seeds_to_decide=projected,
+        parts=(("", interval, region),),
     )
 
 
@@ -287,8 +318,11 @@ __all__ = [
     "combine",
     "combine_any",
     "combine_at_least",
+    "combine_measurements",
     "decide",
     "MAX_PROJECTED_SEEDS",
+    "POWER",
+    "seeds_for_power",
     "bootstrap_interval",
     "interpolated_crossing",
     "judge_bootstrap",
@@ -426,6 +460,33 @@ def combine_at_least(k: int) -> Callable[[Iterable[str]], str]:
     return rule
 
 
+def combine_measurements(
+    parts: dict[str, Measurement], rule: Callable[[Iterable[str]], str] = combine, what: str = "every part"
+) -> Measurement:
+    """One Measurement of several parts each judged by its own intervals (say, a collapse and a survival
+    that must both hold, or "at least k of n tasks"): the verdict is `rule` of theirs (`what` says the rule
+    in words); their measured texts, details and decision rules are listed by name, their intervals kept
+    (for power projections) and their projections combined (the most any inconclusive part needs)."""
+    verdict = rule([m.verdict for m in parts.values()])
+    seeds = [m.seeds for m in parts.values() if m.seeds is not None]
+    projected = [m.seeds_to_decide for m in parts.values() if m.verdict == INCONCLUSIVE]
+    rules = list(dict.fromkeys(m.rule for m in parts.values() if m.rule))
+    return Measurement(
+        "; ".join(f"{name}: {m.measured}" for name, m in parts.items()),
+        verdict,
+        seeds=min(seeds) if seeds else None,
+        detail=f"Reproduced when {what} holds. "
+        + " ".join(f"[{name}: {m.verdict}] {m.detail}" for name, m in parts.items()),
+        rule=f"{what}, each by {' / '.join(rules)}" if rules and verdict != NOT_MEASURABLE else "",
+        seeds_to_decide=max(projected) if verdict == INCONCLUSIVE and projected and None not in projected else None,
+        parts=tuple(
+            (f"{name}: {part}" if part else name, interval, region)
+            for name, m in parts.items()
+            for part, interval, region in m.parts
+        ),
+    )
+
+
 def judge_parts(
     parts: dict[str, tuple[Iterable[float], Region]],
     *,
@@ -485,6 +546,7 @@ def _judge_intervals(
         detail=f"{how} against: {where}.".strip() + _projection_words(projected, verdict),
         rule=rule_text,
         seeds_to_decide=projected,
+        parts=tuple((name, intervals[name], regions[name]) for name in intervals),
     )
 
 

@@ -39,6 +39,7 @@ fig10  the share of a seed's (layer, head) cells with Spearman(L, max_s|z_s|) â‰
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -240,14 +241,7 @@ def _with_detail(judged: Measurement, detail: str, measured: str | None = None) 
     into the detail)."""
     shown = judged.measured if measured is None else measured
     intervals = "" if measured is None else f" Intervals: {judged.measured}."
-    return Measurement(
-        shown,
-        judged.verdict,
-        seeds=judged.seeds,
-        detail=f"{judged.detail}{intervals} {detail}".strip(),
-        rule=judged.rule,
-        seeds_to_decide=judged.seeds_to_decide,
-    )
+    return replace(judged, measured=shown, detail=f"{judged.detail}{intervals} {detail}".strip())
 
 
 # -- fig02, fig07, fig08: U-shapes --------------------------------------------------------------------

@@ -48,13 +48,14 @@ from repro.papers.simplified_blocks.claim_table import (
 )
 from repro.papers.simplified_blocks.gates_and_nulls import learned, pair_null
 from repro.papers.simplified_blocks.run_noise import judge_own
-from repro.pipeline.claims import INCONCLUSIVE, NOT_MEASURABLE, Gate, Measurement, Null, claim, format_number
+from repro.pipeline.claims import NOT_MEASURABLE, Gate, Measurement, Null, claim, format_number
 from repro.pipeline.decisions import (
     CEILING_ROOM,
     LEARNED_SHARE,
     Region,
     combine,
     combine_at_least,
+    combine_measurements,
     judge_parts,
 )
 
@@ -396,7 +397,7 @@ def _most_columns(scores: pd.DataFrame, variant: str) -> Measurement:
         table = _seeds_by_block(scores[scores["column"] == column], "score")
         each[column] = _equivalent_to_pre_ln(table, variant, column_chance(column, metric), column)
     k = math.ceil(MOST_COLUMNS * len(each))
-    return combined(each, combine_at_least(k), f"at least {k} of {len(each)} columns")
+    return combine_measurements(each, combine_at_least(k), f"at least {k} of {len(each)} columns")
 
 
 @claim(
@@ -415,26 +416,7 @@ def _most_columns(scores: pd.DataFrame, variant: str) -> Measurement:
 )
 def glue_tasks_match_pre_ln(data) -> Measurement:
     scores = data[GLUE_SCORES]
-    return combined({NAMES[v]: _most_columns(scores, v) for v in ("sas", "sas_p")}, combine, "each block")
-
-
-def combined(parts: dict[str, Measurement], rule, what: str) -> Measurement:
-    """One Measurement of several judged parts, its verdict `rule` of theirs (`what` says the rule in
-    words): their measured texts, details and decision rules listed by name. Projected seeds: the most any
-    inconclusive part needs, when every one of them has a projection."""
-    verdict = rule([m.verdict for m in parts.values()])
-    seeds = [m.seeds for m in parts.values() if m.seeds is not None]
-    projected = [m.seeds_to_decide for m in parts.values() if m.verdict == INCONCLUSIVE]
-    rules = sorted({m.rule for m in parts.values() if m.rule})
-    return Measurement(
-        "; ".join(f"{name}: {m.measured}" for name, m in parts.items()),
-        verdict,
-        seeds=min(seeds) if seeds else None,
-        detail=f"Reproduced when {what} is. "
-        + " ".join(f"[{name}: {m.verdict}] {m.detail}" for name, m in parts.items()),
-        rule=f"{what}, each by {' / '.join(rules)}" if rules and verdict != NOT_MEASURABLE else "",
-        seeds_to_decide=max(projected) if verdict == INCONCLUSIVE and projected and None not in projected else None,
-    )
+    return combine_measurements({NAMES[v]: _most_columns(scores, v) for v in ("sas", "sas_p")}, combine, "each block")
 
 
 def column_chance(column: str, metric: str) -> float:

@@ -63,7 +63,6 @@ from repro.papers.sixteen_heads.gates_and_nulls import (
     shifted_scores_uncorrelated,
 )
 from repro.pipeline.claims import (
-    INCONCLUSIVE,
     NOT_MEASURABLE,
     ClaimInputs,
     ClaimRow,
@@ -76,7 +75,7 @@ from repro.pipeline.claims import (
     register_table,
     verdict,
 )
-from repro.pipeline.decisions import Region, combine, combine_any, judge_parts, judge_seeds
+from repro.pipeline.decisions import Region, combine_any, combine_measurements, judge_parts, judge_seeds
 
 PAPER = "sixteen_heads"
 ABLATION = "data/ablation.csv"
@@ -155,22 +154,6 @@ def _judge(values: pd.Series, region: Region, label: str, detail: str = "") -> M
         return Measurement(f"{label}: undefined for every seed", NOT_MEASURABLE, 0, detail)
     judged = judge_seeds(defined, region, detail=detail)
     return replace(judged, measured=f"{label}: {judged.measured}")
-
-
-def _all_of(parts: dict[str, Measurement]) -> Measurement:
-    """A claim whose named parts (each a Measurement judged by its own intervals) must all hold."""
-    verdicts = [m.verdict for m in parts.values()]
-    judged = combine(verdicts)
-    projected = [m.seeds_to_decide for m in parts.values() if m.verdict == INCONCLUSIVE]
-    rules = dict.fromkeys(m.rule for m in parts.values() if m.rule)
-    return Measurement(
-        "; ".join(f"{name}: {m.measured}" for name, m in parts.items()),
-        judged,
-        seeds=min((m.seeds for m in parts.values() if m.seeds is not None), default=None),
-        detail=" ".join(f"{name} ({m.verdict}): {m.detail}" for name, m in parts.items()),
-        rule="; ".join(rules) if judged != NOT_MEASURABLE else "",
-        seeds_to_decide=max(projected) if judged == INCONCLUSIVE and projected and None not in projected else None,
-    )
 
 
 def _single(data, task: str) -> pd.DataFrame:
@@ -918,7 +901,7 @@ def enc_dec_collapses_self_survives(data) -> Measurement:
     ratio = ratio.replace([np.inf, -np.inf], np.nan).dropna()
     if ratio.empty:  # BLEU₀ = 0: no ratio to take
         return Measurement("undefined: the unpruned BLEU is 0", NOT_MEASURABLE, 0)
-    return _all_of(
+    return combine_measurements(
         {
             "collapse": judge_parts({"Enc-Dec BLEU at 60-70% / BLEU₀": (ratio["cross"], Region.below(0.5))}),
             "survival": judge_parts(
