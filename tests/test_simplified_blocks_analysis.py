@@ -573,7 +573,7 @@ def test_each_figure_trains_its_variants_on_its_own_number_of_seeds():
     assert figure_seeds({"seeds": [0], "figures": {"fig04": {"seeds": 2, "variants": ["a"]}}}, "fig04") == [0]
 
 
-# -- the single-run claims, judged over seeds (rule 28) -----------------------------------------------
+# -- the single-run claims, judged over seeds (docs/decisions/0029) -------------------------------------------
 
 
 def _gains_table(variant: str, final_beta, seeds=(0, 1, 2), layers: int = 2) -> pd.DataFrame:

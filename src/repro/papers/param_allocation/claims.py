@@ -463,14 +463,14 @@ def _relative_error_flat(table: pd.DataFrame) -> pd.DataFrame:
     return out.drop(columns="scale")
 
 
-STUDENT_SLACK = 0.05  # a tenth of the smallest step between lengths among the SVD students (rule 26)
+STUDENT_SLACK = 0.05  # a tenth of the smallest step between lengths among the SVD students (docs/decisions/0019)
 FULL_RANK_CEILING = 0.01
 
 
 def _students_converged(data) -> tuple[bool, str]:
-    """The trained students reached the optimum they converge to (config/README rule 26): below full rank
+    """The trained students reached the optimum they converge to (docs/decisions/0019-pa-fig3-convergence-gate.md): below full rank
     at most STUDENT_SLACK above the truncated-SVD student of their rank (a stationary point of their loss,
-    rule 24, so a converged student ties it); at full rank, where the teacher is realisable and the SVD
+    docs/decisions/0018, so a converged student ties it); at full rank, where the teacher is realisable and the SVD
     error is 0, a normalised error of at most FULL_RANK_CEILING."""
     table = data[SATURATION]
     full = table["rank"].max()

@@ -23,7 +23,7 @@ paper's effect sizes and the claims' regions, not from any verdict:
   on a zoomed panel). An ordering's ends must differ as well, with δ their smallest effect of interest,
   so that a flat grid, which no step contradicts, is not an ordering (nor is its reversal, the null).
 - Properties of single runs (the gains claims, train = eval) take one number per seed, judged by its 95%
-  t-interval over at least three seeds (decisions.judge_parts; rule 28 in config/README.md). A claim
+  t-interval over at least three seeds (decisions.judge_parts; docs/decisions/0029-sb-single-run-intervals.md). A claim
   about where a gain or a ratio ends is judged only when the runs moved it as far as its region needs
   (reachability: from 0.2 to the 0.05 line for |β/α|, from 1 to 0.1 of its init for "does not vanish").
 - Structural claims are exact: float64 rounding (1e-12) or exact integers.
