@@ -101,7 +101,7 @@ DEVIATIONS = [
     "topic, so its Bayes accuracy is about 0.87) write 30% of their words as `not` + word, which reverses the "
     "word's evidence; ENTAIL's NO hypotheses use cue words no premise uses half of the time, and MC (modulo 16) "
     "has wrong options outside the answers' range 70% of the time. These settings were taken by health rules "
-    "written before their probes (config/README.md, rules 19-22), never from claim verdicts.",
+    "written before their probes (docs/decisions/0022-0025), never from claim verdicts.",
     "ENTAIL's subset rule and MC's modular sum are not learnt within the budget: in every family and depth "
     "ENTAIL sits at the level its cue words give (about 0.81) and MC at the level that ruling out the far "
     "options gives (about 0.63), so they are flat in depth, MC being the catalog's own no-gain case.",

@@ -124,14 +124,14 @@ DEVIATIONS = [
     "loss); the U-shape is judged on standard heads with learned positions, whose rank-d_h query/key limits "
     "each head's pattern.",
     "Fig. 7's induction step copies the previous 4 tokens of 16 symbols (the catalog's 2 lags left every "
-    "head count at 99.8-100% accuracy, outside the sweep's health gate; health rule 12).",
+    "head count at 99.8-100% accuracy, outside the sweep's health gate; docs/decisions/0013).",
     "Fig. 3's trained arm: the teacher's A is rescaled so that its realised logits reach Λ (the largest |z| "
     "of a calibration draw of 1024 × 1024 unit-sphere pairs is Λ = 3; with ‖A‖₂ = Λ alone they reach about "
     "1.2 and the attention is nearly uniform), so held-out logits exceed Λ slightly in the tail. Students "
     "train the catalog's 800 steps of 16 key sets at lr 2e-2 (catalog 1e-3, which leaves even the full-rank "
     "student far from the teacher) on L ∈ {16, 64, 256}: L = 1024 cost two thirds of the students' time "
-    "(health rules 14, 16 and 26). Their gate asks for convergence: within 5% of the truncated-SVD student, "
-    "a stationary point of their loss that a converged student ties (rule 24), instead of at or below it.",
+    "(docs/decisions/0015 and 0019). Their gate asks for convergence: within 5% of the truncated-SVD student, "
+    "a stationary point of their loss that a converged student ties (docs/decisions/0018), instead of at or below it.",
     "Theorem 1's bound uses ε = 0 (unknown) with C = 1.3 and γ = 0.02 as stated; its exact integer "
     "minimiser is computed numerically instead of the paper's Eq. 3, which is not available.",
     "Pretrained models: the paper's 'small pre-trained models' are not named and no download is possible. "
@@ -149,7 +149,7 @@ DEVIATIONS = [
     "(600 steps of 1,024 tokens, 2 seeds) instead of 6-layer decoders on 1% of WikiText-103 (the catalog: "
     "d_h ∈ {4, 8, 16}, L ∈ {32, 128, 512}, 1,500 steps); the plotted quantity (final validation loss) is "
     "inferred. At L = 512 a batch holds two sequences and 600 steps leave the decoders above the health "
-    "gate, so the grid keeps the two shorter lengths (health rules 13 and 18); about 600k training tokens per "
+    "gate, so the grid keeps the two shorter lengths (docs/decisions/0014); about 600k training tokens per "
     "decoder (the paper's runs see about 1M tokens, epochs unknown).",
     "Figs. 4 and 6: the catalog's head 0 is replaced by the head of each layer (and seed) whose removal costs "
     "the most loss on training chunks, so that the replaced head matters; its held-out ablation gap gates the "
@@ -490,7 +490,7 @@ def _students_converged(data) -> tuple[bool, str]:
 
 STUDENTS_GATE = Gate(
     f"every trained student (seed mean) within {STUDENT_SLACK:.0%} of the truncated-SVD student of its rank, "
-    f"and at full rank a normalised error ≤ {FULL_RANK_CEILING:g} (converged; config/README rule 26)",
+    f"and at full rank a normalised error ≤ {FULL_RANK_CEILING:g} (converged; docs/decisions/0019)",
     _students_converged,
 )
 NORMALISED_ERROR_FLAT_IN_L = Null(

@@ -97,7 +97,7 @@ DEVIATIONS = [
     "4-8 words the classifier stayed far below the paper's accuracy within the laptop training budget, and with "
     "one-word hypotheses it reached 100% (config/README.md, the task recalibration).",
     "Every laptop run except IWSLT's (Fig. 5 needs its fixed epochs) stops at the first evaluation whose held-out "
-    "loss reaches a level fixed per task (early stopping, config/README.md health rules 10-11), where the paper "
+    "loss reaches a level fixed per task (early stopping, docs/decisions/0011 and 0012), where the paper "
     "trains fixed epochs: the analogues are learnt in a drop whose timing depends on the seed, and every fixed "
     "number of updates probed left some seed at chance or at the ceiling.",
     "Figs. 5 and 6 rest on three model seeds per task at laptop scale (the paper: one model each), judged by "
