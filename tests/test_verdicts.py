@@ -169,6 +169,7 @@ def test_bootstrap_intervals_are_repeatable_and_judge_other_units_than_seeds():
 
 def test_a_threshold_on_a_grid_is_interpolated_between_its_points():
     assert interpolated_crossing([0, 10, 20, 30], [0.0, 0.5, 1.5, 3.0], 1.0) == pytest.approx(15.0)
+    # exact: a curve that starts above the level crosses at its first x
     assert interpolated_crossing([0, 10], [2.0, 3.0], 1.0) == 0
     assert math.isnan(interpolated_crossing([0, 10], [0.0, 0.5], 1.0))
     assert interpolated_crossing([0, 10, 20], [5.0, 3.0, 1.0], 2.0, rising=False) == pytest.approx(15.0)
