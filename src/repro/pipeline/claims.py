@@ -77,10 +77,21 @@ COLUMNS = (
     "gate",
     "null",
     "scale",
+    "phase",
     "seeds",
     "seeds_to_decide",
     "detail",
 )
+#: The phase of training an empirical claim is judged in, and what each means. A paper's claim about where
+#: training ends is judged past the bigram level (a gate checks it) or reads "not measurable"; a claim about
+#: trainability (which model learns faster) can be judged in early training, and says so.
+PHASES = {
+    "early training": "the language models end at least 1 nat below the unigram level of the text they "
+    "are evaluated on, but above its bigram level",
+    "past the bigram level": "the language models end below the bigram level of the text they are evaluated on",
+    "end of schedule": "the models (classifiers, translation models, models of synthetic tasks) are read at "
+    "the end of their schedule or at their held-out plateau",
+}
 #: Classes whose verdicts must come from an interval (a Measurement with a decision rule).
 INTERVAL_CLASSES = ("empirical", "timing")
 #: How a verdict is reached where the claim's class fixes it (the others name their interval).
@@ -173,6 +184,7 @@ class Claim:
     kind: str = UNCLASSIFIED
     gate: Gate | None = None
     null: Null | None = None
+    phase: str = ""
 
     @property
     def label(self) -> str:
@@ -195,6 +207,7 @@ def claim(
     kind: str = UNCLASSIFIED,
     gate: Gate | None = None,
     null: Null | None = None,
+    phase: str = "",
 ) -> Callable[[Callable[[ClaimInputs], Measurement]], Callable[[ClaimInputs], Measurement]]:
     """Decorator registering a claim function ``func(data) -> Measurement``.
 
@@ -211,6 +224,7 @@ def claim(
     gate:        a :class:`Gate` the claim's runs must pass to be judged (else "not measurable").
     null:        a :class:`Null` on which the claim must read "not reproduced"; any other outcome on
                  the null (reproduced, inconclusive, not measurable) makes the verdict "not measurable".
+    phase:       for an empirical claim, the phase of training it is judged in (a key of :data:`PHASES`).
     """
     inputs = tuple(inputs)
     judged_at = tuple(judged_at)
@@ -239,9 +253,13 @@ def claim(
         check_scale(scale)
     if kind not in (*CLASSES, UNCLASSIFIED):
         raise ValueError(f"claim {paper}/{claim_id}: kind {kind!r}; choose one of {', '.join(CLASSES)}")
+    if phase and phase not in PHASES:
+        raise ValueError(f"claim {paper}/{claim_id}: phase {phase!r}; choose one of {', '.join(PHASES)}")
 
     def register(func: Callable[[ClaimInputs], Measurement]) -> Callable[[ClaimInputs], Measurement]:
-        new = Claim(paper, item, claim_id, statement, paper_value, tolerance, inputs, judged_at, func, kind, gate, null)
+        new = Claim(
+            paper, item, claim_id, statement, paper_value, tolerance, inputs, judged_at, func, kind, gate, null, phase
+        )
         old = _REGISTRY.get((paper, claim_id))
         # Re-importing the same module (importlib.reload, pytest) re-registers the same function.
         if old is not None and _origin(old.func) != _origin(func):
@@ -273,9 +291,10 @@ def register_table(
     kind: str | Callable[[ClaimRow], str],
     gate: Gate | Callable[[ClaimRow], Gate] | None = None,
     null: Null | Callable[[ClaimRow], Null] | None = None,
+    phase: str | Callable[[ClaimRow], str] = "",
 ) -> dict[str, Callable[[ClaimInputs], Measurement]]:
-    """Register a claim of `paper` per row, measured by ``measure(data, row)``; `inputs`, `kind`, `gate`
-    and `null` are the same for every row, or functions of the row. Returns each claim's function by claim id: named
+    """Register a claim of `paper` per row, measured by ``measure(data, row)``; `inputs`, `kind`, `gate`,
+    `null` and `phase` are the same for every row, or functions of the row. Returns each claim's function by claim id: named
     after its claim and belonging to the module of `measure`, as a decorated function would."""
     registered = {}
     for row in rows:
@@ -296,6 +315,7 @@ def register_table(
             kind=kind(row) if callable(kind) else kind,
             gate=gate(row) if callable(gate) else gate,
             null=null(row) if callable(null) else null,
+            phase=phase(row) if callable(phase) else phase,
         )(measure_row)
         registered[row.claim_id] = measure_row
     return registered
@@ -479,6 +499,7 @@ def judge_claim(c: Claim, results_dir: str | Path, scale: str) -> dict[str, str]
         "gate": gate_text,
         "null": null_text,
         "scale": scale,
+        "phase": c.phase,
         "seeds": "" if m.seeds is None else str(m.seeds),
         "seeds_to_decide": str(m.seeds_to_decide) if verdict == INCONCLUSIVE and m.seeds_to_decide else "",
         "detail": detail.strip(),
@@ -598,6 +619,7 @@ __all__ = [
     "Measurement",
     "MissingInputError",
     "NOT_MEASURABLE",
+    "PHASES",
     "NOT_REPRODUCED",
     "Null",
     "REPRODUCED",

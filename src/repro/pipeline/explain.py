@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from repro.pipeline.claims import Claim, load_claims
+from repro.pipeline.claims import PHASES, Claim, load_claims
 from repro.pipeline.rebuild import rebuild_command
 from repro.pipeline.verify import PATH_WORD
 
@@ -164,8 +164,10 @@ def explain_claim(paper: str, key: str, results: str | Path, workdir: str | Path
         f"  tolerance:   {c.tolerance}",
         f"  gate:        {c.gate.description if c.gate else 'none declared'}",
         f"  null:        {c.null.description if c.null else 'none declared'}",
-        "",
     ]
+    if c.phase:
+        lines.append(f"  phase:       {c.phase} ({PHASES[c.phase]})")
+    lines.append("")
     row = _row(paper_dir, c)
     if row is None:
         lines += [f"Not judged in {results.as_posix()}: its claims.csv has no row for it (run the workflow first).", ""]

@@ -26,9 +26,10 @@ from repro.pipeline.tables import SMALL_SCALES, to_markdown
 from repro.pipeline.tidy import write_csv
 
 SUMMARY_COLUMNS = ("paper", "scale", REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_MEASURABLE, "claims")
-#: The claims.csv of earlier versions: no decision rule or projection; before that no class, gate or
-#: null (and, earlier still, no detail).
-UNRULED_COLUMNS = tuple(c for c in COLUMNS if c not in ("rule", "seeds_to_decide"))
+#: The claims.csv of earlier versions: no phase; before that no decision rule or projection; before that
+#: no class, gate or null (and, earlier still, no detail).
+UNPHASED_COLUMNS = tuple(c for c in COLUMNS if c != "phase")
+UNRULED_COLUMNS = tuple(c for c in UNPHASED_COLUMNS if c not in ("rule", "seeds_to_decide"))
 LEGACY_COLUMNS = tuple(c for c in UNRULED_COLUMNS if c not in ("class", "gate", "null"))
 #: Why a claim was not judged, from the first words of its detail (see repro.pipeline.claims.judge_claim).
 REASONS = {
@@ -52,7 +53,10 @@ def read_claims(path: str | Path) -> pd.DataFrame:
             df["detail"] = ""
         columns = UNRULED_COLUMNS
     if columns == UNRULED_COLUMNS:
-        df = df.assign(rule="", seeds_to_decide="").loc[:, list(COLUMNS)]
+        df = df.assign(rule="", seeds_to_decide="")
+        columns = UNPHASED_COLUMNS
+    if columns == UNPHASED_COLUMNS:
+        df = df.assign(phase="").loc[:, list(COLUMNS)]
     elif columns != COLUMNS:
         raise ValueError(f"{path.as_posix()}: columns {list(columns)}; expected {list(COLUMNS)}")
     unknown = sorted(set(df["verdict"]) - set(VERDICTS))

@@ -86,6 +86,9 @@ MIN_CORRELATION = 0.3
 CLS, S2S = "nli", "mt"
 FAMILY_NAME = {CLS: "CLS (MNLI analogue)", S2S: "S2S (WMT analogue)"}
 AUC_MAX_PERCENT = 60
+#: Where every empirical claim reads its models: the classifiers stopped at their held-out level (early
+#: stopping), the translation models at the end of their schedule.
+PHASE = "end of schedule"
 
 #: How the small-scale analogue differs from the paper (listed in the reproducibility dossier).
 DEVIATIONS = [
@@ -181,6 +184,7 @@ def _register(inputs: str, rows: Iterable[Row]) -> None:
         kind=lambda row: row.kind,
         gate=lambda row: row.gate,
         null=lambda row: row.null,
+        phase=lambda row: PHASE if row.kind == "empirical" else "",
     )
 
 
@@ -309,6 +313,7 @@ def _enc_enc(data) -> pd.DataFrame:
     tolerance="≤ 25% of Enc-Enc heads with p < 0.01 (paired bootstrap; 95% interval over seeds)",
     inputs=[ABLATION],
     kind="empirical",
+    phase=PHASE,
     gate=in_range(ABLATION, [S2S]),
     null=every_head_critical(ABLATION),
 )
@@ -326,6 +331,7 @@ def few_enc_enc_heads_significant(data) -> Measurement:
     tolerance="max |Δ| over Enc-Enc heads < 2 BLEU (95% interval over seeds)",
     inputs=[ABLATION],
     kind="empirical",
+    phase=PHASE,
     gate=in_range(ABLATION, [S2S]),
     null=every_head_critical(ABLATION),
 )
@@ -481,6 +487,7 @@ _register(
     tolerance="min over layers of best Δ ≥ −5 points (95% interval over seeds)",
     inputs=[ABLATION],
     kind="empirical",
+    phase=PHASE,
     gate=in_range(ABLATION, [CLS]),
     null=every_head_critical(ABLATION),
 )
@@ -707,6 +714,7 @@ _register(
     "classifier is a constant predictor, so the check is made at 90%",
     inputs=[PRUNING],
     kind="empirical",
+    phase=PHASE,
     gate=in_range(PRUNING, [CLS]),
     null=no_collapse(PRUNING),
 )
@@ -867,6 +875,7 @@ def _enc_dec_as_sensitive_as_worst_self(data) -> dict[str, pd.DataFrame]:
     tolerance="AUC(Enc-Dec) < min(AUC(Enc-Enc), AUC(Dec-Dec)) over 0-90% (95% interval over seeds)",
     inputs=[PRUNING],
     kind="empirical",
+    phase=PHASE,
     gate=in_range(PRUNING, [S2S]),
     null=Null(
         "Enc-Dec as sensitive as the more sensitive self-attention type: its curve given that type's, per seed",
@@ -890,6 +899,7 @@ def enc_dec_most_sensitive(data) -> Measurement:
     "interval over seeds; one self-attention type suffices)",
     inputs=[PRUNING],
     kind="empirical",
+    phase=PHASE,
     gate=in_range(PRUNING, [S2S]),
     null=no_collapse(PRUNING),
 )
@@ -949,6 +959,7 @@ def _relative(table: pd.DataFrame, epoch: int, percents) -> pd.Series:
     tolerance="mean relative BLEU over 10-50% pruned: last epoch − first epoch ≥ 0.10 (95% interval over seeds)",
     inputs=[EPOCHS],
     kind="empirical",
+    phase=PHASE,
     gate=EPOCHS_GATE,
     null=last_epoch_everywhere(EPOCHS),
 )
@@ -977,6 +988,7 @@ def late_epochs_prune_better(data) -> Measurement:
     tolerance="relative BLEU at 40% pruned, last epoch ≥ 0.85 (95% interval over seeds)",
     inputs=[EPOCHS],
     kind="empirical",
+    phase=PHASE,
     gate=EPOCHS_GATE,
     null=linear_decline(EPOCHS),
 )
@@ -1006,6 +1018,7 @@ def _r_squared(x: np.ndarray, y: np.ndarray) -> float:
     "epochs with unpruned BLEU < 1 are skipped",
     inputs=[EPOCHS],
     kind="empirical",
+    phase=PHASE,
     gate=EPOCHS_GATE,
     null=last_epoch_everywhere(EPOCHS),
 )
