@@ -633,22 +633,29 @@ LM_REFERENCE_LEVELS = "data/lm_reference_levels.json"
 
 
 def lm_gate(
-    final_losses, margin: float = 1.0, levels: str = CODE_REFERENCE_LEVELS, runs: str = "every language model"
+    final_losses,
+    margin: float = 1.0,
+    levels: str = CODE_REFERENCE_LEVELS,
+    runs: str = "every language model",
+    below: str = "unigram",
 ) -> Gate:
-    """Every language model a claim rests on ends at least `margin` nats below the unigram level of its
-    held-out split. `final_losses(data)` gives their final eval losses (nats/token); the claim lists
-    `levels` (the JSON of `python -m repro data reference-levels`) among its inputs. `runs` says in
-    words which models these are (the gate's description)."""
+    """Every language model a claim rests on ends at least `margin` nats below the `below` level
+    ("unigram" or "bigram") of its held-out text. `final_losses(data)` gives their final eval losses
+    (nats/token); the claim lists `levels` (the JSON of `python -m repro data reference-levels`) among
+    its inputs. `runs` says in words which models these are (the gate's description)."""
+    if below not in ("unigram", "bigram"):
+        raise ValueError(f"below={below!r}; choose 'unigram' or 'bigram'")
 
     def check(data) -> tuple[bool, str]:
-        unigram = float(json.loads(data.path(levels).read_text())["unigram_nats"])
+        level = float(json.loads(data.path(levels).read_text())[f"{below}_nats"])
         losses = [float(x) for x in final_losses(data)]
         if not losses:
             return False, "no run to check"
         worst = max(losses)
-        return worst <= unigram - margin, f"worst final eval loss {worst:.3f} nats against unigram {unigram:.3f}"
+        return worst <= level - margin, f"worst final eval loss {worst:.3f} nats against {below} {level:.3f}"
 
-    return Gate(f"{runs}: each at least {margin:g} nat below the unigram level of its split", check)
+    distance = f"at least {margin:g} nat below" if margin else "below"
+    return Gate(f"{runs}: each {distance} the {below} level of its split", check)
 
 
 #: A classifier has learned when it is at least this share of the way from chance to the ceiling ...

@@ -43,8 +43,10 @@ import pandas as pd
 
 from repro.analysis.training_curves import final_losses
 from repro.papers.simplified_blocks.claim_table import (
+    EARLY,
     NAMES,
     PAPER,
+    PAST_BIGRAM,
     ClaimRow,
     as_fast_as_pre_ln,
     clearly_worse,
@@ -233,7 +235,13 @@ FIG26_GAPS = [
 # Each claim's function stays a module attribute named after its claim, as with @claim.
 globals().update(
     register_table(
-        FIG26_GAPS, _fig26_gap, inputs=[CURVES, LEVELS], kind="empirical", gate=_fig26_gate, null=_fig26_null
+        FIG26_GAPS,
+        _fig26_gap,
+        inputs=[CURVES, LEVELS],
+        kind="empirical",
+        gate=_fig26_gate,
+        null=_fig26_null,
+        phase=EARLY,
     )
 )
 
@@ -271,6 +279,7 @@ def _rates_said(means: pd.Series, rates: pd.Series, best: str) -> str:
     "its own (untuned, which can only narrow the gap); Fig 26's claim keeps V-SkipInit at its own rate",
     inputs=[CURVES, FIG02, VARIANTS, LEVELS],
     kind="empirical",
+    phase=EARLY,
     gate=learned([CURVES], ("pre_ln",), "the Pre-LN runs"),
     null=no_effect(
         [CURVES, FIG02],
@@ -309,6 +318,7 @@ def _eval_at_first(data) -> dict[str, pd.DataFrame]:
     "over seeds (≥3)",
     inputs=[CURVES, LEVELS],
     kind="empirical",
+    phase=EARLY,
     gate=learned([CURVES]),
     null=Null("every eval loss at the run's first evaluation (eval apart from training)", _eval_at_first),
 )
@@ -428,6 +438,7 @@ def _monotone(points: pd.DataFrame, by: str, name: str, data, detail: str = "") 
     "L(β_max) − L(β_min) > 0 with δ = 2% of L_PreLN its smallest effect of interest, 95% intervals (σ of the runs' own seeds)",
     inputs=[GRID, VARIANTS, LEVELS],
     kind="empirical",
+    phase=EARLY,
     gate=GRID_GATE,
     null=relabelled([GRID], _beta_reversed, "the β grid reversed (each init's runs relabelled in reverse β order)"),
 )
@@ -447,6 +458,7 @@ def loss_rises_with_value_proj_beta(data) -> Measurement:
     "(δ = 2% of L_PreLN, the smallest effect of interest) reads no effect",
     inputs=[GRID, VARIANTS, LEVELS],
     kind="empirical",
+    phase=EARLY,
     gate=GRID_GATE,
     null=relabelled([GRID], _inits_swapped, "identity and orthogonal W_init swapped at every β"),
 )
@@ -472,6 +484,7 @@ def identity_init_beats_orthogonal(data) -> Measurement:
     tolerance="non-inferiority: L_id(β=0) − L_PreLN ≤ δ, δ = 2% of L_PreLN, 95% interval (σ of the runs' own seeds)",
     inputs=[GRID, VARIANTS, LEVELS],
     kind="empirical",
+    phase=EARLY,
     gate=GRID_GATE,
     null=untrained([GRID], _identity_beta0, "the identity β = 0 run"),
 )
@@ -504,6 +517,7 @@ def _tying_reversed(data) -> dict[str, str]:
     "δ = 2% of L_PreLN its smallest effect of interest, 95% intervals (σ of the runs' own seeds)",
     inputs=[GRID, TIED, VARIANTS, LEVELS],
     kind="empirical",
+    phase=EARLY,
     gate=GRID_GATE,
     null=relabelled([GRID, TIED], _tying_reversed, "the order reversed (identity as orthogonal, LL- as all-tied)"),
 )
@@ -596,6 +610,7 @@ def _ratios_reversed(data) -> dict[str, str]:
     "L(largest) − L(smallest) > 0 with δ = 2% of L_PreLN its smallest effect of interest, 95% intervals (σ of the runs' own seeds)",
     inputs=[LR_RATIO, GRID, VARIANTS, LEVELS],
     kind="empirical",
+    phase=EARLY,
     gate=GRID_GATE,
     null=relabelled([LR_RATIO, GRID], _ratios_reversed, "the ratio grid reversed (runs relabelled in reverse order)"),
 )
@@ -917,6 +932,7 @@ globals().update(
         _at_pre_ln_time,
         inputs=[CURVES, LEVELS, TIMINGS, TIMED_MODELS],
         kind="empirical",
+        phase=EARLY,
         gate=learned([CURVES]),
         null=_in_time_null,
     )
@@ -1007,6 +1023,7 @@ def _gains_curves(item: str) -> list[str]:
     tolerance="per seed, the fraction of (layer, V/P) pairs with final |β/α| < 0.05 ≥ 0.9, 95% interval over seeds (≥3)",
     inputs=[GAINS["fig04"], *_gains_curves("fig04")],
     kind="empirical",
+    phase=EARLY,
     gate=_gains_run_gate("fig04"),
     null=_gains_at_init("fig04"),
 )
@@ -1032,6 +1049,7 @@ def _layers_reversed(data) -> dict[str, pd.DataFrame]:
     "and P can nearly tie) minus the largest of the other layers > 0, 95% interval over seeds (≥3)",
     inputs=[GAINS["fig04"], *_gains_curves("fig04")],
     kind="empirical",
+    phase=EARLY,
     gate=learned(["data/fig04_curves.csv"], None, "the run whose gains are read"),
     null=Null("the layers in reverse order", _layers_reversed),
 )
@@ -1055,6 +1073,7 @@ def first_layer_value_ratio_largest(data) -> Measurement:
     tolerance="L_trainable ≥ L_fixed-I − ε (ε = 0.5% of L_PreLN), 95% interval (σ of the runs' own seeds)",
     inputs=[GAINS_CURVES, GRID, VARIANTS, LEVELS],
     kind="empirical",
+    phase=EARLY,
     gate=learned([GRID], runs="the fixed-identity runs", select=_identity_beta0),
     null=untrained([GRID], _identity_beta0, "the fixed-identity run"),
 )
@@ -1088,6 +1107,7 @@ def trainable_gains_not_better_than_fixed_identity(data) -> Measurement:
     "seeds (≥3)",
     inputs=[GAINS["fig16"], *_gains_curves("fig16")],
     kind="empirical",
+    phase=EARLY,
     gate=_gains_run_gate("fig16"),
     null=_gains_at_init("fig16"),
 )
@@ -1109,6 +1129,7 @@ def sas_p_only_first_value_ratio_survives(data) -> Measurement:
     tolerance="per seed, the median final |β/α| over layers and V/P < 0.05, 95% interval over seeds (≥3)",
     inputs=[GAINS["fig21"], *_gains_curves("fig21")],
     kind="empirical",
+    phase=EARLY,
     gate=_gains_run_gate("fig21"),
     null=_gains_at_init("fig21"),
 )
@@ -1133,6 +1154,7 @@ def _pre_ln_gains_as_sas(data) -> dict[str, pd.DataFrame]:
     tolerance="per seed, median final |β/α| (Pre-LN) − median final |β/α| (SAS, Fig 4) > 0, 95% interval over seeds (≥3)",
     inputs=[GAINS["fig22"], GAINS["fig04"], "data/fig22_curves.csv", "data/fig04_curves.csv", LEVELS],
     kind="empirical",
+    phase=EARLY,
     gate=learned(["data/fig22_curves.csv", "data/fig04_curves.csv"], None, "both runs whose gains are read"),
     null=Null("no effect: the Pre-LN run given the SAS run's gains", _pre_ln_gains_as_sas),
 )
@@ -1237,6 +1259,7 @@ globals().update(
         _gain_survives,
         inputs=[GAINS["fig04"], *_gains_curves("fig04")],
         kind="empirical",
+        phase=EARLY,
         gate=_gain_survives_gate,
         null=_gain_vanished,
     )
@@ -1315,6 +1338,7 @@ class _Contrast(ClaimRow):
     region: Callable[[float], Region]  # of each gap, given the tolerance
     asserts: str  # about run a against run b, for its null (gates_and_nulls.pair_null)
     margin: float = 0.0  # the tolerance, relative to the figure's Pre-LN loss
+    phase: str = EARLY  # PAST_BIGRAM for a claim about where training ends: both settings' runs gated there
 
 
 def _contrast_pairs(data, row: _Contrast) -> tuple[dict[str, tuple[str | None, str | None]], object, object]:
@@ -1333,6 +1357,14 @@ def _contrast_side(row: _Contrast, side: int):
 
 
 def _contrast_gate(row: _Contrast) -> Gate:
+    if row.phase == PAST_BIGRAM:
+        both = _contrast_side(row, 0), _contrast_side(row, 1)
+        return learned(
+            [ABLATION[row.item]],
+            runs="the runs of both settings",
+            select=lambda data: [run for side in both for run in side(data)],
+            past_bigram=True,
+        )
     return learned([ABLATION[row.item]], runs="the runs of the unchanged setting", select=_contrast_side(row, 1))
 
 
@@ -1368,6 +1400,7 @@ CONTRASTS = [
         asserts="differs",
         region=lower,
         margin=RELATIVE_DELTA,
+        phase=PAST_BIGRAM,  # where deeper models end, not how fast they start
     ),
     _Contrast(
         item="fig12",
@@ -1385,6 +1418,7 @@ CONTRASTS = [
         asserts="differs",
         region=lower,
         margin=RELATIVE_EPSILON,
+        phase=PAST_BIGRAM,  # the loss a schedule ends at
     ),
     _Contrast(
         item="fig13",
@@ -1440,6 +1474,7 @@ globals().update(
         kind="empirical",
         gate=_contrast_gate,
         null=_contrast_null,
+        phase=lambda row: row.phase,
     )
 )
 
@@ -1474,6 +1509,7 @@ def _fig06_vskipinit(table: pd.DataFrame, facts: pd.DataFrame, depth: int) -> tu
     "1e-4 deep) and Pre-LN's, Pre-LN at its own",
     inputs=[ABLATION["fig06"], VARIANTS, LEVELS],
     kind="empirical",
+    phase=EARLY,
     gate=learned([ABLATION["fig06"]]),
     null=no_effect([ABLATION["fig06"]], _vskipinit_as_pre_ln, "V-SkipInit given Pre-LN's losses at each depth"),
 )
@@ -1541,8 +1577,14 @@ globals().update(
         _x3,
         inputs=[ABLATION["fig08"], VARIANTS, LEVELS, TIMINGS, TIMED_MODELS],
         kind="empirical",
-        gate=learned([ABLATION["fig08"]], runs="the 3x Pre-LN runs", select=lambda data: [_x3_run(data, "pre_ln")]),
+        gate=learned(
+            [ABLATION["fig08"]],
+            runs="the 3x Pre-LN runs",
+            select=lambda data: [_x3_run(data, "pre_ln")],
+            past_bigram=True,
+        ),
         null=_x3_null,
+        phase=PAST_BIGRAM,
     )
 )
 
@@ -1563,6 +1605,7 @@ def _beta_ff_below_one(data) -> list[str]:
     "grid containing 1 and ≥3 values, 95% intervals (σ of the runs' own seeds)",
     inputs=[ABLATION["fig14"], VARIANTS, LEVELS],
     kind="empirical",
+    phase=EARLY,
     gate=learned([ABLATION["fig14"]]),
     null=untrained([ABLATION["fig14"]], _beta_ff_below_one, "every run with β_FF < 1"),
 )
@@ -1641,6 +1684,7 @@ def _no_skip_as_sas(data) -> dict[str, str]:
     "only narrow the gap)",
     inputs=[ABLATION["fig25"], VARIANTS, LEVELS],
     kind="empirical",
+    phase=EARLY,
     gate=learned([ABLATION["fig25"]], runs="the SAS runs (with the MLP skip)", select=_sas_with_skip),
     null=no_effect([ABLATION["fig25"]], _no_skip_as_sas, "every no-skip run given SAS's losses"),
 )
@@ -1666,6 +1710,7 @@ def no_mlp_skip_trains_slower(data) -> Measurement:
     "activation at its better learning rate (by seed mean)",
     inputs=[ABLATION["fig25"], VARIANTS, LEVELS],
     kind="empirical",
+    phase=EARLY,
     gate=learned([ABLATION["fig25"]], runs="the no-skip ReLU run at its better rate", select=_relu_no_skip),
     null=untrained([ABLATION["fig25"]], lambda data: _relu_no_skip_runs(data).index, "the no-skip ReLU runs"),
 )
@@ -1698,6 +1743,7 @@ def _parallel_at_better_rate(data) -> list[str]:
     "which can only widen the gap)",
     inputs=[ABLATION["fig28"], VARIANTS, LEVELS],
     kind="empirical",
+    phase=EARLY,
     gate=learned([ABLATION["fig28"]], runs="the Parallel run at its better rate", select=_parallel_at_better_rate),
     null=untrained(
         [ABLATION["fig28"]], lambda data: _runs(data, ABLATION["fig28"])[1].query("key == 'sas'").index, "the SAS run"
