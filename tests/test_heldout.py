@@ -15,7 +15,7 @@ from repro.data.npz import write_npz
 from repro.data.tokenizer import EOS_ID
 from repro.models import config_from_dict
 from repro.pipeline.configcheck import heldout_problems
-from repro.runs import load_model, lm_heldout_set, train_new_run
+from repro.runs import lm_heldout_set, load_model, train_new_run
 from repro.training import LanguageModelTask, MaskedLMTask, TrainConfig, TrainingInterrupted, train
 from repro.training.heldout import chunk_losses, paired_difference, read_heldout
 from repro.training.sparse_mlm import SparseMaskedLMTask
