@@ -2,6 +2,7 @@
 slice 2): exact identities in float64, hand-computed examples, determinism, and bad input named clearly."""
 
 import copy
+import json
 import math
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import yaml
 
 from repro.data.npz import write_npz
 from repro.models import Transformer, config_from_dict
-from repro.papers.param_allocation.head_dim_decoders import train_head_dim_grid
+from repro.papers.param_allocation.head_dim_decoders import run_name, train_head_dim_grid
 from repro.papers.param_allocation.head_replacement import (
     HeadDistillationTask,
     StudentHead,
@@ -386,6 +387,7 @@ def test_head_dim_grid_trains_every_point_with_equal_tokens(tmp_path):
         lengths=[4, 8],
         tokens_per_step=16,
         eval_tokens=32,
+        heldout_tokens=64,
         vocab_size=23,
         seed=0,
         runs_dir=tmp_path / "runs",
@@ -394,6 +396,11 @@ def test_head_dim_grid_trains_every_point_with_equal_tokens(tmp_path):
     assert (runs["tokens"] == 3 * 16).all() and runs.set_index("length")["batch_size"].to_dict() == {4: 4, 8: 2}
     assert (runs["attention_parameters"] == 2 * 4 * 12 * 3 * runs["head_dim"]).all()
     assert set(curves["split"]) == {"train", "eval"}
+    # the final loss is the held-out set's: 64 tokens, 16 chunks of 4 or 8 of 8 (where the split has them)
+    assert (runs["heldout_chunks"] >= runs["eval_chunks"]).all() and (runs["heldout_se"] >= 0).all()
+    for _, run in runs.iterrows():
+        final = json.loads((tmp_path / "runs" / run_name(run["length"], run["head_dim"]) / "heldout.json").read_text())
+        assert final["loss"] == pytest.approx(run["eval_loss"], rel=1e-12) and final["seq_len"] == run["length"]
     with pytest.raises(ValueError, match="not a multiple"):
         grid_spec(model, {"steps": 1, "lr": 1e-3}, 12, 2, 16, 23, 0)
 

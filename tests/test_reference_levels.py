@@ -114,3 +114,44 @@ def test_reference_levels_command(tmp_path):
     written = json.loads(out.read_text())
     assert written["unigram_nats"] > 0 and written["bigram_nats"] > 0 and written["vocab_size"] == 9
     assert "Witten-Bell" in written["definition"]
+
+
+def test_chunk_levels_match_a_brute_force_count_of_the_chunks_targets():
+    from repro.analysis.reference_levels import chunk_levels
+
+    rng = np.random.default_rng(2)
+    train = stream(rng, 30, 11)
+    chunks = rng.integers(0, 13, size=(6, 5))  # ids 11 and 12 never occur in training
+    levels = chunk_levels(train, chunks, vocab_size=13)
+    # each chunk is its own "file": its first token is no target, as it is none for the model
+    flat = chunks.reshape(-1)
+    uni, bi, count = brute_force(train, (flat, np.arange(0, flat.size + 1, 5)), 13)
+    assert count == 6 * 4 and levels["predicted_tokens"] == count
+    assert levels["unigram_nats"] == pytest.approx(uni, abs=1e-12)
+    assert levels["bigram_nats"] == pytest.approx(bi, abs=1e-12)
+    with pytest.raises(ValueError, match="chunks must be"):
+        chunk_levels(train, chunks[:, :1], vocab_size=13)
+
+
+def test_reference_levels_command_on_held_out_chunks_keeps_the_whole_split_beside(tmp_path):
+    from repro.analysis.reference_levels import chunk_levels
+    from repro.data.lm_tokens import heldout_draw, load_token_chunks
+
+    rng = np.random.default_rng(3)
+    splits = {split: stream(rng, 40, 9, eos=0) for split in ("train", "valid")}
+    for split, (tokens, offsets) in splits.items():
+        write_npz(
+            tmp_path / f"{split}.npz", {"tokens": tokens, "offsets": offsets}, meta={"vocab_size": 9, "eos_id": 0}
+        )
+    out = tmp_path / "levels.json"
+    argv = ["data", "reference-levels", "--train", str(tmp_path / "train.npz"), "--valid", str(tmp_path / "valid.npz")]
+    assert main([*argv, "--seq-len", "4", "--heldout-chunks", "8", "--out", str(out)]) == 0
+    written = json.loads(out.read_text())
+    chunks = load_token_chunks(tmp_path / "valid.npz", 4).numpy()
+    expected = chunk_levels(splits["train"], chunks[heldout_draw(len(chunks), 1, 8).heldout], 9)
+    whole = ngram_levels(splits["train"], splits["valid"], 9)
+    assert written["unigram_nats"] == pytest.approx(expected["unigram_nats"], abs=1e-12)
+    assert written["bigram_nats"] == pytest.approx(expected["bigram_nats"], abs=1e-12)
+    assert written["heldout_chunks"] == 8 and written["seq_len"] == 4 and written["predicted_tokens"] == 8 * 3
+    assert written["whole_split"]["bigram_nats"] == pytest.approx(whole["bigram_nats"], abs=1e-12)
+    assert main([*argv, "--seq-len", "4", "--out", str(out)]) == 1  # the two options go together

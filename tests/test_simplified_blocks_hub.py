@@ -225,12 +225,14 @@ def test_the_training_step_reads_the_hub_token_files_unchanged(built, tmp_path):
             str(built["hub"] / "valid.npz"),
             "--eval-chunks",
             "2",
+            "--heldout-chunks",
+            "4",
             "--run-dir",
             str(run),
         ]
     )
     assert rc == 0
-    assert (run / "model.safetensors").is_file()
+    assert (run / "model.safetensors").is_file() and (run / "heldout.json").is_file()
     evals = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert any("eval_loss" in row for row in evals)
 

@@ -115,6 +115,7 @@ def test_run_spec_merges_variant_overrides():
         "variants": {"sas": {"model": {"block": "sas"}, "train": {"lr": 3e-3}}, "pre_ln": None},
         "mask_prob": 0.25,
         "eval_chunks": 4,
+        "heldout_chunks": 8,
     }
     spec = run_spec(section, "sas", 1)
     assert spec["model"] == {"block": "sas", "d_model": 8} and spec["train"] == {"lr": 3e-3, "steps": 5, "seed": 1}
@@ -200,6 +201,7 @@ def test_step_times_time_every_block_in_rotated_rounds(tmp_path):
         },
         "mask_prob": 0.25,
         "eval_chunks": 2,
+        "heldout_chunks": 4,
     }
     specs = [run_spec(section, v, 0) for v in section["variants"]]
     for spec in specs:

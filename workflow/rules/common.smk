@@ -202,3 +202,11 @@ def lm_split_files(wildcards):
     """The train and valid token files of the decoders of `wildcards.paper` (rule lm_reference_levels)."""
     token_file = {"simplified_blocks": sb_token_file, "param_allocation": pa_token_file}[wildcards.paper]
     return {"train": token_file("train"), "valid": token_file("valid")}
+
+
+def lm_heldout_options(wildcards):
+    """`--seq-len L --heldout-chunks n` of the held-out chunks the decoders of `wildcards.paper` are evaluated
+    on, for rule lm_reference_levels; simplified_blocks' at its base length, param_allocation's teachers'."""
+    section = config[wildcards.paper]
+    lm = section["lm"] if wildcards.paper == "param_allocation" else section
+    return f"--seq-len {lm['model']['max_seq_len']} --heldout-chunks {lm['heldout_chunks']}"

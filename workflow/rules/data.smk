@@ -104,7 +104,8 @@ rule code_reference_levels:
         "python -m repro data reference-levels --train {input.train} --valid {input.valid} --out {output} > {log} 2>&1"
 
 
-# The same levels for the split each paper's decoders are evaluated on: the code corpus offline, the
+# The same levels on the held-out chunks each paper's decoders are evaluated on (their targets, as the
+# models see them), with the whole split's beside them (whole_split): the code corpus offline, the
 # paper's own hub text at paper scale (lm_split_files). Claims gate their runs on it and the loss
 # figures draw it.
 rule lm_reference_levels:
@@ -122,5 +123,8 @@ rule lm_reference_levels:
     resources:
         mem_mb=3000,
         runtime=5,
+    params:
+        heldout=lm_heldout_options,
     shell:
-        "python -m repro data reference-levels --train {input.train} --valid {input.valid} --out {output} > {log} 2>&1"
+        "python -m repro data reference-levels --train {input.train} --valid {input.valid} {params.heldout} "
+        "--out {output} > {log} 2>&1"

@@ -192,6 +192,7 @@ rule param_allocation_teacher_train:
         model=f"{PA_TEACHERS}/seed{{seed}}/model.safetensors",
         run=f"{PA_TEACHERS}/seed{{seed}}/run.json",
         metrics=f"{PA_TEACHERS}/seed{{seed}}/metrics.jsonl",
+        heldout=f"{PA_TEACHERS}/seed{{seed}}/heldout.json",
     log:
         f"{RESULTS}/logs/{PA}/teacher/train_seed{{seed}}.log",
     benchmark:
@@ -206,10 +207,12 @@ rule param_allocation_teacher_train:
     params:
         spec=pa_teacher_spec,
         eval_chunks=PA_CFG["lm"]["eval_chunks"],
+        heldout_chunks=PA_CFG["lm"]["heldout_chunks"],
         run_dir=parent_dir,
     shell:
         "python -m repro train lm --spec {params.spec:q} --train-tokens {input.train} --valid-tokens {input.valid} "
-        "--eval-chunks {params.eval_chunks} --run-dir {params.run_dir} --threads {threads} > {log} 2>&1"
+        "--eval-chunks {params.eval_chunks} --heldout-chunks {params.heldout_chunks} --run-dir {params.run_dir} "
+        "--threads {threads} > {log} 2>&1"
 
 
 # One job per teacher: every replacement (ablations, SVD and random students, zero-shot and
@@ -218,6 +221,7 @@ rule param_allocation_teacher_analysis:
     input:
         model=rules.param_allocation_teacher_train.output.model,
         run=rules.param_allocation_teacher_train.output.run,
+        heldout=rules.param_allocation_teacher_train.output.heldout,
         train=pa_token_file("train"),
         valid=pa_token_file("valid"),
     output:

@@ -55,6 +55,7 @@ rule simplified_blocks_train:
         model=f"{SB_RUNS}/{{variant}}/seed{{seed}}/model.safetensors",
         run=f"{SB_RUNS}/{{variant}}/seed{{seed}}/run.json",
         metrics=f"{SB_RUNS}/{{variant}}/seed{{seed}}/metrics.jsonl",
+        heldout=f"{SB_RUNS}/{{variant}}/seed{{seed}}/heldout.json",
     log:
         f"{RESULTS}/logs/{SB}/train/{{variant}}_seed{{seed}}.log",
     benchmark:
@@ -68,10 +69,12 @@ rule simplified_blocks_train:
     params:
         spec=sb_run_spec,
         eval_chunks=sb_eval_chunks,
+        heldout_chunks=sb_heldout_chunks,
         run_dir=parent_dir,
     shell:
         "python -m repro train lm --spec {params.spec:q} --train-tokens {input.train} --valid-tokens {input.valid} "
-        "--eval-chunks {params.eval_chunks} --run-dir {params.run_dir} --threads {threads} > {log} 2>&1"
+        "--eval-chunks {params.eval_chunks} --heldout-chunks {params.heldout_chunks} --run-dir {params.run_dir} "
+        "--threads {threads} > {log} 2>&1"
 
 
 # One job writes every figure's curves table: each run is read once, and the smoke DAG saves a

@@ -26,6 +26,10 @@ def sb_eval_chunks(wildcards):
     return sb_specs.eval_chunks(config, wildcards.variant)
 
 
+def sb_heldout_chunks(wildcards):
+    return sb_specs.eval_chunks(config, wildcards.variant, "heldout_chunks")
+
+
 def sb_figure_runs(wildcards):
     """Final weights of every (variant, seed) run that figure `item` trains."""
     return figure_runs(SB, wildcards.item)

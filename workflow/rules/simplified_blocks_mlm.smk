@@ -213,6 +213,7 @@ rule simplified_blocks_mlm_pretrain:
         model=f"{MLM_RUNS}/{{variant}}/seed{{seed}}/model.safetensors",
         run=f"{MLM_RUNS}/{{variant}}/seed{{seed}}/run.json",
         metrics=f"{MLM_RUNS}/{{variant}}/seed{{seed}}/metrics.jsonl",
+        heldout=f"{MLM_RUNS}/{{variant}}/seed{{seed}}/heldout.json",
     log:
         f"{RESULTS}/logs/{SB}/mlm/pretrain/{{variant}}_seed{{seed}}.log",
     benchmark:

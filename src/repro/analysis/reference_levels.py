@@ -9,6 +9,9 @@ split and evaluated on the same held-out split, in nats per token:
 
 Both have no free parameter to tune. Pairs never cross a file boundary, as the training chunks do not;
 every token of the held-out split but each file's first is predicted (the first has no predecessor).
+`chunk_levels` scores exactly what a language model is evaluated on instead: the targets of its
+held-out chunks, each predicted from the token before it in the same chunk (a chunk's first token is
+no target, as it is none for the model).
 
 A classifier is read against chance (uniform guessing), the constant predictor (always the most
 frequent class of the evaluated split, scored with the task's metric; a classifier with every head
@@ -60,6 +63,17 @@ def ngram_levels(
         "bigram_nats": float(-np.log(bigram).mean()),
         "predicted_tokens": int(len(w)),
     }
+
+
+def chunk_levels(train: tuple[np.ndarray, np.ndarray], chunks: np.ndarray, vocab_size: int) -> dict[str, float]:
+    """`ngram_levels` of held-out `chunks` [n, T] (token ids): the T-1 targets of each chunk, under models
+    counted on `train` (tokens, offsets), with pairs inside a chunk only."""
+    chunks = np.asarray(chunks, dtype=np.int64)
+    if chunks.ndim != 2 or chunks.shape[1] < 2 or len(chunks) == 0:
+        raise ValueError(f"chunks must be [n >= 1, T >= 2] token ids, got shape {chunks.shape}")
+    n, length = chunks.shape
+    offsets = np.arange(n + 1, dtype=np.int64) * length  # each chunk a file of its own
+    return ngram_levels(train, (chunks.reshape(-1), offsets), vocab_size)
 
 
 def classification_levels(labels: np.ndarray, n_classes: int, metric: str) -> dict[str, float]:

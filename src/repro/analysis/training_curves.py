@@ -1,8 +1,10 @@
 """Loss curves of training runs as one tidy table.
 
 One row per (run, logged step, split): variant, block, norm, seed, step, tokens,
-seconds (cumulative training wall time), split ("train" or "eval"), loss, and the
-run's trainable parameter count. Figures of loss against step or time, and the
+seconds (cumulative training wall time), split ("train" or "eval", the periodic held-out
+set), loss, and the run's trainable parameter count; and one row of split "heldout" at
+the last step of a run that has a heldout.json: its final weights' loss on the larger
+held-out set (repro.training.heldout). Figures of loss against step or time, and the
 claims about final losses, all read this table.
 """
 
@@ -13,6 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
+#: The split of a run's final held-out evaluation (one row per run, at its last step).
+HELDOUT = "heldout"
 COLUMNS = ["variant", "block", "norm", "seed", "step", "tokens", "seconds", "split", "loss", "parameters"]
 
 
@@ -20,31 +24,34 @@ def run_curves(run_dir: str | Path) -> pd.DataFrame:
     # Imported here so that notebooks and claims reading the table do not load torch.
     from repro.models import Transformer, count_parameters
     from repro.runs import read_metrics, read_model_config
+    from repro.training.heldout import read_heldout
 
     run_dir = Path(run_dir)
     run = json.loads((run_dir / "run.json").read_text())
     cfg = read_model_config(run_dir)
     variant, seed = run_dir.parent.name, int(run["config"]["seed"])
     parameters = count_parameters(Transformer(cfg))
-    rows = []
-    for row in read_metrics(run_dir):
-        for split in ("train", "eval"):
-            loss = row.get(f"{split}_loss")
-            if loss is not None:
-                rows.append(
-                    dict(
-                        variant=variant,
-                        block=cfg.block,
-                        norm=cfg.norm,
-                        seed=seed,
-                        step=row["step"],
-                        tokens=row["tokens"],
-                        seconds=row["seconds"],
-                        split=split,
-                        loss=loss,
-                        parameters=parameters,
-                    )
-                )
+    metrics = read_metrics(run_dir)
+    logged = [(row, split, row.get(f"{split}_loss")) for row in metrics for split in ("train", "eval")]
+    heldout = read_heldout(run_dir)
+    if heldout is not None and metrics:
+        logged.append((metrics[-1], HELDOUT, heldout["loss"]))
+    rows = [
+        dict(
+            variant=variant,
+            block=cfg.block,
+            norm=cfg.norm,
+            seed=seed,
+            step=row["step"],
+            tokens=row["tokens"],
+            seconds=row["seconds"],
+            split=split,
+            loss=loss,
+            parameters=parameters,
+        )
+        for row, split, loss in logged
+        if loss is not None
+    ]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -55,11 +62,16 @@ def collect_curves(run_dirs: list[str | Path]) -> pd.DataFrame:
 
 
 def final_losses(curves: pd.DataFrame, split: str = "eval", last: int = 3) -> pd.DataFrame:
-    """Per (variant, seed): the mean of the last `last` logged losses of `split`
-    (the catalog's L_x = mean of the last 3 evaluations)."""
+    """Per (variant, seed): the mean of the last `last` logged losses of `split` (the catalog's L_x = mean
+    of the last 3 evaluations); for split "eval", a run's final held-out loss (its "heldout" row) instead
+    where it has one, which is measured on many more chunks than the periodic evaluations."""
     rows = curves[curves["split"] == split].sort_values("step")
     tail = rows.groupby(["variant", "seed"], sort=True).tail(last)
-    return tail.groupby(["variant", "seed"], sort=True)["loss"].mean().rename("final_loss").reset_index()
+    final = tail.groupby(["variant", "seed"], sort=True)["loss"].mean()
+    if split == "eval":
+        heldout = curves[curves["split"] == HELDOUT].groupby(["variant", "seed"], sort=True)["loss"].last()
+        final = heldout.combine_first(final)
+    return final.rename("final_loss").reset_index()
 
 
 def seed_spread(final: pd.DataFrame, by: list[str], names: list[str]) -> pd.DataFrame:

@@ -111,18 +111,37 @@ def _tokenize(args: argparse.Namespace) -> int:
 def _reference_levels(args: argparse.Namespace) -> int:
     from repro.analysis import reference_levels
     from repro.data.cards import write_card
-    from repro.data.lm_tokens import load_token_stream
+    from repro.data.errors import DataError
+    from repro.data.lm_tokens import load_lm_splits, load_token_stream
 
+    if (args.seq_len is None) != (args.heldout_chunks is None):
+        raise DataError(
+            "give --seq-len and --heldout-chunks together (the held-out chunks), or neither (the whole split)"
+        )
     train_tokens, train_offsets, meta = load_token_stream(args.train)
     valid_tokens, valid_offsets, _ = load_token_stream(args.valid)
-    levels = reference_levels.ngram_levels(
-        (train_tokens, train_offsets), (valid_tokens, valid_offsets), int(meta["vocab_size"])
+    vocab = int(meta["vocab_size"])
+    train = (train_tokens, train_offsets)
+    whole = reference_levels.ngram_levels(train, (valid_tokens, valid_offsets), vocab)
+    definition = (
+        "cross-entropy (nats/token) under models counted on the train split: add-one unigram; Witten-Bell bigram "
+        "interpolated with it (repro.analysis.reference_levels)"
     )
-    levels["vocab_size"] = int(meta["vocab_size"])
-    levels["definition"] = (
-        "cross-entropy (nats/token) of the valid split under models counted on the train split: add-one "
-        "unigram; Witten-Bell bigram interpolated with it; pairs within files (repro.analysis.reference_levels)"
-    )
+    if args.seq_len is None:
+        levels = dict(whole, definition=f"{definition}, of the valid split, pairs within files")
+    else:
+        chunks = load_lm_splits(
+            args.train, args.valid, args.seq_len, 1, args.heldout_chunks, "lower --heldout-chunks", train=False
+        ).heldout
+        levels = dict(
+            reference_levels.chunk_levels(train, chunks.numpy(), vocab),
+            seq_len=args.seq_len,
+            heldout_chunks=len(chunks),
+            definition=f"{definition}, of the targets of the held-out chunks the language models are evaluated on "
+            "(repro.data.lm_tokens.heldout_draw), pairs within chunks",
+            whole_split=dict(whole, definition="the same, of the whole valid split, pairs within files"),
+        )
+    levels["vocab_size"] = vocab
     write_card(args.out, levels)  # the canonical JSON of the data cards it sits beside
     print(f"wrote {args.out}: unigram {levels['unigram_nats']:.3f}, bigram {levels['bigram_nats']:.3f} nats/token")
     return 0
@@ -286,11 +305,21 @@ def register(subparsers) -> None:
     p.set_defaults(func=_tokenize)
 
     p = steps.add_parser(
-        "reference-levels", help="unigram and bigram cross-entropy of the valid split (the levels a model must beat)"
+        "reference-levels",
+        help="unigram and bigram cross-entropy of the valid split, or of its held-out chunks (the levels a model must beat)",
     )
     p.add_argument("--train", required=True, help="train split .npz of `repro data tokenize`")
     p.add_argument("--valid", required=True, help="valid split .npz")
     p.add_argument("--out", required=True, help="JSON file to write (beside the token files' card)")
+    p.add_argument(
+        "--seq-len", type=int, default=None, help="score the held-out chunks of this length instead of the whole split"
+    )
+    p.add_argument(
+        "--heldout-chunks",
+        type=int,
+        default=None,
+        help="with --seq-len: the size of the held-out draw (heldout_chunks)",
+    )
     p.set_defaults(func=_reference_levels)
 
     p = steps.add_parser("synthetic", help="generate one synthetic task")

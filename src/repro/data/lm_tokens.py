@@ -13,11 +13,16 @@ tokens gives n // seq_len chunks and its remainder is dropped. This follows the 
 simplified-blocks paper built on (HF's CodeParrot tutorial tokenises each file with
 ``return_overflowing_tokens`` and keeps only chunks of full length); HF's other CodeParrot script
 concatenates files before chunking instead, which keeps more tokens. A chunk never spans two files.
+
+A language model is evaluated on valid chunks drawn across the whole split (`heldout_draw`): a final
+held-out set, evaluated once on the final weights, and the periodic set of its loss curve, nested in
+it. Both are the same for every run of the same chunk length, whatever its seed.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -28,6 +33,7 @@ from repro.data.corpus import SPLITS, iter_corpus
 from repro.data.errors import DataError
 from repro.data.npz import read_npz, write_npz
 from repro.data.tokenizer import EOS_ID, load_tokenizer
+from repro.training.seeding import derive_seed
 
 _BATCH_FILES = 64  # files per encode_batch call: large enough for rayon, small enough for a live bar
 
@@ -143,15 +149,85 @@ def load_token_chunks(path: str | Path, seq_len: int) -> torch.Tensor:
     return torch.from_numpy(chunks)
 
 
-def load_lm_splits(
-    train_path: str | Path, valid_path: str | Path, seq_len: int, eval_chunks: int, hint: str
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """(train chunks, the first `eval_chunks` valid chunks) of ``seq_len`` tokens (`load_token_chunks`);
-    DataError, ending with `hint` (what to change), if the valid split has fewer chunks."""
-    train = load_token_chunks(train_path, seq_len)
-    valid = load_token_chunks(valid_path, seq_len)
-    if len(valid) < eval_chunks:
+#: Seed of the held-out draw: fixed, not a run's seed, so that every run compared (and every seed
+#: offset of the pipeline) is evaluated on the same chunks.
+HELDOUT_SEED = 0
+
+
+def stratified_indices(n_total: int, n: int, seed: int = HELDOUT_SEED, purpose: str = "heldout") -> np.ndarray:
+    """`n` of the indices 0..n_total-1, ascending: the range cut into `n` strata of equal size (as equal as
+    whole numbers allow: stratum i is [floor(i N / n), floor((i+1) N / n))) and one index drawn uniformly
+    in each, the draws seeded by (`seed`, `purpose`). Every index when n >= n_total.
+
+    Applied to chunks in file order, this spreads the draw over the whole split in proportion to each
+    file's chunks, which the first n chunks do not; a draw per stratum, rather than one offset shared by
+    all (systematic sampling), cannot fall into step with files of equal length."""
+    if int(n_total) != n_total or n_total < 0:
+        raise DataError(f"n_total must be a non-negative integer, got {n_total!r}")
+    if int(n) != n or n < 1:
+        raise DataError(f"the number of chunks to draw must be a positive integer, got {n!r}")
+    n_total, n = int(n_total), int(n)
+    if n >= n_total:
+        return np.arange(n_total, dtype=np.int64)
+    edges = np.arange(n + 1, dtype=np.int64) * n_total // n  # [n+1] stratum bounds, each stratum >= 1 wide
+    offsets = np.random.default_rng(derive_seed(seed, purpose, n_total, n)).random(n)  # [n] in [0, 1)
+    return edges[:-1] + (offsets * np.diff(edges)).astype(np.int64)
+
+
+class HeldOutDraw(NamedTuple):
+    """The evaluation chunks of a language model, as indices into the valid split's chunks (file order)."""
+
+    heldout: np.ndarray  # [n] the final held-out set (`stratified_indices` of the whole split)
+    periodic: np.ndarray  # [m] the periodic curve's set: a stratified subset of `heldout`
+
+
+def heldout_draw(n_valid: int, eval_chunks: int, heldout_chunks: int, seed: int = HELDOUT_SEED) -> HeldOutDraw:
+    """The final held-out set (`heldout_chunks` chunks drawn across all `n_valid`, or all of them if fewer)
+    and the periodic set nested in it (`eval_chunks` of those, drawn across it the same way), so that a
+    curve's last point and the final evaluation read the same part of the split. DataError if the split
+    has fewer than `eval_chunks` chunks or `eval_chunks` exceeds `heldout_chunks`."""
+    for name, value in (("eval_chunks", eval_chunks), ("heldout_chunks", heldout_chunks)):
+        if int(value) != value or value < 1:
+            raise DataError(f"{name} must be a positive integer, got {value!r}")
+    if eval_chunks > heldout_chunks:
         raise DataError(
-            f"the valid split has {len(valid)} chunks of {seq_len} tokens, fewer than eval_chunks={eval_chunks}; {hint}"
+            f"eval_chunks={eval_chunks} exceeds heldout_chunks={heldout_chunks}: the periodic set is drawn from the "
+            "final held-out set"
         )
-    return train, valid[:eval_chunks]
+    if n_valid < eval_chunks:
+        raise DataError(f"the valid split has {n_valid} chunks, fewer than eval_chunks={eval_chunks}")
+    heldout = stratified_indices(n_valid, heldout_chunks, seed, "heldout")
+    periodic = heldout[stratified_indices(len(heldout), eval_chunks, seed, "periodic")]
+    return HeldOutDraw(heldout, periodic)
+
+
+class LMSplits(NamedTuple):
+    """A language model's data: train chunks and the two evaluation sets of `heldout_draw`."""
+
+    train: torch.Tensor  # [N, T]
+    periodic: torch.Tensor  # [m, T] evaluated every `eval_every` updates (the loss curve)
+    heldout: torch.Tensor  # [n, T] evaluated once, on the final weights
+    draw: HeldOutDraw  # where the two sets sit among the valid split's chunks
+
+
+def load_lm_splits(
+    train_path: str | Path,
+    valid_path: str | Path,
+    seq_len: int,
+    eval_chunks: int,
+    heldout_chunks: int,
+    hint: str,
+    *,
+    train: bool = True,
+) -> LMSplits:
+    """The chunks of ``seq_len`` tokens (`load_token_chunks`) a language model trains and is evaluated on:
+    every train chunk (an empty tensor with ``train=False``, for an evaluation of a trained model), and
+    the periodic and final held-out sets of `heldout_draw` over the valid split. DataError, ending with
+    `hint` (what to change), if the valid split cannot give them."""
+    valid = load_token_chunks(valid_path, seq_len)
+    try:
+        draw = heldout_draw(len(valid), eval_chunks, heldout_chunks)
+    except DataError as err:
+        raise DataError(f"{err} (chunks of {seq_len} tokens of {valid_path}); {hint}") from None
+    chunks = load_token_chunks(train_path, seq_len) if train else torch.zeros((0, seq_len), dtype=torch.int64)
+    return LMSplits(chunks, valid[torch.from_numpy(draw.periodic)], valid[torch.from_numpy(draw.heldout)], draw)

@@ -151,11 +151,25 @@ def semantic_problems(config: dict) -> list[str]:
     return problems
 
 
+def heldout_problems(
+    section: dict, where: str, periodic: str = "eval_chunks", final: str = "heldout_chunks"
+) -> list[str]:
+    """The periodic evaluation set (key `periodic`) is drawn from the final held-out set (key `final`,
+    repro.data.lm_tokens.heldout_draw), so it cannot be larger; `where` is the section's config path."""
+    if section.get(periodic, 0) > section.get(final, float("inf")):
+        return [
+            f"config key {where}.{periodic}={section[periodic]} exceeds {where}.{final}={section[final]}: the "
+            f"periodic evaluation set is drawn from the final held-out set; raise {final} or lower {periodic}"
+        ]
+    return []
+
+
 def check_lm_section(config: dict, paper: str) -> list[str]:
     """A language-model paper section: every variant's model and training config can be
-    built, and every figure names defined variants."""
+    built, every figure names defined variants, and the periodic evaluation set fits in the final one."""
     section = config[paper]
     problems = variant_build_problems(paper, section, config["tokenizer"]["vocab_size"])
+    problems += heldout_problems(section, paper)
     for item, entry in section.get("figures", {}).items():
         for variant in entry.get("variants", []):
             if variant not in section["variants"]:

@@ -10,6 +10,7 @@ evaluation are otherwise those of `MaskedLMTask`, and the value of the loss is t
 
 from __future__ import annotations
 
+import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
@@ -19,7 +20,9 @@ from repro.training.tasks import IGNORE_INDEX, LossOutput, MaskedLMTask
 class SparseMaskedLMTask(MaskedLMTask):
     """`MaskedLMTask` whose loss unembeds only the masked positions (see module docstring)."""
 
-    def loss(self, model: nn.Module, batch: dict[str, Tensor]) -> LossOutput:
+    @staticmethod
+    def _selected_logits(model: nn.Module, batch: dict[str, Tensor]) -> tuple[Tensor, Tensor]:
+        """(logits of the masked positions [n_selected, V], the selection [B, T])."""
         output = getattr(getattr(model, "cfg", None), "output", "none")
         hidden = model(batch["input_ids"]) if output == "none" else None  # [B, T, d]
         labels = batch["labels"]  # [B, T]
@@ -28,9 +31,20 @@ class SparseMaskedLMTask(MaskedLMTask):
                 f"SparseMaskedLMTask needs a model with output='none' returning [B, T, d]; got output={output!r}"
             )
         selected = labels != IGNORE_INDEX  # [B, T]
-        logits = model.unembed(hidden[selected])  # [n_selected, V]
-        loss = F.cross_entropy(logits, labels[selected])
-        return LossOutput(loss, labels.numel(), selected.sum())
+        return model.unembed(hidden[selected]), selected
+
+    def loss(self, model: nn.Module, batch: dict[str, Tensor]) -> LossOutput:
+        logits, selected = self._selected_logits(model, batch)
+        loss = F.cross_entropy(logits, batch["labels"][selected])
+        return LossOutput(loss, selected.numel(), selected.sum())
+
+    def row_losses(self, model: nn.Module, batch: dict[str, Tensor]) -> tuple[Tensor, Tensor]:
+        """Per row of the batch: its summed loss over the masked positions [B] and their number [B]."""
+        logits, selected = self._selected_logits(model, batch)
+        terms = F.cross_entropy(logits.float(), batch["labels"][selected], reduction="none").double()
+        rows = selected.nonzero()[:, 0]  # [n_selected] the row of each masked position, in logits' order
+        sums = torch.zeros(selected.shape[0], dtype=torch.float64, device=terms.device).index_add_(0, rows, terms)
+        return sums, selected.sum(dim=1)
 
     def fingerprint(self) -> dict:
         return dict(super().fingerprint(), task=type(self).__name__)

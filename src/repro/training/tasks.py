@@ -13,6 +13,9 @@ A task holds its data as CPU tensors and provides
       `loss` is the mean over the batch's `n_targets` loss terms; `n_tokens` counts the
       positions the model processed (padding included), for throughput metrics.
       `n_targets` may be a 0-dim tensor, so that no host sync is needed per step.
+  row_losses(model, batch) -> (loss sums [B], target counts [B])   (language-model tasks only)
+      The summed loss and the number of loss terms of each example of a batch, for an
+      evaluation whose unit is the example (a bootstrap over held-out chunks, `repro.training.heldout`).
   fingerprint() -> dict
       JSON-able identity of the task and its data (SHA-256 of the tensors), part of
       the run-config hash that guards resuming.
@@ -113,6 +116,13 @@ def _eval_slices(n: int, batch_size: int) -> Iterator[slice]:
         yield slice(start, min(start + batch_size, n))
 
 
+def _dense_row_losses(logits: Tensor, labels: Tensor) -> tuple[Tensor, Tensor]:
+    """logits [B, T, V], labels [B, T] (IGNORE_INDEX where there is no target) -> per-row loss sums [B]
+    (float64) and target counts [B]."""
+    terms = F.cross_entropy(logits.transpose(1, 2).float(), labels, ignore_index=IGNORE_INDEX, reduction="none")
+    return terms.double().sum(dim=1), (labels != IGNORE_INDEX).sum(dim=1)
+
+
 def _check_rows(name: str, tensor: Tensor, dims: int, dtype_kind: str = "int") -> None:
     if tensor.dim() != dims:
         raise ValueError(f"{name} must have {dims} dimensions, got shape {tuple(tensor.shape)}")
@@ -161,6 +171,10 @@ class LanguageModelTask:
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=IGNORE_INDEX)
         batch_size, length = labels.shape
         return LossOutput(loss, batch_size * length, batch_size * (length - 1))
+
+    def row_losses(self, model: nn.Module, batch: dict[str, Tensor]) -> tuple[Tensor, Tensor]:
+        """Per chunk of the batch: its summed next-token loss [B] and its T-1 targets [B]."""
+        return _dense_row_losses(model(batch["input_ids"]), batch["labels"])
 
     def fingerprint(self) -> dict:
         return task_fingerprint(self, "train_tokens", "eval_tokens", eval_batch_size=self.eval_batch_size)
@@ -247,14 +261,20 @@ class MaskedLMTask:
         for rows in _eval_slices(len(self._eval_inputs), self.eval_batch_size):
             yield self._batch(self._eval_inputs[rows], self._eval_labels[rows], self.eval_tokens[rows])
 
-    def loss(self, model: nn.Module, batch: dict[str, Tensor]) -> LossOutput:
+    @staticmethod
+    def _logits(model: nn.Module, batch: dict[str, Tensor]) -> Tensor:  # [B, T, V]
         mask = batch.get("padding_mask")
-        logits = (
-            model(batch["input_ids"]) if mask is None else model(batch["input_ids"], padding_mask=mask)
-        )  # [B, T, V]
+        return model(batch["input_ids"]) if mask is None else model(batch["input_ids"], padding_mask=mask)
+
+    def loss(self, model: nn.Module, batch: dict[str, Tensor]) -> LossOutput:
+        logits = self._logits(model, batch)  # [B, T, V]
         labels = batch["labels"]  # [B, T]
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=IGNORE_INDEX)
         return LossOutput(loss, labels.numel(), (labels != IGNORE_INDEX).sum())
+
+    def row_losses(self, model: nn.Module, batch: dict[str, Tensor]) -> tuple[Tensor, Tensor]:
+        """Per row of the batch: its summed loss over the masked positions [B] and their number [B]."""
+        return _dense_row_losses(self._logits(model, batch), batch["labels"])
 
     def fingerprint(self) -> dict:
         return task_fingerprint(

@@ -57,6 +57,7 @@ from repro.training.checkpoint import (
     snapshot_path,
 )
 from repro.training.config import TrainConfig, resolve_device
+from repro.training.heldout import HELDOUT_FILE
 from repro.training.optim import build_optimizer
 from repro.training.seeding import derive_seed
 from repro.training.tasks import Task
@@ -195,7 +196,9 @@ class MetricsLog:
 
 # -- run directory housekeeping -------------------------------------------------------------
 
-_RUN_OUTPUTS = (STATE_FILE, TRAIN_LOG_FILE, METRICS_FILE, WEIGHTS_FILE, RUN_FILE, SNAPSHOT_DIR)
+# heldout.json is written after training (repro.training.heldout) but belongs to the run's weights: it
+# goes aside, or is cleared, with them.
+_RUN_OUTPUTS = (STATE_FILE, TRAIN_LOG_FILE, METRICS_FILE, WEIGHTS_FILE, RUN_FILE, HELDOUT_FILE, SNAPSHOT_DIR)
 
 
 def _run_files(run_dir: Path) -> list[Path]:

@@ -12,6 +12,7 @@ def check_section(config: dict, paper: str = PAPER) -> list[str]:
     settings TrainConfig refuses. Builds the very objects the runs build (cheaply: no training)."""
     from repro.data.errors import DataError
     from repro.data.streams.params import check_length, max_lag
+    from repro.pipeline.configcheck import heldout_problems
     from repro.training.config import TrainConfig
 
     problems: list[str] = []
@@ -39,6 +40,8 @@ def check_section(config: dict, paper: str = PAPER) -> list[str]:
             TrainConfig(**dict(section[part]["train"], seed=0))
         except (ValueError, TypeError) as err:
             problems.append(f"{paper}.{part}.train: {err}")
+    problems += heldout_problems(section["lm"], f"{paper}.lm")
+    problems += heldout_problems(section["decoders"], f"{paper}.decoders", "eval_tokens", "heldout_tokens")
     problems += _check_decoder_parts(config, paper)
     problems += _check_claim_inputs(config, paper)
     return problems

@@ -613,9 +613,14 @@ def _sweep_head_rows(rows: pd.DataFrame, data) -> pd.DataFrame:
     return at_sweep_heads(rows, data[REPLACEMENT])
 
 
-TEACHERS_GATE = decoders_learned(
-    lambda data: data[REPLACEMENT].loc[data[REPLACEMENT]["condition"] == "teacher", "eval_loss"], "the teacher decoders"
-)
+def _teacher_final_losses(data) -> pd.Series:
+    """The teachers' final held-out losses (`heldout_loss`; a table without it, of an older run, gives their
+    loss on the replacement study's chunks)."""
+    teachers = data[REPLACEMENT][data[REPLACEMENT]["condition"] == "teacher"]
+    return teachers["heldout_loss"] if "heldout_loss" in teachers else teachers["eval_loss"]
+
+
+TEACHERS_GATE = decoders_learned(_teacher_final_losses, "the teacher decoders")
 
 
 def _gaps_resolved(data) -> tuple[bool, str]:

@@ -198,25 +198,37 @@ def saturation(args: argparse.Namespace) -> int:
 def teacher(args: argparse.Namespace) -> int:
     """Figs 4, 6, 9 (replacement) and Fig 10 (logit norms) on one trained decoder.
 
-    spec: {"eval_chunks": …, "replacement": {...}, "logit_norms": {"lengths": [...]}} (config keys lm.eval_chunks,
-    replacement, logit_norms). The evaluation chunks are the decoder's own held-out set (the first eval_chunks
-    chunks of the valid split); the fine-tuning chunks are `replacement.finetune_chunks` train chunks drawn
-    with the seed.
+    spec: {"eval_chunks": …, "heldout_chunks": …, "replacement": {...}, "logit_norms": {"lengths": [...]}} (config
+    keys lm.eval_chunks, lm.heldout_chunks, replacement, logit_norms). The evaluation chunks are the decoder's
+    periodic set (`repro.data.lm_tokens.heldout_draw`: eval_chunks drawn across the valid split), so that every
+    replaced head is evaluated as the teacher's curve was; the teacher's rows also carry `heldout_loss`, its
+    final held-out loss (its heldout.json), which its health gate reads. The fine-tuning chunks are
+    `replacement.finetune_chunks` train chunks drawn with the seed.
     """
     import numpy as np
     import torch
 
-    from repro.data.lm_tokens import load_token_chunks
+    from repro.data.errors import DataError
+    from repro.data.lm_tokens import load_lm_splits, load_token_chunks
     from repro.papers.param_allocation.logit_norms import logit_statistics
     from repro.papers.param_allocation.replacement_study import replacement_study
     from repro.runs import load_model
+    from repro.training.heldout import read_heldout
     from repro.training.seeding import generator
 
     spec = json.loads(args.spec)
     torch.set_num_threads(args.threads)
     model = load_model(args.teacher)
     length = model.cfg.max_seq_len
-    eval_tokens = load_token_chunks(args.valid_tokens, length)[: spec["eval_chunks"]]
+    hint = "lower param_allocation.lm.eval_chunks or heldout_chunks"
+    try:
+        splits = load_lm_splits(
+            args.train_tokens, args.valid_tokens, length, spec["eval_chunks"], spec["heldout_chunks"], hint, train=False
+        )
+    except DataError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    eval_tokens = splits.periodic
     train_chunks = load_token_chunks(args.train_tokens, length)
     settings = spec["replacement"]
     if len(train_chunks) < settings["finetune_chunks"]:
@@ -247,6 +259,12 @@ def teacher(args: argparse.Namespace) -> int:
     is_teacher = summary["condition"] == "teacher"
     summary.loc[is_teacher, "steps"] = run["final"]["step"]
     summary.loc[is_teacher, "train_seconds"] = run["timing"]["train_seconds"]
+    final = read_heldout(args.teacher)
+    if final is None:
+        print(f"error: {args.teacher} has no heldout.json; train the teacher again", file=sys.stderr)
+        return 2
+    summary.loc[is_teacher, "heldout_loss"] = final["loss"]
+    summary.loc[is_teacher, "heldout_se"] = final["bootstrap_se"]
     summary["model_parameters"] = run["n_parameters"]
     write_csv(logits, args.out_logits, float_format=CSV_FLOATS)
     write_csv(positions, args.out_positions, float_format=CSV_FLOATS)
@@ -267,7 +285,7 @@ def decoders(args: argparse.Namespace) -> int:
         args.train_tokens,
         args.valid_tokens,
         train_config=spec["train"],
-        **_pick(spec, "model", "head_dims", "lengths", "tokens_per_step", "eval_tokens"),
+        **_pick(spec, "model", "head_dims", "lengths", "tokens_per_step", "eval_tokens", "heldout_tokens"),
         vocab_size=int(meta["vocab_size"]),
         **_run_options(args),
     )

@@ -46,6 +46,7 @@ def teacher_analysis_spec(config: dict) -> dict[str, Any]:
     section = config[PAPER]
     return {
         "eval_chunks": section["lm"]["eval_chunks"],
+        "heldout_chunks": section["lm"]["heldout_chunks"],
         "replacement": section["replacement"],
         "logit_norms": section["logit_norms"],
     }

@@ -23,7 +23,7 @@ def check_section(config: dict, paper: str) -> list[str]:
     measured `blocks` must be defined variants and include pre_ln (the reference of the speed
     ratios), and every block must still be a valid model at `paper_size`."""
     from repro.models import ConfigError, config_from_dict
-    from repro.pipeline.configcheck import check_lm_section, merged_run_config
+    from repro.pipeline.configcheck import check_lm_section, heldout_problems, merged_run_config
 
     problems = check_lm_section(config, paper)
     section = config[paper]
@@ -51,6 +51,8 @@ def check_section(config: dict, paper: str) -> list[str]:
             "(the GLUE fine-tuning runs there as well)"
         )
     problems += throughput_problems(config, paper) + mlm_problems(config, paper)
+    if "mlm" in section:
+        problems += heldout_problems(section["mlm"], f"{paper}.mlm")
     return problems or kept_step_times_problems(config, paper)
 
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from repro.analysis.training_curves import final_losses
+from repro.analysis.training_curves import HELDOUT, final_losses
 from repro.papers.simplified_blocks.claim_table import (
     EARLY,
     NAMES,
@@ -303,7 +303,7 @@ def skipless_attention_trains_slower(data) -> Measurement:
 
 def _eval_at_first(data) -> dict[str, pd.DataFrame]:
     curves = data[CURVES]
-    evals = curves["split"] == "eval"
+    evals = curves["split"].isin(["eval", HELDOUT])  # a final held-out loss is an evaluation too
     first = curves[evals].sort_values("step").groupby(["variant", "seed"])["loss"].transform("first")
     return {CURVES: curves.assign(loss=curves["loss"].where(~evals, first.reindex(curves.index)))}
 

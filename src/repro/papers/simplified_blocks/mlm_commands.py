@@ -249,7 +249,7 @@ def pretrain_cmd(args: argparse.Namespace) -> int:
 
     from repro.data.errors import DataError
     from repro.data.lm_tokens import load_lm_splits, load_token_stream
-    from repro.runs import train_new_run
+    from repro.runs import lm_heldout_set, train_new_run
 
     spec = json.loads(args.spec)
     _, _, meta = load_token_stream(args.train_tokens)
@@ -265,22 +265,24 @@ def pretrain_cmd(args: argparse.Namespace) -> int:
     # Equal time, as a number of updates: the run is deterministic and may share the machine.
     train_cfg = dataclasses.replace(train_cfg, steps=steps, time_budget_s=None)
     seq_len = cfg.max_seq_len
-    hint = "lower simplified_blocks.mlm.eval_chunks"
+    hint = "lower simplified_blocks.mlm.eval_chunks or heldout_chunks"
     try:
-        train_chunks, eval_chunks = load_lm_splits(
-            args.train_tokens, args.valid_tokens, seq_len, spec["eval_chunks"], hint
+        splits = load_lm_splits(
+            args.train_tokens, args.valid_tokens, seq_len, spec["eval_chunks"], spec["heldout_chunks"], hint
         )
     except DataError as err:
         return _error(str(err))
-    task = _masked_lm_task(train_chunks, eval_chunks, meta, vocab, spec["mask_prob"])
+    # The held-out masks are drawn on the held-out chunks, as the periodic set's on its own: both fixed.
+    heldout_task = _masked_lm_task(splits.train, splits.heldout, meta, vocab, spec["mask_prob"])
     train_new_run(
         cfg,
-        task,
+        _masked_lm_task(splits.train, splits.periodic, meta, vocab, spec["mask_prob"]),
         train_cfg,
         args.run_dir,
         f"mlm {spec['variant']} seed {train_cfg.seed}",
-        f"{len(train_chunks):,} train chunks of {seq_len} tokens, {steps:,} updates (the {budget} s budget at the "
+        f"{len(splits.train):,} train chunks of {seq_len} tokens, {steps:,} updates (the {budget} s budget at the "
         "timed step)",
+        heldout=lm_heldout_set(splits, heldout_task, args.valid_tokens),
     )
     return 0
 

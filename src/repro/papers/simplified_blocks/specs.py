@@ -23,12 +23,13 @@ def decoder_spec(config: dict, variant: str, seed: int) -> dict[str, Any]:
     return merged_run_config(config, PAPER, variant, int(seed))
 
 
-def eval_chunks(config: dict, variant: str) -> int:
-    """Held-out chunks of a run: `eval_chunks` at the base sequence length, scaled by base length /
-    run length so that every run is evaluated on the same number of tokens."""
+def eval_chunks(config: dict, variant: str, key: str = "eval_chunks") -> int:
+    """Held-out chunks of a run: the section's `key` (`eval_chunks`, the periodic set, or `heldout_chunks`,
+    the final one) at the base sequence length, scaled by base length / run length so that every run is
+    evaluated on the same number of tokens."""
     section = config[PAPER]
     seq_len = decoder_spec(config, variant, 0)["model"]["max_seq_len"]
-    return max(1, section["eval_chunks"] * section["model"]["max_seq_len"] // seq_len)
+    return max(1, section[key] * section["model"]["max_seq_len"] // seq_len)
 
 
 def models(config: dict, variants) -> dict[str, dict[str, Any]]:
@@ -64,6 +65,7 @@ def mlm_run_spec(section: dict, variant: str, seed: int) -> dict[str, Any]:
         "train": train,
         "mask_prob": section["mask_prob"],
         "eval_chunks": section["eval_chunks"],
+        "heldout_chunks": section["heldout_chunks"],
     }
 
 
