@@ -140,7 +140,7 @@ def test_power_plans_seeds_from_a_finished_tree(smoke_run):
 def test_curves_cover_every_variant_and_seed(smoke_run):
     curves = pd.read_csv(smoke_run / "results/smoke/simplified_blocks/data/fig26_curves.csv")
     assert set(curves["variant"]) == {"pre_ln", "parallel", "sas", "sas_p", "sas_p_nonorm", "vskipinit"}
-    assert set(curves["split"]) == {"train", "eval"}
+    assert set(curves["split"]) == {"train", "eval", "heldout"}  # heldout: the final weights on the held-out draw
     # SAS has (2L-1)d^2 fewer parameters than Pre-LN, up to its scalar gains
     params = curves.groupby("variant")["parameters"].first()
     assert params["sas"] < params["pre_ln"]
