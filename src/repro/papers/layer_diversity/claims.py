@@ -62,6 +62,9 @@ from repro.pipeline.decisions import (
 
 PAPER = "layer_diversity"
 TASKS = ("sent", "entail", "topic", "mc")
+#: Where the empirical claims read their models: each depth trained through its whole schedule on the
+#: synthetic tasks.
+PHASE = "end of schedule"
 TASK_TABLE = "data/table01_tasks.csv"
 TOY = "data/fig01_toy.csv"
 RECONSTRUCTION = "data/fig02_reconstruction.csv"
@@ -446,6 +449,7 @@ def _accuracy_permuted(data) -> dict[str, pd.DataFrame]:
     "against the one-hot target; families and depths pooled",
     inputs=[UNITS, CORRELATIONS, DEPTH, TASK_TABLE],
     kind="empirical",
+    phase=PHASE,
     gate=Gate(
         f"per task, every family's runs on it: {_SIGNAL_WORDS}; the claim reads only the tasks that pass (it names "
         "those left out) and needs at least one",
@@ -529,6 +533,7 @@ def lag_share(prefixes: pd.DataFrame) -> tuple[float, int]:
     "the plain ρ positive",
     inputs=[EXAMPLES, PREFIXES, DEPTH, TASK_TABLE],
     kind="empirical",
+    phase=PHASE,
     gate=SIGNAL_GATE,
     null=Null(
         "Bias and Div related through Ω only (partial ρ = 0 in every run)",
@@ -681,6 +686,7 @@ def _linear_in_depth(data) -> dict[str, pd.DataFrame]:
     "(Δ(4→8) ≤ Δ(2→4) + 0.02 ≤ Δ(1→2) + 0.04 on the doublings trained), every step by its 95% interval over seeds",
     inputs=[DEPTH, FITS, TASK_TABLE],
     kind="empirical",
+    phase=PHASE,
     gate=DEPTH_GATE,
     null=Null("accuracy 0.5 + 0.05·L (each doubling gains twice the last)", _linear_in_depth),
 )
@@ -943,6 +949,7 @@ DUPLICATION_SESOI = 0.01
     "point of accuracy) reads not reproduced: a tie does not show that the copy helps less",
     inputs=[DUPLICATION, DEPTH, TASK_TABLE],
     kind="empirical",
+    phase=PHASE,
     gate=DEPTH_GATE,
     null=Null("each duplicated model as accurate as its trained counterpart", _duplicated_as_good_as_trained),
 )
