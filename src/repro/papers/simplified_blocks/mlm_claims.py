@@ -438,6 +438,9 @@ DEVIATIONS = [
     "a 4-layer, width-128 bidirectional encoder trained for the same short time budget per block (the updates the "
     "budget buys at the block's step time, timed apart from the runs) on the "
     "docstrings and comments of the torch-sources corpus, with the code corpus' byte-level BPE (no WordPiece).",
+    "Only the blocks a loss or GLUE claim compares are pre-trained and fine-tuned (config mlm.trained_variants): at "
+    "laptop scale SAS-P without norm is timed for the speed claims (Fig 27, Table 1) but not trained, so Figs 7 and "
+    "27 have no loss curve for it.",
     "Masking: p = 0.25 with the 80/10/10 mask/random/keep split, which is cramming's default as far as we know "
     "(unverified); logits only at masked positions (sparse prediction); the batch-size ramp to 8192 is not modelled.",
     "The Pre-LN, Parallel and V-SkipInit peak learning rate (1e-3) and V-SkipInit's beta_FF (0.05) are not given by "
