@@ -60,9 +60,9 @@ ax.legend(fontsize=8)
 x = np.arange(len(timed))
 ax_speed.bar(x, [speed[v].median() for v in timed], color=[line_style(v)["color"] for v in timed], alpha=0.8)
 for i, v in enumerate(timed):
-    ax_speed.scatter([i] * len(speed), speed[v], color="#222222", s=12, ztimed=3)
+    ax_speed.scatter([i] * len(speed), speed[v], color="#222222", s=12, zorder=3)
 ax_speed.scatter(
-    x, [PAPER_SPEED[v] for v in timed], marker="_", s=300, color="#D55E00", ztimed=4, label="paper (Table 1)"
+    x, [PAPER_SPEED[v] for v in timed], marker="_", s=300, color="#D55E00", zorder=4, label="paper (Table 1)"
 )
 ax_speed.axhline(1.0, color="#333333", lw=0.8)
 ax_speed.set_xticks(x)
