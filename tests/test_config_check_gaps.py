@@ -167,6 +167,21 @@ def test_a_mlm_variant_typo_is_caught():
     assert "simplified_blocks.mlm.variants.{sas}.model: unknown key(s) ['blok']" in message
 
 
+def test_the_trained_mlm_blocks_are_defined_and_include_pre_ln():
+    unknown = rejected(edited(lambda c: c["simplified_blocks"]["mlm"].update(trained_variants=["pre_ln", "sass"])))
+    assert "config key simplified_blocks.mlm.trained_variants names sass, not among" in unknown
+    no_pre_ln = rejected(edited(lambda c: c["simplified_blocks"]["mlm"].update(trained_variants=["sas", "sas_p"])))
+    assert "config key simplified_blocks.mlm.trained_variants lacks pre_ln" in no_pre_ln
+
+
+def test_the_trained_mlm_blocks_keep_the_order_of_the_variants():
+    from repro.papers.simplified_blocks.specs import mlm_trained_variants
+
+    mlm = load()["simplified_blocks"]["mlm"]
+    assert mlm_trained_variants(dict(mlm, trained_variants=None)) == list(mlm["variants"])
+    assert mlm_trained_variants(dict(mlm, trained_variants=["vskipinit", "pre_ln"])) == ["pre_ln", "vskipinit"]
+
+
 def test_a_train_split_needs_one_batch():
     message = rejected(edited(lambda c: c["sixteen_heads"]["tasks"]["iwslt"]["sizes"].update(train=10)))
     assert "config key sixteen_heads.tasks.iwslt.sizes.train is 10" in message

@@ -56,6 +56,10 @@ ax.set_ylabel("masked-LM eval loss (nats/masked token)")
 ax.set_title(f"Masked-LM loss vs runtime (mean over {n_seeds} seed{'s' if n_seeds > 1 else ''})")
 ax.legend(fontsize=8)
 note = "Crammed-BERT stand-in: docstring/comment text, equal time budgets at timed step costs; masking 80/10/10 unverified."
+# A block that is timed but not trained at this scale (mlm.trained_variants) has no curve: say which.
+untrained = [label(v) for v in step_seconds.index if v not in set(curves["variant"])]
+if untrained:
+    note += f" Timed only, not trained at this scale (no claim reads its loss): {', '.join(untrained)}."
 save_figure(fig, results_dir, paper, item, scale, note=note)
 
 # %% [markdown]

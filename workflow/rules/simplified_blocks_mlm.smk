@@ -1,7 +1,7 @@
 # "Simplifying Transformer Blocks", masked-LM part (crammed-BERT stand-in): Figs 7, 27, Table 2
 # and the GLUE column of Table 1.
 #   the blocks' seconds per update, timed interleaved -> mlm_step_times.csv (Figs 7, 27, Table 1)
-#   prose of the code corpus -> tokens -> one MLM run per (block, seed), of the updates its time
+#   prose of the code corpus -> tokens -> one MLM run per (trained block, seed), of the updates its time
 #   budget buys at its timed step -> mlm_curves.csv (Figs 7, 27)
 #   code lines -> GLUE stand-in tasks -> fine-tuning of each block's seed-0 encoder, several seeds
 #   -> glue_scores.csv, glue_average.csv (Table 2, Table 1's GLUE column)

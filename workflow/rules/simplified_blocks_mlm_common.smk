@@ -1,7 +1,7 @@
 # Helpers of the masked-LM rules of simplified_blocks (functions only; rules in simplified_blocks_mlm.smk).
 import json
 
-from repro.papers.simplified_blocks.specs import mlm_run_spec
+from repro.papers.simplified_blocks.specs import mlm_run_spec, mlm_trained_variants
 
 MLM_CFG = SB_CFG["mlm"]
 MLM_DATA = f"{RESULTS}/{SB}/mlm_data"
@@ -25,15 +25,18 @@ def mlm_spec_json(wildcards):
     return json.dumps(mlm_run_spec(MLM_CFG, wildcards.variant, int(wildcards.seed)), sort_keys=True)
 
 
+# The blocks pre-trained and fine-tuned (mlm.trained_variants); every block of mlm.variants is timed.
+MLM_TRAINED = mlm_trained_variants(MLM_CFG)
+
+
 def mlm_all_runs(wildcards):
-    """Final weights of every (block, seed) pre-training run (Figs 7, 27)."""
-    return [f"{MLM_RUNS}/{v}/seed{s}/model.safetensors" for v in MLM_CFG["variants"] for s in MLM_CFG["seeds"]]
+    """Final weights of every (trained block, seed) pre-training run (Figs 7, 27)."""
+    return [f"{MLM_RUNS}/{v}/seed{s}/model.safetensors" for v in MLM_TRAINED for s in MLM_CFG["seeds"]]
 
 
 def mlm_shard_variants(shard):
     """The blocks fine-tuned by job `shard` (round-robin over finetune_jobs jobs)."""
-    variants = list(MLM_CFG["variants"])
-    return variants[int(shard) :: MLM_CFG["finetune_jobs"]]
+    return MLM_TRAINED[int(shard) :: MLM_CFG["finetune_jobs"]]
 
 
 def mlm_finetuned_runs(wildcards):
@@ -59,7 +62,7 @@ def mlm_finetune_seeds(wildcards):
 
 
 def mlm_variant_pattern():
-    return "|".join(MLM_CFG["variants"])
+    return "|".join(MLM_TRAINED)
 
 
 def mlm_token_file(split):

@@ -8,6 +8,7 @@ calls `check_section` before any job starts), including relations between keys t
   table (learned, sinusoidal) holds a GLUE input: 2 + 2 × glue.max_line_tokens tokens offline (a
   sentence pair of repro.data.glue_standin), `mlm.model.max_seq_len` with hub data (what the hub
   GLUE rule cuts to);
+* mlm.trained_variants: the trained blocks are defined blocks and include Pre-LN;
 * mlm.step_times_file: a kept step-time table lies outside results/ and times every block as this
   config trains it (repro.papers.simplified_blocks.step_times), checked here rather than by the job
   that would copy it, hours into a run.
@@ -80,7 +81,7 @@ def mlm_problems(config: dict, paper: str) -> list[str]:
     if not mlm:
         return []
     where, vocab = f"{paper}.mlm", config["tokenizer"]["vocab_size"]
-    problems = variant_build_problems(where, mlm, vocab)
+    problems = trained_variants_problems(where, mlm) + variant_build_problems(where, mlm, vocab)
     if problems:  # the relations below read the built encoders
         return problems
     hub = (mlm.get("data") or {}).get("source") == "hub"
@@ -118,6 +119,25 @@ def mlm_problems(config: dict, paper: str) -> list[str]:
                 f"is {cfg.max_seq_len} (positions: {cfg.position}); fine-tuning feeds the encoder {why}",
             )
     return [f"config key {key} {text}" for key, text in found.items()]
+
+
+def trained_variants_problems(where: str, mlm: dict) -> list[str]:
+    """`trained_variants` names defined blocks and Pre-LN, against which every loss and GLUE claim compares."""
+    chosen = mlm.get("trained_variants")
+    if chosen is None:
+        return []
+    unknown = [variant for variant in chosen if variant not in mlm["variants"]]
+    if unknown:
+        return [
+            f"config key {where}.trained_variants names {', '.join(unknown)}, not among {where}.variants "
+            f"({', '.join(mlm['variants'])})"
+        ]
+    if "pre_ln" not in chosen:
+        return [
+            f"config key {where}.trained_variants lacks pre_ln: every masked-LM loss and GLUE claim compares a block "
+            "with the Pre-LN encoder"
+        ]
+    return []
 
 
 def kept_step_times_problems(config: dict, paper: str) -> list[str]:
