@@ -376,6 +376,17 @@ def test_every_claim_of_equality_declares_its_margin():
     assert not bare, f"claims of equality without a margin in their tolerance: {bare}"
 
 
+def test_every_empirical_claim_states_its_phase():
+    from repro.papers import PAPERS
+
+    empirical = [c for paper in PAPERS for c in claims.load_claims(paper) if c.kind == "empirical"]
+    unstated = [c.label for c in empirical if c.phase not in claims.PHASES]
+    assert not unstated, f"empirical claims that do not state the phase they are judged in: {unstated}"
+    # A claim judged past the bigram level is gated there: nothing else would make the phase true.
+    ungated = [c.label for c in empirical if c.phase == "past the bigram level" and "bigram" not in c.gate.description]
+    assert not ungated, f"claims judged past the bigram level without a gate on it: {ungated}"
+
+
 def test_a_claim_is_judged_only_when_its_null_reads_not_reproduced(tmp_path):
     for null_verdict, expected in (
         (claims.NOT_REPRODUCED, REPRODUCED),

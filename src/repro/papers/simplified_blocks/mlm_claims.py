@@ -38,6 +38,7 @@ import pandas as pd
 
 from repro.analysis.training_curves import final_losses
 from repro.papers.simplified_blocks.claim_table import (
+    EARLY,
     NAMES,
     PAPER,
     ClaimRow,
@@ -153,6 +154,7 @@ globals().update(
         _equal_time_gap,
         inputs=[MLM_CURVES, MLM_LEVELS],
         kind="empirical",
+        phase=EARLY,
         gate=learned([MLM_CURVES], runs="the Pre-LN encoders", levels=MLM_LEVELS),
         null=_equal_time_null,
     )
@@ -382,6 +384,7 @@ globals().update(
         _glue_matches,
         inputs=[GLUE_SCORES],
         kind="empirical",
+        phase=EARLY,
         gate=lambda row: _glue_gate((row.variant, "pre_ln")),
         null=lambda row: _at_chance((row.variant,)),
     )
@@ -411,6 +414,7 @@ def _most_columns(scores: pd.DataFrame, variant: str) -> Measurement:
     "of the 9 columns are (75%), for SAS and for SAS-P",
     inputs=[GLUE_SCORES],
     kind="empirical",
+    phase=EARLY,
     gate=_glue_gate(("sas", "sas_p", "pre_ln")),
     null=_at_chance(("sas", "sas_p")),
 )
