@@ -477,7 +477,9 @@ def test_depth_regime_needs_room_on_both_sides_and_a_change_the_seeds_resolve():
         ("phi", "sent"): False,
     }
     assert table.loc[("llama", "sent"), "change_low"] > 0 and table.loc[("llama", "sent"), "why"] == ""
-    assert "near the ceiling 1" in table.loc[("phi", "sent"), "why"] and table.loc[("phi", "sent"), "varies"]
+    assert (
+        "without room below its ceiling 1" in table.loc[("phi", "sent"), "why"] and table.loc[("phi", "sent"), "varies"]
+    )
     assert "flat in depth" in table.loc[("gpt", "sent"), "why"] and table.loc[("gpt", "sent"), "room"]
     assert "lower level 0.8125" in table.loc[("llama", "entail"), "why"]
     assert table.loc[("llama", "entail"), "lower"] == pytest.approx(0.8125)  # the cue level, not chance
@@ -501,7 +503,7 @@ def test_doubling_claim_is_gated_on_the_depth_regime_and_fails_on_its_null(tmp_p
     # a family that reaches the ceiling at depth 2 cannot gain more from 2 to 4: left out, and named
     row = _judge_depth(tmp_path, {**learned, ("phi", "sent"): [0.7, 1.0, 1.0, 1.0]})
     assert row["verdict"] == REPRODUCED and "phi" not in row["measured"], row
-    assert "phi/sent (at depth 2 near the ceiling 1" in row["detail"]
+    assert "phi/sent (at depth 2 without room below its ceiling 1" in row["detail"]
 
 
 def test_doubling_steps_are_judged_by_their_interval_over_seeds(tmp_path):
@@ -687,7 +689,7 @@ def test_duplicated_block_claim_is_judged_by_interval_and_fails_on_its_null(tmp_
     row = judge([-0.1, -0.12, -0.09])
     assert row["verdict"] == REPRODUCED and row["rule"].startswith("95% t-interval over 3 seeds"), row
     assert row["null"].startswith(NOT_REPRODUCED) and "judged on llama/sent" in row["detail"]
-    assert "llama/topic (at depth 1 within max(2 sd, 0.02) of its lower level 0.25" in row["detail"]
+    assert "llama/topic (at depth 1 without room above its lower level 0.25" in row["detail"]
     assert judge([-0.1, 0.05, -0.09])["verdict"] == INCONCLUSIVE  # the interval straddles 0
     assert judge([0.1, 0.12, 0.09])["verdict"] == NOT_REPRODUCED
     # a tie does not show that the copy helps less: within the smallest difference of interest
@@ -696,7 +698,7 @@ def test_duplicated_block_claim_is_judged_by_interval_and_fails_on_its_null(tmp_
     # a trained model at the ceiling cannot be beaten: the pair is left out, and with it the claim's only one
     at_ceiling = pd.DataFrame(_depth_rows({("llama", "sent"): [0.65, 1.0, 1.0, 1.0]}, seeds=(0, 1, 2)))
     row = judge([-0.1, -0.12, -0.09], depth=at_ceiling)
-    assert row["verdict"] == NOT_MEASURABLE and "near the ceiling" in row["gate"], row
+    assert row["verdict"] == NOT_MEASURABLE and "without room below its ceiling" in row["gate"], row
     # accuracy flat in depth: no depth effect for a copy to fall short of
     flat = pd.DataFrame(_depth_rows({("llama", "sent"): [0.8, 0.8, 0.805, 0.8]}, seeds=(0, 1, 2)))
     row = judge([-0.1, -0.12, -0.09], depth=flat)

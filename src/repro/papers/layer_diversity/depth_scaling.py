@@ -167,14 +167,14 @@ def depth_regime_table(depth: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame
         if (above < 0).any():
             d = int(above.idxmin())
             why.append(
-                f"at depth {d} within max({ROOM_SDS:g} sd, {ROOM_FLOOR}) of its lower level {low:.4g} "
-                f"(mean {means[d]:.4g}, sd {sds[d]:.2g})"
+                f"at depth {d} without room above its lower level {low:.4g}: mean {means[d]:.4g} within "
+                f"max({ROOM_SDS:g} sd, {ROOM_FLOOR}) = {needed[d]:.3g} of it (sd {sds[d]:.2g})"
             )
         if (below < 0).any():
             d = int(below.idxmin())
             why.append(
-                f"at depth {d} near the ceiling {high:.4g}: within max({ROOM_SDS:g} sd, {ROOM_FLOOR}) "
-                f"(mean {means[d]:.4g}, sd {sds[d]:.2g})"
+                f"at depth {d} without room below its ceiling {high:.4g}: mean {means[d]:.4g} within "
+                f"max({ROOM_SDS:g} sd, {ROOM_FLOOR}) = {needed[d]:.3g} of it (sd {sds[d]:.2g})"
             )
         if not varies:
             said = interval.format() if interval is not None else "no seed at both depths"
