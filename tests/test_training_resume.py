@@ -136,6 +136,16 @@ def test_resumed_run_is_bit_identical(uninterrupted, tmp_path):
     assert summary["resumed_from"] == 6 and summary["final"]["step"] == 12
 
 
+def test_a_resume_removes_the_half_written_files_of_the_killed_attempt(tmp_path):
+    with pytest.raises(TrainingInterrupted):
+        run(tmp_path, interrupt_after=8)
+    # A kill during a write leaves our atomic writes' .tmp and safetensors' (Rust tempfile) .tmpXXXXXX.
+    (tmp_path / "model.safetensors.tmp").write_bytes(b"half")
+    (tmp_path / ".tmpEDu4KU").write_bytes(b"half")
+    train(fresh_model(init_seed=99), make_task(), make_config(), tmp_path, progress=False)
+    assert not list(tmp_path.glob("*.tmp")) and not list(tmp_path.glob(".tmp*"))
+
+
 def test_resume_depends_on_restoring_the_dropout_rng(uninterrupted, tmp_path, monkeypatch):
     """Negative control: without the RNG restore the resumed weights differ, so the test above has teeth."""
     model_a, _ = uninterrupted

@@ -228,8 +228,15 @@ def _clear_uncheckpointed(run_dir: Path) -> None:
             shutil.rmtree(path)
         else:
             path.unlink()
-    for tmp in run_dir.glob("*.tmp"):  # half-written files of atomic writes
-        tmp.unlink()
+    _remove_half_written(run_dir)
+
+
+def _remove_half_written(run_dir: Path) -> None:
+    """Remove the temporary files of writes a killed attempt left unfinished: ours end in .tmp, and
+    writers built on Rust's tempfile crate (safetensors) name theirs .tmpXXXXXX."""
+    for tmp in [*run_dir.glob("*.tmp"), *run_dir.glob(".tmp*")]:
+        if tmp.is_file():
+            tmp.unlink()
 
 
 def _adopt_published_metrics(run_dir: Path, needed: int) -> None:
@@ -342,6 +349,7 @@ class _Run:
             self.resumed_from = None
             self.metrics = MetricsLog(self.run_dir / TRAIN_LOG_FILE, resume_at=None)
         else:
+            _remove_half_written(self.run_dir)
             check_config(self.run_dir, pointer, self.digest, self.identity)
             try:
                 self.state, self.loss_sum = load_checkpoint(
