@@ -156,10 +156,14 @@ def test_a_mlm_variant_must_be_an_encoder_with_a_time_budget():
     def edit(c):
         c["simplified_blocks"]["mlm"]["variants"]["sas"] = {"model": {"block": "sas", "causal": True}}
         c["simplified_blocks"]["mlm"]["train"]["time_budget_s"] = None
+        c["simplified_blocks"]["mlm"]["budget_updates_of"] = None
 
     message = rejected(edited(edit))
     assert "config key simplified_blocks.mlm.variants.sas.model.causal is True" in message
-    assert "config key simplified_blocks.mlm.train.time_budget_s is null" in message
+    assert (
+        "config key simplified_blocks.mlm.train.time_budget_s is null and simplified_blocks.mlm.budget_updates_of "
+        "is null" in message
+    )
 
 
 def test_a_mlm_variant_typo_is_caught():

@@ -13,7 +13,12 @@ import yaml
 
 from repro.cli import main
 from repro.papers.simplified_blocks.specs import mlm_run_spec
-from repro.papers.simplified_blocks.step_times import budget_steps, table_problems, timed_setup
+from repro.papers.simplified_blocks.step_times import (
+    budget_steps,
+    reference_budget_steps,
+    table_problems,
+    timed_setup,
+)
 from repro.pipeline.configcheck import PipelineConfigError, check_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,3 +131,40 @@ def test_budget_steps_are_the_budget_over_the_median_timed_step(tmp_path):
         budget_steps(tmp_path / "other.csv", sas, 1, VOCAB, budget_s=3.0, cap=10)
     with pytest.raises(ValueError, match="with a vocabulary of \\[512\\] ids, but the tokens have 32"):
         budget_steps(path, sas, 1, 32, budget_s=3.0, cap=10)
+
+
+def test_a_budget_in_reference_updates_gives_the_reference_block_exactly_its_updates(tmp_path):
+    by_variant = {spec["variant"]: spec for spec in specs()}
+    frame = table(rounds=3)
+    frame.loc[frame["variant"] == "pre_ln", "seconds_per_step"] = [0.03, 0.07, 0.0301]  # median 0.0301
+    frame.loc[frame["variant"] == "sas", "seconds_per_step"] = [0.02, 0.02, 0.9]  # median 0.02
+    path = tmp_path / "times.csv"
+    frame.to_csv(path, index=False)
+    reference = {"block": "pre_ln", "updates": 1000}
+    # the reference block makes its updates whatever the float division would round to
+    assert reference_budget_steps(path, by_variant["pre_ln"], 1, VOCAB, reference, cap=10**9) == (1000, 1000 * 0.0301)
+    steps, seconds = reference_budget_steps(path, by_variant["sas"], 1, VOCAB, reference, cap=10**9)
+    assert (steps, seconds) == (int(1000 * 0.0301 / 0.02), 1000 * 0.0301)  # 1505: the same time at SAS's step
+    assert reference_budget_steps(path, by_variant["sas"], 1, VOCAB, reference, cap=99)[0] == 99
+    frame.query("variant != 'pre_ln'").to_csv(tmp_path / "no_reference.csv", index=False)
+    with pytest.raises(ValueError, match="no step times of the budget's reference block 'pre_ln'"):
+        reference_budget_steps(tmp_path / "no_reference.csv", by_variant["sas"], 1, VOCAB, reference, cap=10)
+
+
+def test_exactly_one_masked_lm_budget_is_given_before_any_job_starts():
+    both = copy.deepcopy(CONFIG)
+    both["simplified_blocks"]["mlm"]["train"]["time_budget_s"] = 1.0
+    both["simplified_blocks"]["mlm"]["budget_updates_of"] = {"block": "pre_ln", "updates": 10}
+    neither = copy.deepcopy(both)
+    neither["simplified_blocks"]["mlm"]["train"]["time_budget_s"] = None
+    neither["simplified_blocks"]["mlm"]["budget_updates_of"] = None
+    unknown = copy.deepcopy(neither)
+    unknown["simplified_blocks"]["mlm"]["budget_updates_of"] = {"block": "nope", "updates": 10}
+    for config, expected in [
+        (both, "give exactly one budget"),
+        (neither, "give exactly one budget"),
+        (unknown, "budget_updates_of"),
+    ]:
+        with pytest.raises(PipelineConfigError) as err:
+            check_config(config)
+        assert expected in str(err.value), str(err.value)

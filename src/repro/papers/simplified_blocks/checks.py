@@ -108,16 +108,24 @@ def mlm_problems(config: dict, paper: str) -> list[str]:
                     source_key(where, mlm, variant, "model", field),
                     f"is {value!r}; a masked-LM encoder needs {field}: {str(wanted).lower()}",
                 )
-        if spec["train"].get("time_budget_s") is None:
+        seconds, reference = spec["train"].get("time_budget_s"), mlm.get("budget_updates_of")
+        if (seconds is None) == (reference is None):
             found.setdefault(
                 source_key(where, mlm, variant, "train", "time_budget_s"),
-                "is null; the masked-LM runs are compared at equal training time: set it in seconds",
+                f"is {'null' if seconds is None else seconds} and {where}.budget_updates_of is "
+                f"{'null' if reference is None else 'set'}; the masked-LM runs are compared at equal training "
+                "time: give exactly one budget (seconds, or the time of a block's updates)",
             )
         if need is not None and cfg.position in TABLE_POSITIONS and cfg.max_seq_len < need:
             found.setdefault(
                 source_key(where, mlm, variant, "model", "max_seq_len"),
                 f"is {cfg.max_seq_len} (positions: {cfg.position}); fine-tuning feeds the encoder {why}",
             )
+    reference = mlm.get("budget_updates_of")
+    if reference is not None and reference["block"] not in mlm["variants"]:
+        found[f"{where}.budget_updates_of.block"] = (
+            f"is {reference['block']!r}, not a block of {where}.variants ({', '.join(mlm['variants'])})"
+        )
     return [f"config key {key} {text}" for key, text in found.items()]
 
 

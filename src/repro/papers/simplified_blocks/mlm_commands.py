@@ -26,7 +26,13 @@ import sys
 from pathlib import Path
 
 from repro.analysis.device import DEVICES, device_argument
-from repro.papers.simplified_blocks.step_times import RETIME, budget_steps, table_problems, timed_setup
+from repro.papers.simplified_blocks.step_times import (
+    RETIME,
+    budget_steps,
+    reference_budget_steps,
+    table_problems,
+    timed_setup,
+)
 from repro.pipeline.tidy import write_csv
 
 # Significant digits of the CSVs this paper's commands write.
@@ -172,8 +178,11 @@ def _encoder_settings(spec: dict, vocab: int, threads: int):
         return None, None, str(err)
     if cfg.causal or cfg.output != "none" or not cfg.tie_embeddings:
         return None, None, "a masked-LM encoder needs causal: false, output: none and tie_embeddings: true"
-    if train_cfg.time_budget_s is None:
-        return None, None, "the masked-LM runs are compared at equal training time: set train.time_budget_s"
+    if (train_cfg.time_budget_s is None) == (spec.get("budget_updates_of") is None):
+        return None, None, (
+            "the masked-LM runs are compared at equal training time: set one of train.time_budget_s (seconds) "
+            "and mlm.budget_updates_of (the time of a block's updates)"
+        )
     return cfg, train_cfg, None
 
 
@@ -257,11 +266,17 @@ def pretrain_cmd(args: argparse.Namespace) -> int:
     cfg, train_cfg, problem = _encoder_settings(spec, vocab, args.threads)
     if problem:
         return _error(problem)
+    reference = spec.get("budget_updates_of")
     try:
-        steps = budget_steps(args.step_times, spec, args.threads, vocab, train_cfg.time_budget_s, train_cfg.steps)
+        if reference is None:
+            budget = train_cfg.time_budget_s
+            steps = budget_steps(args.step_times, spec, args.threads, vocab, budget, train_cfg.steps)
+        else:
+            steps, budget = reference_budget_steps(
+                args.step_times, spec, args.threads, vocab, reference, train_cfg.steps
+            )
     except ValueError as err:
         return _error(f"step times: {err}; {RETIME}")
-    budget = train_cfg.time_budget_s
     # Equal time, as a number of updates: the run is deterministic and may share the machine.
     train_cfg = dataclasses.replace(train_cfg, steps=steps, time_budget_s=None)
     seq_len = cfg.max_seq_len
@@ -280,8 +295,8 @@ def pretrain_cmd(args: argparse.Namespace) -> int:
         train_cfg,
         args.run_dir,
         f"mlm {spec['variant']} seed {train_cfg.seed}",
-        f"{len(splits.train):,} train chunks of {seq_len} tokens, {steps:,} updates (the {budget} s budget at the "
-        "timed step)",
+        f"{len(splits.train):,} train chunks of {seq_len} tokens, {steps:,} updates (the {budget:.1f} s budget at "
+        "the timed step)",
         heldout=lm_heldout_set(splits, heldout_task, args.valid_tokens),
     )
     return 0

@@ -62,7 +62,8 @@ def mlm_trained_variants(section: dict) -> list[str]:
 
 def mlm_run_spec(section: dict, variant: str, seed: int) -> dict[str, Any]:
     """One masked-LM pre-training run of the `mlm` subsection `section`: the variant's model and
-    train settings, the seed, the masking probability and the held-out size."""
+    train settings, the seed, the masking probability, the held-out size and the budget's reference
+    block ({block, updates}, or None where train.time_budget_s gives the budget in seconds)."""
     if variant not in section["variants"]:
         raise KeyError(f"simplified_blocks.mlm.variants has no {variant!r} (defined: {', '.join(section['variants'])})")
     model, train = variant_settings(section, variant, seed)
@@ -74,6 +75,7 @@ def mlm_run_spec(section: dict, variant: str, seed: int) -> dict[str, Any]:
         "mask_prob": section["mask_prob"],
         "eval_chunks": section["eval_chunks"],
         "heldout_chunks": section["heldout_chunks"],
+        "budget_updates_of": section.get("budget_updates_of"),
     }
 
 

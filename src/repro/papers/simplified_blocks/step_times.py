@@ -3,7 +3,9 @@ used again, and how many updates a time budget buys.
 
 The paper compares the blocks at equal training time. Here a timing job (`simplified_blocks step-times`)
 measures each block's seconds per update in interleaved rounds, and every run makes `time_budget_s`
-divided by its block's median step updates. The update counts, and with them every masked-LM model, are
+divided by its block's median step updates, or, with `mlm.budget_updates_of`, the updates that the time of a
+given number of a reference block's updates buys (so the reference block makes the same updates on every
+machine). The update counts, and with them every masked-LM model, are
 a function of this table alone. A table timed afresh follows the machine's speed at that moment, so two
 runs on one machine train different models; a table kept from one run and named by
 `simplified_blocks.mlm.step_times_file` makes every later run train the same ones.
@@ -86,11 +88,35 @@ def budget_steps(step_times: str | Path, spec: dict, threads: int, vocab: int, b
     """The updates the run `spec` makes in `budget_s` seconds at its block's median timed step (at least
     1, at most `cap`), from the table at `step_times`. Raises ValueError naming what the table does not
     time (`table_problems`)."""
+    return max(1, min(cap, int(budget_s / _median_step(step_times, spec, threads, vocab))))
+
+
+def reference_budget_steps(
+    step_times: str | Path, spec: dict, threads: int, vocab: int, reference: dict, cap: int
+) -> tuple[int, float]:
+    """The updates the run `spec` makes in the time `reference["updates"]` updates of block
+    `reference["block"]` take at that block's median timed step, and that time in seconds. The reference
+    block itself makes exactly its updates on every machine; the others make what the same time buys at
+    their own step, so the comparison stays one at equal time. Raises ValueError as `budget_steps`, and
+    when the table does not time the reference block."""
+    import pandas as pd
+
+    own = _median_step(step_times, spec, threads, vocab)
+    table = pd.read_csv(step_times)
+    rows = table.loc[table["variant"] == reference["block"], "seconds_per_step"]
+    if rows.empty:
+        raise ValueError(f"{step_times} has no step times of the budget's reference block {reference['block']!r}")
+    budget_s = int(reference["updates"]) * float(rows.median())
+    if spec["variant"] == reference["block"]:
+        return max(1, min(cap, int(reference["updates"]))), budget_s
+    return max(1, min(cap, int(budget_s / own))), budget_s
+
+
+def _median_step(step_times: str | Path, spec: dict, threads: int, vocab: int) -> float:
     import pandas as pd
 
     problems = table_problems(step_times, [spec], threads, vocab)
     if problems:
         raise ValueError("; ".join(problems))
     table = pd.read_csv(step_times)
-    median = float(table.loc[table["variant"] == spec["variant"], "seconds_per_step"].median())
-    return max(1, min(cap, int(budget_s / median)))
+    return float(table.loc[table["variant"] == spec["variant"], "seconds_per_step"].median())
