@@ -191,6 +191,7 @@ def test_pretrain_and_finetune_read_the_hub_files_unchanged(built, tmp_path):
     spec = run_spec(section, "pre_ln", 0)
     spec["model"].update(max_seq_len=8)
     spec["train"].update(time_budget_s=0.5, eval_every=2, log_every=1)
+    spec["budget_updates_of"] = None  # the budget in seconds, as at paper scale
     spec["eval_chunks"] = 2
     assert len(load_token_chunks(built["root"] / "text" / "valid.npz", 8)) >= 2
     run = tmp_path / "mlm_runs" / "pre_ln" / "seed0"

@@ -179,9 +179,13 @@ def _encoder_settings(spec: dict, vocab: int, threads: int):
     if cfg.causal or cfg.output != "none" or not cfg.tie_embeddings:
         return None, None, "a masked-LM encoder needs causal: false, output: none and tie_embeddings: true"
     if (train_cfg.time_budget_s is None) == (spec.get("budget_updates_of") is None):
-        return None, None, (
-            "the masked-LM runs are compared at equal training time: set one of train.time_budget_s (seconds) "
-            "and mlm.budget_updates_of (the time of a block's updates)"
+        return (
+            None,
+            None,
+            (
+                "the masked-LM runs are compared at equal training time: set one of train.time_budget_s (seconds) "
+                "and mlm.budget_updates_of (the time of a block's updates)"
+            ),
         )
     return cfg, train_cfg, None
 
