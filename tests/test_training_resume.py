@@ -399,6 +399,35 @@ def test_early_stop_ends_at_the_first_evaluation_at_the_target_and_resumes_exact
     assert make_config(stop_at_eval_loss=0.5).result_fields()["stop_at_eval_loss"] == 0.5  # exact: copied
 
 
+def test_a_cooldown_after_the_early_stop_falls_linearly_to_zero_and_resumes_exactly(uninterrupted, tmp_path):
+    _, straight = uninterrupted
+    evals = {r["step"]: r["eval_loss"] for r in metrics_rows(straight) if r["eval_loss"] is not None}
+    config = make_config(stop_at_eval_loss=(evals[4] + evals[8]) / 2, cooldown_fraction=0.5)
+    _, result = run(tmp_path / "a", config)
+    assert result.step == 12  # reached at update 8, then ceil(0.5 * 8) = 4 more
+    rows = {r["step"]: r for r in metrics_rows(tmp_path / "a")}
+    # exact: the same run up to the stop; then update 8 + j runs at lr(8) * (4 - j) / 4 for j = 1..4
+    assert [rows[s] for s in (2, 4, 6, 8)] == [r for r in metrics_rows(straight) if r["step"] <= 8]
+    peak = rows[8]["lr"]
+    assert rows[10]["lr"] == pytest.approx(peak * 3 / 4, rel=1e-12)
+    assert rows[12]["lr"] == pytest.approx(peak * 1 / 4, rel=1e-12)
+    assert rows[12]["eval_loss"] is not None  # the model the claims read is evaluated at the end
+    for name, stop_after in (("b", 10), ("c", 7)):  # interrupted inside the cool-down, and before the stop
+        with pytest.raises(TrainingInterrupted):
+            run(tmp_path / name, config, interrupt_after=stop_after)
+        again = train(fresh_model(init_seed=99), make_task(), config, tmp_path / name, progress=False)
+        assert again.step == 12
+        assert_same_tensors(final_checkpoint_tensors(tmp_path / "a"), final_checkpoint_tensors(tmp_path / name))
+    assert "cooldown_fraction" not in make_config(stop_at_eval_loss=0.5).result_fields()  # unset: identity kept
+
+
+def test_a_cooldown_needs_an_early_stop():
+    from repro.training import TrainConfigError
+
+    with pytest.raises(TrainConfigError, match="cooldown_fraction .* give stop_at_eval_loss"):
+        make_config(cooldown_fraction=0.5)
+
+
 def test_early_stop_needs_evaluations():
     from repro.training import TrainConfigError
 

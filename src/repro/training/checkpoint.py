@@ -61,6 +61,8 @@ class TrainingState:
     finished: bool = False
     last_train_loss: float | None = None
     last_eval_loss: float | None = None
+    cooldown_from: int | None = None  # the update at which an early-stopped run began its cool-down
+    cooldown_lr: float | None = None  # the learning rate of that update, from which the cool-down falls
 
 
 # -- files ----------------------------------------------------------------------------------

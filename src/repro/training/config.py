@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # torch loads on first use: the workflow builds TrainConfigs 
 # resumed job must be free to get a different `threads:` from Snakemake.)
 EXECUTION_FIELDS = ("threads", "device", "checkpoint_every", "log_gains")
 #: Fields left out of a run's identity while unset, so that adding them kept every earlier run's hash.
-UNSET_LEFT_OUT = ("stop_at_eval_loss",)
+UNSET_LEFT_OUT = ("stop_at_eval_loss", "cooldown_fraction")
 
 
 #: Training precisions: "fp32", or "bf16" autocast (weights, optimizer state and gradients stay fp32).
@@ -79,6 +79,9 @@ class TrainConfig:
     stop_at_eval_loss   stop at the first evaluation whose held-out loss is at most this (early
                         stopping at a health level, the same for every seed); `steps` is then the
                         most updates and still the schedule's length. None: run all `steps`
+    cooldown_fraction   with stop_at_eval_loss: a run that reaches the level at update k goes on
+                        for ceil(f * k) more updates, its learning rate falling linearly from that
+                        of update k towards zero, and ends there. None: it stops at update k
     device              torch device of the model and batches; "auto" picks cuda when a GPU is
                         visible and cpu otherwise (`resolve_device`)
     precision           "fp32", or "bf16": the forward and backward passes of training run under
@@ -116,6 +119,7 @@ class TrainConfig:
     keep_checkpoints_at: tuple[int, ...] = ()
     time_budget_s: float | None = None
     stop_at_eval_loss: float | None = None
+    cooldown_fraction: float | None = None
     device: str = "cpu"
     precision: str = "fp32"
     log_gains: bool = False
@@ -169,6 +173,10 @@ class TrainConfig:
                 _fail(name, getattr(self, name), f"it must be at most lr={self.lr}")
         if self.stop_at_eval_loss is not None and self.eval_every == 0:
             _fail("stop_at_eval_loss", self.stop_at_eval_loss, "the run stops at an evaluation: give eval_every > 0")
+        if self.cooldown_fraction is not None and self.stop_at_eval_loss is None:
+            _fail(
+                "cooldown_fraction", self.cooldown_fraction, "a cool-down follows an early stop: give stop_at_eval_loss"
+            )
         late = [step for step in self.keep_checkpoints_at if step > self.steps]
         if late:
             _fail(

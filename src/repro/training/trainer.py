@@ -31,6 +31,7 @@ import dataclasses
 import fcntl
 import hashlib
 import json
+import math
 import os
 import shutil
 import sys
@@ -369,9 +370,13 @@ class _Run:
         state, config = self.state, self.config
         started = time.perf_counter()
         # Progress is the fraction of the steps (or of the time budget) already used.
-        budget = config.time_budget_s
-        fraction = state.seconds / budget if budget is not None else state.step / config.steps
-        lr = config.lr * self.schedule(fraction)
+        if state.cooldown_from is not None:
+            done = state.step - state.cooldown_from
+            lr = state.cooldown_lr * (self.cooldown_steps() - done) / self.cooldown_steps()
+        else:
+            budget = config.time_budget_s
+            fraction = state.seconds / budget if budget is not None else state.step / config.steps
+            lr = config.lr * self.schedule(fraction)
         for group in self.optimizer.param_groups:
             group["lr"] = lr * group["lr_multiplier"]
         batch = _to_device(self.task.train_batch(state.step, config.batch_size, config.seed), self.device)
@@ -391,13 +396,26 @@ class _Run:
         return lr
 
     def is_last(self) -> bool:
+        if self.state.cooldown_from is not None:
+            return self.state.step >= self.state.cooldown_from + self.cooldown_steps()
         budget = self.config.time_budget_s
         return self.state.step >= self.config.steps or (budget is not None and self.state.seconds >= budget)
 
-    def reached_target(self) -> bool:
-        """Whether the last evaluation reached `stop_at_eval_loss` (early stopping)."""
-        target = self.config.stop_at_eval_loss
-        return target is not None and self.state.last_eval_loss is not None and self.state.last_eval_loss <= target
+    def cooldown_steps(self) -> int:
+        return max(1, math.ceil(self.config.cooldown_fraction * self.state.cooldown_from))
+
+    def reached_target(self, lr: float) -> bool:
+        """Whether the last evaluation reached `stop_at_eval_loss` and the run ends here (early stopping).
+        With `cooldown_fraction` the run instead begins its cool-down from `lr`, the rate of the update
+        just made, and ends when that is over (`is_last`)."""
+        target, state = self.config.stop_at_eval_loss, self.state
+        reached = target is not None and state.last_eval_loss is not None and state.last_eval_loss <= target
+        if not reached or state.cooldown_from is not None:
+            return False
+        if self.config.cooldown_fraction is None:
+            return True
+        state.cooldown_from, state.cooldown_lr = state.step, lr
+        return False
 
     def log(self, lr: float, evaluate_now: bool) -> None:
         """Write a metrics row: mean train loss since the previous row, and the eval loss if due."""
@@ -530,7 +548,7 @@ def _train(model, task, config, run_dir, restart, move_stale, progress, interrup
                 run.log(lr, evaluate_now)
                 rate = run.state.tokens / run.state.seconds if run.state.seconds > 0 else 0.0
                 bar.set_postfix(loss=f"{run.state.last_train_loss:.4f}", tok_s=f"{rate:.0f}", refresh=False)
-                last = last or (evaluate_now and run.reached_target())
+                last = last or (evaluate_now and run.reached_target(lr))
             if done in keep:
                 run.save_snapshot()
             if last or (config.checkpoint_every > 0 and done % config.checkpoint_every == 0):

@@ -13,8 +13,9 @@ from typing import Any
 
 MAIN_TASKS = ("nli", "mt")
 #: Task keys that override the family's training settings: early stopping at a held-out loss (the
-#: trainer's `stop_at_eval_loss`, with `steps` the most updates) and how often it is checked.
-EARLY_STOP_KEYS = ("stop_at_eval_loss", "eval_every")
+#: trainer's `stop_at_eval_loss`, with `steps` the most updates), the cool-down after it, and how often
+#: the loss is checked.
+EARLY_STOP_KEYS = ("stop_at_eval_loss", "cooldown_fraction", "eval_every")
 SPEED_KEYS = ("seed", "prune_percent", "batch_sizes", "examples", "rounds", "warmup")
 #: Keys naming one of the section's model seeds (shifted with them by `seed_offset`, repro.pipeline.seeds).
 SEED_REFERENCES = (("speed", "seed"), ("pretrain", "seed"))
