@@ -172,7 +172,11 @@ def test_run_summary_counts_verdicts_and_cost_and_fills_the_readme(tmp_path):
     assert [c.strip() for c in by_class.strip("|").split("|")] == ["empirical", "2", "1", "5", "0", "8"]
     projected = [line for line in text.splitlines() if line.startswith("| p ")][-1]
     # inconclusive, 1-5, 6-10, 11-30, more than 30, no projection, median
-    assert [c.strip() for c in projected.strip("|").split("|")] == ["p", "5", "1", "0", "2", "1", "1", "12"]
+    assert [c.strip() for c in projected.strip("|").split("|")][:8] == ["p", "5", "1", "0", "2", "1", "1", "12"]
+    named = projected.strip("|").split("|")[8].strip()  # each inconclusive claim with its projection
+    assert named == "fig01/i0: 4, fig01/i1: 12, fig01/i2: 12, fig01/i3: 400, fig01/i4: –", named
+    empirical = next(line for line in text.splitlines() if line.startswith("| all "))
+    assert [c.strip() for c in empirical.strip("|").split("|")] == ["all", "2", "1", "5", "0", "8", "3 (38%)"]
     readme = tmp_path / "README.md"
     readme.write_text(f"# t\n\nbefore\n{BEGIN}\nold numbers\n{END}\nafter\n")
     (results / "SUMMARY.md").write_text("# Run summary\n\n" + text)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from repro.pipeline.claims import INCONCLUSIVE, VERDICTS
+from repro.pipeline.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, VERDICTS
 from repro.pipeline.compute import all_jobs, paper_of
 from repro.pipeline.lineage import code_version
 from repro.pipeline.scorecard import summarise
@@ -74,6 +74,21 @@ def by_class(scorecard: pd.DataFrame) -> pd.DataFrame:
     return table.assign(claims=table.sum(axis=1)).reset_index()
 
 
+def empirical_by_paper(scorecard: pd.DataFrame) -> pd.DataFrame:
+    """Per paper, the verdicts of its empirical claims (effects of trained models) and the share decided
+    (reproduced or not reproduced): what the run says about the papers' findings."""
+    if "class" not in scorecard:
+        return pd.DataFrame()
+    empirical = scorecard[scorecard["class"] == "empirical"]
+    counts = empirical.groupby("paper")["verdict"].value_counts().unstack(fill_value=0)
+    table = counts.reindex(columns=list(VERDICTS), fill_value=0)
+    table.loc["all"] = table.sum()
+    claims = table.sum(axis=1)
+    decided = table[REPRODUCED] + table[NOT_REPRODUCED]
+    share = (100 * decided / claims.where(claims > 0)).round(0)
+    return table.assign(claims=claims, decided=[f"{d} ({s:.0f}%)" for d, s in zip(decided, share)]).reset_index()
+
+
 #: Buckets of projected seeds: how far each inconclusive claim is from a decision.
 PROJECTION_BUCKETS = (5, 10, 30)
 
@@ -94,6 +109,10 @@ def projected_seeds(scorecard: pd.DataFrame) -> pd.DataFrame:
         row[f"more than {low}"] = int((seeds > low).sum())
         row["no projection"] = int(seeds.isna().sum())
         row["median projected"] = float(seeds.median()) if seeds.notna().any() else float("nan")
+        row["claims (item/id: projected seeds)"] = ", ".join(
+            f"{item}/{claim.split(':', 1)[0]}: {'–' if pd.isna(n) else int(n)}"
+            for item, claim, n in sorted(zip(group["item"], group["claim"], seeds), key=lambda t: (t[0], t[1]))
+        )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -124,6 +143,17 @@ def render_summary(results_dir: Path | str, papers: list[str], workdir: Path | s
         "",
         to_markdown(table).rstrip(),
         "",
+    ]
+    empirical = empirical_by_paper(scorecard)
+    if len(empirical):
+        lines += [
+            "Empirical claims (effects of trained models) by paper, and the share decided (reproduced or not "
+            "reproduced):",
+            "",
+            to_markdown(empirical).rstrip(),
+            "",
+        ]
+    lines += [
         "By class of claim (identity: exact identities; simulation: analytic results on constructed inputs; "
         "empirical: effects of trained models; timing):",
         "",
@@ -135,7 +165,8 @@ def render_summary(results_dir: Path | str, papers: list[str], workdir: Path | s
         lines += [
             "Inconclusive claims by the number of seeds projected to decide them (from each claim's observed "
             "spread: the seeds at which its interval would no longer straddle its boundary; a projection, not a "
-            "promise; 'no projection' where the estimate sits on the boundary or no spread was measured):",
+            "promise; 'no projection' (–) where the estimate sits on the boundary or no spread was measured), "
+            "each claim named:",
             "",
             to_markdown(projection).rstrip(),
             "",
