@@ -12,7 +12,7 @@ import yaml
 from safetensors.torch import load_file
 
 from repro.cli import main
-from repro.papers.layer_diversity import claims
+from repro.papers.layer_diversity import claims, gates_and_nulls
 from repro.papers.layer_diversity.checks import check_section as check_config_section
 from repro.papers.layer_diversity.specs import family_run_spec
 from repro.pipeline.claims import (
@@ -593,10 +593,10 @@ def test_fig03_reads_a_task_only_where_every_family_has_signal_and_rho_is_define
 def test_fig03_null_keeps_the_statistic_defined_and_removes_the_correlation():
     curves = {("llama", "sent"): [0.6, 0.7, 0.75, 0.78], ("gpt", "sent"): [0.55, 0.65, 0.7, 0.72]}
     units = _fig03_tables(curves, lambda u: 2.0 - u["accuracy"])["fig03_units"]
-    null = claims._accuracy_permuted({claims.UNITS: units})[claims.UNITS]
+    null = gates_and_nulls.permute_accuracy(units)
     rho = claims._model_rho(null, "mse")["sent"]
     assert len(rho) == 3 and rho.notna().all() and rho.abs().max() < claims.RHO_SESOI / 2
-    assert len(null) == len(units) * claims.NULL_PERMUTATIONS
+    assert len(null) == len(units) * gates_and_nulls.NULL_PERMUTATIONS
 
 
 def test_partial_spearman_removes_what_a_shared_term_alone_makes():
@@ -748,5 +748,5 @@ def test_submodularity_null_exchanges_the_gains_of_each_test(tmp_path):
     )
     row = _judge(tmp_path, "independent_members_submodular", fig06_submodularity=tests, fig06_real_layers=real)
     assert row["verdict"] == REPRODUCED and row["null"].startswith(NOT_REPRODUCED), row
-    exchanged = claims._gains_exchanged(tests)
+    exchanged = gates_and_nulls.exchange_gains(tests)
     assert np.allclose(exchanged["violation"], exchanged["gain_large"] - exchanged["gain_small"])

@@ -56,6 +56,7 @@ def test_every_paper_has_the_same_parts(paper):
     commands = importlib.import_module(part(paper, "commands"))
     claims = importlib.import_module(part(paper, "claims"))
     importlib.import_module(part(paper, "specs"))  # the specs the rules pass to the commands
+    importlib.import_module(part(paper, "gates_and_nulls"))  # the health gates and nulls its claims declare
     assert callable(checks.check_section) and isinstance(claims.DEVIATIONS, list)
     subparsers = argparse.ArgumentParser().add_subparsers()
     commands.register(subparsers)

@@ -30,19 +30,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from repro.papers.layer_diversity.depth_scaling import (
-    ROOM_FLOOR,
-    ROOM_SDS,
-    depth_regime_table,
-    diminishing_doublings,
-    doubling_chain,
-    doubling_gains,
-    signal_table,
-)
+from repro.papers.layer_diversity import gates_and_nulls as gn
+from repro.papers.layer_diversity.depth_scaling import diminishing_doublings, doubling_chain, doubling_gains
 from repro.pipeline.claims import (
     NOT_MEASURABLE,
     ClaimRow,
-    Gate,
     Measurement,
     Null,
     claim,
@@ -52,8 +44,6 @@ from repro.pipeline.claims import (
     verdict,
 )
 from repro.pipeline.decisions import (
-    CEILING_ROOM,
-    LEARNED_SHARE,
     Region,
     combine_at_least,
     judge_parts,
@@ -278,17 +268,14 @@ def _measure_bound(data, row: _ResidualBound) -> Measurement:
     return _bound(frame[row.column], row.limit, row.what, _seeds(frame), strict=row.strict)
 
 
-def _broken(row: _ResidualBound) -> Null:
-    """The null of an exact identity: its residual off by 1, which its bound must not let through."""
-
-    def make(data) -> dict:
-        frame = data[row.source]
-        return {row.source: frame.assign(**{row.column: frame[row.column].abs() + 1.0})}
-
-    return Null(f"the residual {row.column} off by 1", make)
-
-
-register_table(PAPER, _RESIDUAL_BOUNDS, _measure_bound, inputs=lambda row: [row.source], kind="identity", null=_broken)
+register_table(
+    PAPER,
+    _RESIDUAL_BOUNDS,
+    _measure_bound,
+    inputs=lambda row: [row.source],
+    kind="identity",
+    null=lambda row: gn.residual_off_by_one(row.source, row.column),
+)
 
 
 # --------------------------------------------------------------------------- Fig. 3
@@ -313,89 +300,15 @@ def _rho_text(values: dict[str, pd.Series]) -> str:
     return "; ".join(parts)
 
 
-#: The health rules of depth_scaling.signal_table, in words, for the gates' descriptions.
-_SIGNAL_WORDS = (
-    f"in every seed, the best depth at least {LEARNED_SHARE:.0%} of the way from chance to the task's ceiling "
-    f"(its Bayes accuracy) and the shallowest at least {CEILING_ROOM:.0%} of that span below it"
-)
-#: The depth regime of depth_scaling.depth_regime_table (docs/decisions/0046), in words.
-_DEPTH_REGIME_WORDS = (
-    f"at every depth, the mean accuracy over seeds at least max({ROOM_SDS:g} sd over seeds, {ROOM_FLOOR}) above "
-    "the task's cue level (chance where it has none) and below its ceiling (its Bayes accuracy), and the 95% "
-    "interval over seeds of acc(deepest) − acc(shallowest) excluding 0 (docs/decisions/0046)"
-)
-
-
-@dataclass(frozen=True)
-class _Selection:
-    """The (family, task) pairs a claim reads, and those it leaves out, each with the reason."""
-
-    pairs: pd.DataFrame  # columns family, task
-    left_out: tuple[str, ...]
-
-    def text(self) -> str:
-        judged = ", ".join(f"{r.family}/{r.task}" for r in self.pairs.itertuples()) or "none"
-        return f"judged on {judged}; left out: {', '.join(self.left_out) or 'none'}"
-
-
-def _selection(table: pd.DataFrame, keep: str, why) -> _Selection:
-    """The pairs of `table` (columns family, task) whose column `keep` is true; the others with `why(row)`."""
-    kept = table[table[keep].astype(bool)]
-    left_out = tuple(f"{r.family}/{r.task} ({why(r)})" for r in table[~table[keep].astype(bool)].itertuples())
-    return _Selection(kept[["family", "task"]].reset_index(drop=True), left_out)
-
-
-def _select_pairs(data) -> _Selection:
-    """The (family, task) pairs with signal (depth_scaling.signal_table)."""
-    return _selection(signal_table(data[DEPTH], data[TASK_TABLE]), "signal", lambda row: "no signal")
-
-
-def _select_depth_pairs(data) -> _Selection:
-    """The (family, task) pairs in the depth regime (depth_scaling.depth_regime_table)."""
-    return _selection(depth_regime_table(data[DEPTH], data[TASK_TABLE]), "in_regime", lambda row: row.why)
-
-
-def _pairs_gate(select, words: str) -> Gate:
-    """The gate of a claim judged on the (family, task) pairs `select(data)` keeps: passed when at least one
-    pair is kept, so that every run the verdict reads passes the rule `words` states."""
-
-    def check(data) -> tuple[bool, str]:
-        selection = select(data)
-        return len(selection.pairs) > 0, selection.text()
-
-    description = (
-        f"per (family, task), its runs: {words}; the claim reads only the pairs that pass (it names those left "
-        "out) and needs at least one"
-    )
-    return Gate(description, check)
-
-
+#: The (family, task) pairs a claim reads: those with signal (Figs. 3, 5) or in the depth regime (Figs. 6, 7).
+_select_pairs = gn.signal_pairs(DEPTH, TASK_TABLE)
+_select_depth_pairs = gn.depth_regime_pairs(DEPTH, TASK_TABLE)
 #: Claims about the runs' bias and diversity: every pair they read has signal.
-SIGNAL_GATE = _pairs_gate(_select_pairs, _SIGNAL_WORDS)
+SIGNAL_GATE = gn.pairs_gate(_select_pairs, gn.SIGNAL_WORDS)
 #: Claims about how accuracy moves with depth: a pair at its cue level or its ceiling would force their region
 #: (a gain that cannot grow, a copy that cannot beat a model at the ceiling), and a pair whose change with
 #: depth the seeds do not resolve has nothing to diminish or to copy.
-DEPTH_GATE = _pairs_gate(_select_depth_pairs, _DEPTH_REGIME_WORDS)
-
-
-def _tasks_all_families(data) -> tuple[list[str], list[str]]:
-    """The tasks on which every family has signal (a claim pooling the families reads all their runs on the
-    task), and the tasks left out, each with the families that lack signal."""
-    table = signal_table(data[DEPTH], data[TASK_TABLE])
-    judged, left_out = [], []
-    for task in TASKS:
-        rows = table[table["task"] == task]
-        lacking = rows.loc[~rows["signal"], "family"].tolist()
-        if rows.empty or lacking:
-            left_out.append(f"{task} (no signal: {', '.join(lacking) or 'no runs'})")
-        else:
-            judged.append(task)
-    return judged, left_out
-
-
-def _task_gate_check(data) -> tuple[bool, str]:
-    judged, left_out = _tasks_all_families(data)
-    return bool(judged), f"judged on {', '.join(judged) or 'none'}; left out: {', '.join(left_out) or 'none'}"
+DEPTH_GATE = gn.pairs_gate(_select_depth_pairs, gn.DEPTH_REGIME_WORDS)
 
 
 def _model_rho(units: pd.DataFrame, quantity: str) -> dict[str, pd.Series]:
@@ -418,23 +331,6 @@ def _model_rho(units: pd.DataFrame, quantity: str) -> dict[str, pd.Series]:
 #: The smallest correlation of interest of the correlation claims (Figs. 3, 5): Cohen's (1988) conventional
 #: "small" correlation, 0.1. An interval of ρ within ±0.1 of 0 shows no correlation as large as that.
 RHO_SESOI = 0.1  # margins: docs/decisions/0001-verdict-margins.md
-#: Permutations of each (task, seed) in Fig. 3's null: pooled, the permuted models' ρ sits within a few
-#: hundredths of 0 (about ±0.35 / √1000 for nine models), well inside ±RHO_SESOI.
-NULL_PERMUTATIONS = 1000
-
-
-def _accuracy_permuted(data) -> dict[str, pd.DataFrame]:
-    """Accuracy shuffled across the models of each task and seed, NULL_PERMUTATIONS times, the copies pooled
-    under the seed they came from: MSE and accuracy unrelated, ρ defined wherever accuracy varies."""
-    units = data[UNITS]
-    rows = units[(units["form"] == "module") & (units["target"] == "onehot")]
-    rng = np.random.default_rng(0)
-    copies = [
-        group.assign(accuracy=rng.permutation(group["accuracy"].to_numpy()))
-        for _, group in rows.groupby(["task", "seed"], sort=True)
-        for _ in range(NULL_PERMUTATIONS)
-    ]
-    return {UNITS: pd.concat(copies, ignore_index=True) if copies else rows}
 
 
 @claim(
@@ -450,18 +346,11 @@ def _accuracy_permuted(data) -> dict[str, pd.DataFrame]:
     inputs=[UNITS, CORRELATIONS, DEPTH, TASK_TABLE],
     kind="empirical",
     phase=PHASE,
-    gate=Gate(
-        f"per task, every family's runs on it: {_SIGNAL_WORDS}; the claim reads only the tasks that pass (it names "
-        "those left out) and needs at least one",
-        _task_gate_check,
-    ),
-    null=Null(
-        f"accuracy shuffled across the models of each task and seed ({NULL_PERMUTATIONS} permutations pooled)",
-        _accuracy_permuted,
-    ),
+    gate=gn.every_family_gate(DEPTH, TASK_TABLE, TASKS),
+    null=gn.accuracy_permuted(UNITS),
 )
 def mse_anticorrelates_with_accuracy(data) -> Measurement:
-    tasks, left_out = _tasks_all_families(data)
+    tasks, left_out = gn.tasks_all_families(data, DEPTH, TASK_TABLE, TASKS)
     mse = _model_rho(data[UNITS], "mse")
     # A task whose ρ is undefined in some seed (every model equally accurate) can show neither sign.
     undefined = [t for t in tasks if mse[t].empty or mse[t].isna().any()]
@@ -592,12 +481,6 @@ def tasks_are_balanced(data) -> Measurement:
 # --------------------------------------------------------------------------- Fig. 1 (toy inset)
 
 
-def _identical_as_independent(data) -> dict[str, pd.DataFrame]:
-    toy = data[TOY]
-    identical = toy[toy["ensemble"] == "identical"]
-    return {TOY: pd.concat([identical, identical.assign(ensemble="independent")], ignore_index=True)}
-
-
 @claim(
     paper=PAPER,
     item="fig01",
@@ -607,7 +490,7 @@ def _identical_as_independent(data) -> dict[str, pd.DataFrame]:
     tolerance="MSE(M+1) < MSE(M) for every M = 1..M_max−1 (independent members)",
     inputs=[TOY],
     kind="simulation",
-    null=Null("the identical members in place of the independent ones (no diversity)", _identical_as_independent),
+    null=gn.identical_as_independent(TOY),
 )
 def toy_diverse_members_lower_mse(data) -> Measurement:
     toy = data[TOY]
@@ -670,11 +553,6 @@ def information_grows_with_prefix(data) -> Measurement:
     )
 
 
-def _linear_in_depth(data) -> dict[str, pd.DataFrame]:
-    # accuracy 0.5 + 0.05 L: every doubling of depth gains twice the previous one
-    return {DEPTH: data[DEPTH].assign(accuracy=0.5 + 0.05 * data[DEPTH]["depth"])}
-
-
 @claim(
     paper=PAPER,
     item="fig06",
@@ -688,7 +566,7 @@ def _linear_in_depth(data) -> dict[str, pd.DataFrame]:
     kind="empirical",
     phase=PHASE,
     gate=DEPTH_GATE,
-    null=Null("accuracy 0.5 + 0.05·L (each doubling gains twice the last)", _linear_in_depth),
+    null=gn.linear_in_depth(DEPTH),
 )
 def doubling_gains_diminish(data) -> Measurement:
     selection = _select_depth_pairs(data)
@@ -734,19 +612,6 @@ def doubling_gains_diminish(data) -> Measurement:
     )
 
 
-def _gains_exchanged(tests: pd.DataFrame) -> pd.DataFrame:
-    """Each test's two gains exchanged: the larger prefix gains what the smaller did and the reverse, as for
-    members that complement each other (supermodular F), so every violation changes sign."""
-    return tests.assign(
-        gain_small=tests["gain_large"],
-        gain_large=tests["gain_small"],
-        violation=-tests["violation"],
-        exact_gain_small=tests["exact_gain_large"],
-        exact_gain_large=tests["exact_gain_small"],
-        exact_violation=-tests["exact_violation"],
-    )
-
-
 @claim(
     paper=PAPER,
     item="fig06",
@@ -759,7 +624,7 @@ def _gains_exchanged(tests: pd.DataFrame) -> pd.DataFrame:
     null=Null(
         "the smaller and the larger prefix's gains exchanged in every test (members that complement each other: "
         "F supermodular, each violation of the opposite sign)",
-        lambda data: {SUBMODULARITY: _gains_exchanged(data[SUBMODULARITY])},
+        lambda data: {SUBMODULARITY: gn.exchange_gains(data[SUBMODULARITY])},
     ),
 )
 def independent_members_submodular(data) -> Measurement:
@@ -847,13 +712,6 @@ def duplicate_member_adds_nothing(data) -> Measurement:
 DETERMINED = 1e-12
 
 
-def _with_one_loss(gains: pd.DataFrame) -> pd.DataFrame:
-    out = gains.copy()
-    if len(out):
-        out.loc[out["independent_gain"].idxmin(), "independent_gain"] = -1e-6
-    return out
-
-
 @claim(
     paper=PAPER,
     item="fig07",
@@ -865,7 +723,7 @@ def _with_one_loss(gains: pd.DataFrame) -> pd.DataFrame:
     kind="identity",
     null=Null(
         "the smallest ΔI(independent) set to −1e-6 bits (one member that loses information)",
-        lambda data: {GAINS: _with_one_loss(data[GAINS])},
+        lambda data: {GAINS: gn.with_one_loss(data[GAINS])},
     ),
 )
 def no_member_loses_information(data) -> Measurement:
@@ -879,12 +737,6 @@ def no_member_loses_information(data) -> Measurement:
     )
 
 
-def _label_left_uncertain(data) -> tuple[bool, str]:
-    rows = data[GAINS]
-    open_rows = int((rows["label_entropy_given_layers"] > 1e-12).sum())
-    return open_rows > 0, f"{open_rows} of {len(rows)} rows with H(Y | layers) > 1e-12 bits"
-
-
 @claim(
     paper=PAPER,
     item="fig07",
@@ -896,7 +748,7 @@ def _label_left_uncertain(data) -> tuple[bool, str]:
     "Y (ΔI = 0 exactly there) are left out and counted",
     inputs=[GAINS],
     kind="simulation",
-    gate=Gate("at least one (model, task) whose layers leave the label uncertain", _label_left_uncertain),
+    gate=gn.label_left_uncertain(GAINS),
     null=Null(
         "ΔI(independent) = 0 on every row (a member that adds nothing)",
         lambda data: {GAINS: data[GAINS].assign(independent_gain=0.0)},
@@ -920,17 +772,6 @@ def independent_member_adds_information(data) -> Measurement:
     )
 
 
-def _duplicated_as_good_as_trained(data) -> dict[str, pd.DataFrame]:
-    """Each duplicated model given its trained counterpart's accuracy: a copy that helps exactly as much as
-    training the extra layer (no effect; a swap of the two would leave a straddling interval straddling)."""
-    rows = data[DUPLICATION]
-    key = ["family", "base_depth", "seed", "task"]
-    trained = rows[rows["variant"] == "trained"].set_index(key)["accuracy"]
-    copied = rows.set_index(key).index.map(trained.get)
-    duplicated = rows["variant"] == "duplicated"
-    return {DUPLICATION: rows.assign(accuracy=rows["accuracy"].where(~duplicated, copied.to_numpy(dtype=float)))}
-
-
 #: The smallest accuracy difference of interest between the duplicated and the trained model: one point,
 #: about the sampling error of one accuracy near 0.8 on a 2,000-row test split (√(0.8·0.2/2000) = 0.009).
 DUPLICATION_SESOI = 0.01
@@ -951,7 +792,7 @@ DUPLICATION_SESOI = 0.01
     kind="empirical",
     phase=PHASE,
     gate=DEPTH_GATE,
-    null=Null("each duplicated model as accurate as its trained counterpart", _duplicated_as_good_as_trained),
+    null=gn.duplicated_as_good_as_trained(DUPLICATION),
 )
 def duplicated_block_no_better_than_trained(data) -> Measurement:
     selection = _select_depth_pairs(data)
