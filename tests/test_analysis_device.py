@@ -281,8 +281,8 @@ def test_layer_diversity_readout_is_byte_identical_to_no_flag(ld_runs, tmp_path)
 def test_readout_keeps_float64_on_the_device_asked_for(ld_runs):
     """read_residual_stream(device=...) computes on a float64 copy there, leaves the caller's model as it
     was, and its decomposition identities hold to float64 rounding."""
+    from repro.analysis.residual_stream import read_residual_stream
     from repro.data.synthetic import load_task
-    from repro.papers.layer_diversity.residual_stream import read_residual_stream
     from repro.runs import load_model
 
     data, _, runs, _ = ld_runs

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from repro.papers.layer_diversity import bias_diversity as bd
+from repro.analysis import bias_diversity as bd
 from repro.papers.layer_diversity import information as it
 
 

@@ -7,14 +7,14 @@ import torch
 import torch.nn.functional as F
 
 from repro.analysis.parameter_count import analytic_parameter_count
-from repro.models import Transformer, TransformerConfig, count_parameters
-from repro.models.layers import RMSNorm
-from repro.papers.layer_diversity.layer_ensemble import analyse_readout
-from repro.papers.layer_diversity.residual_stream import (
+from repro.analysis.residual_stream import (
     NotAdditiveError,
     frozen_norm_contributions,
     read_residual_stream,
 )
+from repro.models import Transformer, TransformerConfig, count_parameters
+from repro.models.layers import RMSNorm
+from repro.papers.layer_diversity.layer_ensemble import analyse_readout
 from repro.training import evaluate
 from repro.training.prompt_lm import PromptLMTask, stack_prompt_rows
 

@@ -293,12 +293,12 @@ def _convert_family(spec: dict, args: argparse.Namespace) -> int:
 def _readout(args: argparse.Namespace) -> int:
     import torch
 
+    from repro.analysis.bias_diversity import logit_margin
     from repro.analysis.parameter_count import analytic_parameter_count
+    from repro.analysis.residual_stream import read_residual_stream
     from repro.models import count_parameters
-    from repro.papers.layer_diversity.bias_diversity import logit_margin
     from repro.papers.layer_diversity.block_duplication import duplicate_block
     from repro.papers.layer_diversity.layer_ensemble import analyse_readout, unit_table
-    from repro.papers.layer_diversity.residual_stream import read_residual_stream
     from repro.runs import load_model
     from repro.training.seeding import derive_seed
 

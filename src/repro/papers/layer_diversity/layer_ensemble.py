@@ -1,6 +1,6 @@
 """Every bias–diversity and information measurement of one model on one labelled task, as tidy tables.
 
-`analyse_readout(readout, labels)` takes a `ResidualReadout` (repro.papers.layer_diversity.residual_stream) of N
+`analyse_readout(readout, labels)` takes a `ResidualReadout` (repro.analysis.residual_stream) of N
 examples and their labels, and returns DataFrames whose rows are measurements (averaged over the
 N examples) and whose columns name what was measured:
 
@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from repro.papers.layer_diversity.bias_diversity import (
+from repro.analysis.bias_diversity import (
     TARGET_KINDS,
     accuracy,
     decompose,
@@ -35,6 +35,7 @@ from repro.papers.layer_diversity.bias_diversity import (
     module_form,
     targets_for,
 )
+from repro.analysis.residual_stream import ResidualReadout
 from repro.papers.layer_diversity.information import (
     conditional_entropy,
     conditionally_independent_members,
@@ -42,7 +43,6 @@ from repro.papers.layer_diversity.information import (
     marginal_gain,
     submodularity_checks,
 )
-from repro.papers.layer_diversity.residual_stream import ResidualReadout
 
 #: Flip probability of the conditionally independent member appended in the information check.
 INDEPENDENT_MEMBER_FLIP = 0.3

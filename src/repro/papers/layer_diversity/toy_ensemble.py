@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from repro.papers.layer_diversity.bias_diversity import decompose
+from repro.analysis.bias_diversity import decompose
 
 ENSEMBLES = ("independent", "identical")
 

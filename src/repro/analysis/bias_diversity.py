@@ -15,7 +15,7 @@ per-example statistics (e.g. the correlation of bias and diversity) stay availab
 
 Applied to a Transformer's residual stream (layer_diversity.md §2.2) the members are either the
 per-layer logit-lens readouts (form b) or the module contributions rescaled by M so that their
-mean is the model's logits (form a, see `module_form`); `repro.papers.layer_diversity.residual_stream` makes both.
+mean is the model's logits (form a, see `module_form`); `repro.analysis.residual_stream` makes both.
 """
 
 from __future__ import annotations
