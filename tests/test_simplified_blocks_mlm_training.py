@@ -256,6 +256,10 @@ def test_glue_matches_is_an_equivalence_test_with_a_margin_from_pre_ln_above_cha
     assert mlm_claims.chance_level(data[mlm_claims.GLUE_SCORES]) == 50.0  # exact: the mean of 100 / 2 and 100 / 2
     one_seed = {mlm_claims.GLUE_SCORES: data[mlm_claims.GLUE_SCORES].query("seed == 0")}
     assert mlm_claims.glue_sas_matches_pre_ln(one_seed).verdict == NOT_MEASURABLE
+    # a block timed but not fine-tuned (mlm.trained_variants) is not measurable, with Pre-LN above chance too
+    untrained = {mlm_claims.GLUE_SCORES: data[mlm_claims.GLUE_SCORES].query("variant != 'parallel'")}
+    parallel = mlm_claims.glue_parallel_matches_pre_ln(untrained)
+    assert parallel.verdict == NOT_MEASURABLE and "Parallel not fine-tuned" in parallel.measured, parallel
 
 
 def test_glue_claims_gate_every_compared_run_on_every_task_between_chance_and_ceiling():

@@ -322,6 +322,10 @@ def _at_chance(variants: tuple[str, ...]):
 def _equivalent_to_pre_ln(table: pd.DataFrame, variant: str, chance: float, label: str) -> Measurement:
     """The per-seed gap of `variant` to Pre-LN in `table` (fine-tuning seeds × blocks) against ±δ, δ =
     GLUE_MARGIN_SHARE of Pre-LN's mean above `chance`, σ pooled over the blocks × seeds of `table`."""
+    missing = [NAMES[v] for v in (variant, "pre_ln") if v not in table]
+    if missing:
+        why = f"{' and '.join(missing)} not fine-tuned at this scale (mlm.trained_variants)"
+        return Measurement(f"{label}: {why}", NOT_MEASURABLE, detail=why)
     above = float(table["pre_ln"].mean()) - chance
     if not above > 0:
         why = f"Pre-LN's {label} ({above + chance:.1f}) is not above chance ({chance:.1f}), so there is no margin"
