@@ -102,7 +102,9 @@ DEVIATIONS = [
     "Every laptop run except IWSLT's (Fig. 5 needs its fixed epochs) stops at the first evaluation whose held-out "
     "loss reaches a level fixed per task (early stopping, docs/decisions/0011 and 0012), where the paper "
     "trains fixed epochs: the analogues are learnt in a drop whose timing depends on the seed, and every fixed "
-    "number of updates probed left some seed at chance or at the ceiling.",
+    "number of updates probed left some seed at chance or at the ceiling. The classifiers are therefore read with "
+    "their learning rate still near its peak: a cool-down after the stop takes NLI to 99-100% and CoLA to its "
+    "ceiling (docs/decisions/0050).",
     "Figs. 5 and 6 rest on three model seeds per task at laptop scale (the paper: one model each), judged by "
     "the interval over seeds; Table 4 times one model. Fig. 5's epochs are passes over "
     "4,000 synthetic pairs (16 epochs), not the paper's 40 IWSLT epochs.",
