@@ -122,10 +122,24 @@ rule compute_accounting:
         "> {log} 2>&1"
 
 
+# The run's configuration, resolved (scale file, --config overrides, seed offset), written once for the
+# rules that read all of it, instead of a JSON of every key on each of their command lines.
+rule resolved_config:
+    output:
+        f"{RESULTS}/config.resolved.json",
+    localrule: True
+    params:
+        config=lambda wildcards: json.dumps(config, sort_keys=True, indent=1),
+    run:
+        with open(output[0], "w") as out:
+            out.write(params.config + "\n")
+
+
 rule dossier:
     input:
         claims=f"{RESULTS}/{{paper}}/claims.csv",
         compute=rules.compute_accounting.output,
+        config=rules.resolved_config.output,
         paper_config="config/paper.yaml",
     output:
         report(
@@ -140,11 +154,10 @@ rule dossier:
         ENV
     params:
         results=lambda wildcards, output: os.path.dirname(os.path.dirname(output[0])),
-        config=lambda wildcards: json.dumps(config, sort_keys=True),
         code=module_digest("repro.pipeline.dossier"),
     shell:
         "python -m repro report dossier --paper {wildcards.paper} --results-dir {params.results} "
-        "--config-json {params.config:q} --paper-config {input.paper_config} --out {output} > {log} 2>&1"
+        "--config {input.config} --paper-config {input.paper_config} --out {output} > {log} 2>&1"
 
 
 rule run_summary:

@@ -42,7 +42,7 @@ def register(subparsers) -> None:
     dossier = parts.add_parser("dossier", help="results/<paper>/REPRODUCIBILITY.md")
     dossier.add_argument("--paper", required=True)
     dossier.add_argument("--results-dir", required=True)
-    dossier.add_argument("--config-json", required=True, help="the run's configuration as JSON")
+    dossier.add_argument("--config", required=True, help="the run's resolved configuration (config.resolved.json)")
     dossier.add_argument("--paper-config", required=True, help="config/paper.yaml, to list what differs")
     dossier.add_argument("--out", required=True)
     dossier.add_argument("--workdir", default=".")
@@ -94,8 +94,7 @@ def run_compute(args: argparse.Namespace) -> int:
 def run_dossier(args: argparse.Namespace) -> int:
     from repro.pipeline.dossier import load_yaml, render_dossier
 
-    text = render_dossier(
-        args.paper, args.results_dir, json.loads(args.config_json), load_yaml(args.paper_config), args.workdir
-    )
+    config = json.loads(Path(args.config).read_text())
+    text = render_dossier(args.paper, args.results_dir, config, load_yaml(args.paper_config), args.workdir)
     Path(args.out).write_text(text)
     return 0
