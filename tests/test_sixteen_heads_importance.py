@@ -12,10 +12,12 @@ from repro.analysis import heads as H
 from repro.analysis.head_importance import (
     classification_loss_sum,
     head_importance,
+    language_model_loss_sum,
     normalize_by_layer,
     translation_loss_sum,
 )
 from repro.models import EncoderDecoder, Transformer, TransformerConfig
+from repro.training.tasks import IGNORE_INDEX
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -181,3 +183,34 @@ def test_layer_normalisation_by_hand():
     # float64 norm and division: a few ulps between CPUs
     torch.testing.assert_close(out[2, [0, 2]], torch.full((2,), 1 / 2**0.5, dtype=torch.float64), rtol=1e-12, atol=0)
     assert torch.isnan(out[2, 1])
+
+
+# Decoder LMs of every block kind (the shared importance, as the cross-paper studies read simplified_blocks'
+# decoders): skipless blocks carry each head's slice of the stream through shaped attention.
+def small_decoder(block: str, seed: int = 0) -> Transformer:
+    cfg = TransformerConfig(vocab_size=20, n_layers=2, d_model=24, n_heads=4, d_ff=32, max_seq_len=12, block=block)
+    torch.manual_seed(seed)
+    return _perturb(Transformer(cfg).double().eval(), scale=0.1)
+
+
+def lm_batches():
+    gen = torch.Generator().manual_seed(3)
+    ids = torch.randint(0, 20, (4, 10), generator=gen)
+    labels = torch.cat([ids[:, 1:], torch.full((4, 1), IGNORE_INDEX)], dim=1)
+    return [{"input_ids": ids, "labels": labels}]
+
+
+@pytest.mark.parametrize("block", ["pre_ln", "parallel", "sas", "sas_p"])
+def test_decoder_importance_is_abs_context_dot_gradient_for_every_block(block):
+    model = small_decoder(block)
+    raw, tokens = head_importance(model, lm_batches(), language_model_loss_sum, dtype=torch.float64)
+    expected = official_formula(
+        model, lm_batches(), language_model_loss_sum, lambda b, k: torch.ones_like(b["input_ids"], dtype=torch.float64)
+    )
+    torch.testing.assert_close(raw[H.SELF], expected[H.SELF], rtol=1e-9, atol=1e-12)
+    assert tokens[H.SELF] == 40 and (raw[H.SELF] > 0).all()  # 4 chunks of 10 tokens; every head matters a little
+    # masking a head changes the loss: the mask reaches shaped attention too
+    batch = lm_batches()[0]
+    whole = language_model_loss_sum(model, batch, None)
+    masked = language_model_loss_sum(model, batch, H.model_mask(model, H.masks_without(model, [(H.SELF, 0, 1)])))
+    assert not torch.isclose(whole, masked)

@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from repro.analysis import heads as H
 from repro.analysis.device import model_device
 from repro.models import EncoderDecoder
-from repro.training.tasks import label_smoothed_nll
+from repro.training.tasks import IGNORE_INDEX, label_smoothed_nll
 
 LossFn = Callable[[torch.nn.Module, dict, object], torch.Tensor]
 
@@ -33,6 +33,16 @@ def classification_loss_sum(model, batch: dict, head_mask) -> torch.Tensor:
     """Cross-entropy on gold labels, summed over the batch (BERT's training loss)."""
     logits = model(batch["input_ids"], padding_mask=batch.get("padding_mask"), head_mask=head_mask)
     return F.cross_entropy(logits, batch["labels"], reduction="sum")
+
+
+def language_model_loss_sum(model, batch: dict, head_mask) -> torch.Tensor:
+    """Next-token cross-entropy of a decoder, summed over the predicted tokens (labels as made by the
+    library's LanguageModelTask: the inputs shifted left, IGNORE_INDEX where there is nothing to predict)."""
+    logits = model(batch["input_ids"], head_mask=head_mask)
+    labels = batch["labels"]
+    return F.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=IGNORE_INDEX, reduction="sum"
+    )
 
 
 def translation_loss_sum(label_smoothing: float, pad_id: int) -> LossFn:
