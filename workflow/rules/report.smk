@@ -123,16 +123,19 @@ rule compute_accounting:
 
 
 # The run's configuration, resolved (scale file, --config overrides, seed offset), written once for the
-# rules that read all of it, instead of a JSON of every key on each of their command lines.
+# rules that read all of it, instead of a JSON of every key on each of their command lines and logs.
 rule resolved_config:
     output:
         f"{RESULTS}/config.resolved.json",
+    log:
+        f"{RESULTS}/logs/resolved_config.log",
     localrule: True
+    conda:
+        ENV
     params:
         config=lambda wildcards: json.dumps(config, sort_keys=True, indent=1),
-    run:
-        with open(output[0], "w") as out:
-            out.write(params.config + "\n")
+    shell:
+        "printf '%s\\n' {params.config:q} > {output} 2> {log}"
 
 
 rule dossier:
