@@ -6,10 +6,11 @@ import pytest
 from sacrebleu.metrics import BLEU
 
 from repro.analysis.bleu import bleu_from_stats, corpus_bleu, ids_to_text, sentence_stats
+from repro.analysis.head_pruning import order_by_score, pruning_counts, random_order
 from repro.analysis.metrics import classification_score, confusion_stats
 from repro.analysis.significance import bootstrap_indices, mcnemar_p, paired_bleu_p
 from repro.papers.sixteen_heads import head_summaries as S
-from repro.papers.sixteen_heads.head_sweeps import best_kept_heads, order_by_score, pruning_counts, random_order
+from repro.papers.sixteen_heads.head_sweeps import best_kept_heads
 
 
 def random_corpus(seed, n=60, noise=0.3):

@@ -18,6 +18,12 @@ The logits are z = W_U · Norm_f(x_L). Two ways to turn the stream into label-wo
 An unembedding bias b_K (Phi's LM head) is a constant like LayerNorm's β: it is added to member 0 and
 to every logit-lens readout.
 
+**Layer increments (any block).** Whatever a block does, the stream telescopes:
+h_L = h_0 + Σ_l (h_l − h_{l−1}), h_0 the first block's input and h_l block l's output. The L+1 increments
+are additive members of every decoder (for pre-norm blocks with unit skips, each is the block's
+attention plus MLP output), read through the frozen final norm and the whole unembedding by
+`layer_increment_readouts`; `check_telescoping` states what that needs.
+
 W_K is the unembedding restricted to the K label words. Everything is computed in float64 on a
 float64 copy of the model, so the identities hold to rounding (≈1e-15 relative). The copy is made on
 the ``device`` asked for (default: the model's own), so a large model can stay on the CPU while its
@@ -27,6 +33,7 @@ float64 copy runs on a GPU (float64 there too); batches go to that device, resul
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -209,10 +216,75 @@ def read_residual_stream(
     )
 
 
+def check_telescoping(model: nn.Module) -> None:
+    """Raise NotAdditiveError unless ``model`` is a decoder whose logits are read through a final norm, so that
+    its layer increments can be read out (any block: skipless, parallel, shaped attention)."""
+    if not isinstance(model, Transformer):
+        raise NotAdditiveError(f"expected a repro.models.Transformer, got {type(model).__name__}")
+    problems = []
+    if model.cfg.output != "lm":
+        problems.append(f"output={model.cfg.output!r} (needs 'lm': logits over the vocabulary)")
+    if model.final_norm is None:
+        problems.append("final_norm=False (the increments are read through the final norm)")
+    if model.cfg.cross_attention:
+        problems.append("cross-attention reads a memory the increments do not carry")
+    if problems:
+        raise NotAdditiveError("the layer increments cannot be read out: " + "; ".join(problems))
+
+
+@dataclass(frozen=True)
+class IncrementReadout:
+    """One batch of `layer_increment_readouts`, float64 tensors on the readout's device.
+
+    contributions  [B, T, L+1, V]  each increment's contribution to the logits (frozen final norm; the
+                                   norm's bias and the unembedding bias go to member 0, h_0)
+    logits         [B, T, V]       the model's own logits; Σ over members of contributions equals them
+    stream_error   max |h_0 + Σ increments − h_L| (telescoping, to rounding)
+    logit_error    max |Σ contributions − logits|
+    """
+
+    contributions: torch.Tensor
+    logits: torch.Tensor
+    stream_error: float
+    logit_error: float
+
+
+@torch.no_grad()
+def layer_increment_readouts(
+    model: Transformer, batches: Iterable[torch.Tensor], device: torch.device | str | None = None
+) -> Iterator[IncrementReadout]:
+    """The layer increments of ``model``'s residual stream read out at every position of each batch of
+    token ids [B, T] (see the module docstring), on a float64 copy made once on ``device`` (None: the
+    model's own)."""
+    check_telescoping(model)
+    device = model_device(model) if device is None else torch.device(device)
+    model64 = copy.deepcopy(model).to(device=device, dtype=torch.float64).eval()
+    norm, w_u, b_u = model64.final_norm, unembedding(model64), unembedding_bias(model64)
+    n_layers = model64.cfg.n_layers
+    states = ["blocks.0.hook_resid_pre"] + [f"blocks.{layer}.hook_resid_post" for layer in range(n_layers)]
+    for input_ids in batches:
+        logits, cache = model64.run_with_cache(input_ids.to(device), names=states + ["hook_resid_final"])
+        h = [cache[name] for name in states]  # L+1 states [B, T, d]
+        members = torch.stack([h[0]] + [h[layer] - h[layer - 1] for layer in range(1, n_layers + 1)], dim=2)
+        stream = cache["hook_resid_final"]  # [B, T, d]
+        batch, length, count, width = members.shape
+        stream_error = float((members.sum(dim=2) - stream).abs().max())
+        normed = frozen_norm_contributions(members.reshape(-1, count, width), stream.reshape(-1, width), norm)
+        contributions = normed @ w_u.T  # [B·T, L+1, V]
+        if b_u is not None:
+            contributions[:, 0] += b_u  # a constant, carried by h_0 as the norm's bias is
+        contributions = contributions.reshape(batch, length, count, -1)
+        logit_error = float((contributions.sum(dim=2) - logits).abs().max())
+        yield IncrementReadout(contributions, logits, stream_error, logit_error)
+
+
 __all__ = [
+    "IncrementReadout",
     "NotAdditiveError",
     "ResidualReadout",
     "check_additive",
+    "check_telescoping",
+    "layer_increment_readouts",
     "frozen_norm_contributions",
     "read_residual_stream",
     "unembedding",

@@ -683,9 +683,10 @@ def importance_curves(model, evaluator, normalised, family: str, per_type: bool,
     import pandas as pd
 
     from repro.analysis import head_importance as imp
+    from repro.analysis import head_pruning as pruning
     from repro.papers.sixteen_heads import head_sweeps as sweeps
 
-    order = sweeps.order_by_score(imp.importance_by_head(model, normalised), ascending=True)
+    order = pruning.order_by_score(imp.importance_by_head(model, normalised), ascending=True)
     base = base if base is not None else evaluator.evaluate(None, "test")
     percents = PRUNE_PERCENTS[family]
     scopes = {"all": order}
@@ -694,7 +695,7 @@ def importance_curves(model, evaluator, normalised, family: str, per_type: bool,
             scopes[kind] = [head for head in order if head[0] == kind]
     frames = []
     for scope, heads in scopes.items():
-        counts = sweeps.pruning_counts(len(heads), percents, PRUNE_ROUNDING[family])
+        counts = pruning.pruning_counts(len(heads), percents, PRUNE_ROUNDING[family])
         curve = sweeps.pruning_curve(model, evaluator, heads, counts, "test", base)
         frames.append(curve.assign(scope=scope, percent=percents, n_heads=len(heads)))
     return pd.concat(frames, ignore_index=True)
@@ -703,6 +704,7 @@ def importance_curves(model, evaluator, normalised, family: str, per_type: bool,
 def _prune(args: argparse.Namespace) -> int:
     import pandas as pd
 
+    from repro.analysis import head_pruning as pruning
     from repro.analysis import heads as H
     from repro.papers.sixteen_heads import head_sweeps as sweeps
     from repro.training.seeding import derive_seed
@@ -747,11 +749,11 @@ def _prune(args: argparse.Namespace) -> int:
         if missing:
             return _fail(f"{args.ablation} lacks the single-head test Δ of {len(missing)} heads, e.g. {missing[0]}")
         # Least harmful first; heads that leave the score unchanged by the smaller loss increase.
-        orders[("oracle", -1)] = sweeps.order_by_score(delta, ascending=False, tiebreak=delta_loss)
+        orders[("oracle", -1)] = pruning.order_by_score(delta, ascending=False, tiebreak=delta_loss)
     for k in range(analysis["random_orders"] if main else 0):
-        orders[("random", k)] = sweeps.random_order(heads, derive_seed(int(spec["seed"]), "random-prune-order", k))
+        orders[("random", k)] = pruning.random_order(heads, derive_seed(int(spec["seed"]), "random-prune-order", k))
     percents = PRUNE_PERCENTS[family]
-    counts = sweeps.pruning_counts(len(heads), percents, PRUNE_ROUNDING[family])
+    counts = pruning.pruning_counts(len(heads), percents, PRUNE_ROUNDING[family])
     for (name, order_seed), order in orders.items():
         curve = sweeps.pruning_curve(model, evaluator, order, counts, "test", base)
         frames.append(
@@ -803,9 +805,9 @@ def _speed(args: argparse.Namespace) -> int:
     import pandas as pd
     import torch
 
+    from repro.analysis import head_pruning as pruning
     from repro.analysis import heads as H
     from repro.data.synthetic import load_task
-    from repro.papers.sixteen_heads import head_sweeps as sweeps
     from repro.papers.sixteen_heads import pruned_speed as speed
     from repro.papers.sixteen_heads import runs
 
@@ -825,8 +827,8 @@ def _speed(args: argparse.Namespace) -> int:
         return _fail(
             f"{args.importance} has no importance for {len(missing)} heads of seed {spec['seed']}, e.g. {missing[0]}"
         )
-    order = sweeps.order_by_score({h: scores[h] for h in heads}, ascending=True)
-    k = sweeps.pruning_counts(len(heads), [int(spec["prune_percent"])], "floor")[0]  # BERT's rounding
+    order = pruning.order_by_score({h: scores[h] for h in heads}, ascending=True)
+    k = pruning.pruning_counts(len(heads), [int(spec["prune_percent"])], "floor")[0]  # BERT's rounding
     masks = H.masks_without(model, order[:k])
     pruned = speed.pruned_copy(model, masks)
     pad_id = int(task.meta["pad_id"])

@@ -10,24 +10,22 @@ its change Δ loss (continuous, so it separates conditions whose scores tie).
   (§3.3, Tables 2, 3, 5, 6). `best_kept_heads` then picks, per (type, layer), the kept head with
   the best score on one set and reports its Δ and p-value on another (the same set for Tables 2-3,
   a held-out one for Tables 5-6); ties go to the lower loss on the choosing set, then the lowest head id.
-- `pruning_curve`: remove the first k heads of a global order, for nested k (§4.2, Fig. 3); the
-  orders come from `order_by_score` (importance ascending; oracle: single-ablation Δ descending,
-  ties broken by Δ loss ascending, so heads whose removal leaves the score unchanged go least
-  harmful first instead of in (layer, head) order) or `random_order`. `pruning_counts` gives k per level: BERT floors ⌊N·p/100⌋, the MT code
-  takes the ceiling ⌈N·p/100⌉ (catalog §4.6). No layer keeps a minimum of heads.
+- `pruning_curve`: remove the first k heads of a global order, for nested k (§4.2, Fig. 3). The orders
+  and the counts per level come from repro.analysis.head_pruning: `order_by_score` (importance
+  ascending; oracle: single-ablation Δ descending, ties broken by Δ loss ascending, so heads whose
+  removal leaves the score unchanged go least harmful first instead of in (layer, head) order),
+  `random_order`, and `pruning_counts` (BERT floors ⌊N·p/100⌋, the MT code takes the ceiling ⌈N·p/100⌉,
+  catalog §4.6).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
 from repro.analysis import heads as H
 from repro.papers.sixteen_heads.head_summaries import best_kept_heads  # noqa: F401  (re-exported: part of the sweep API)
-
-ROUNDING = ("floor", "ceil")
 
 
 def baselines(evaluator, sets: Sequence[str]) -> dict:
@@ -84,52 +82,6 @@ def keep_one_head(model, evaluator, sets: Sequence[str], base: Mapping | None = 
                 )
             )
     return pd.DataFrame(rows)
-
-
-def pruning_counts(n_heads: int, percents: Sequence[int], rounding: str) -> list[int]:
-    """Heads removed at each level: ⌊N·p/100⌋ ("floor", BERT) or ⌈N·p/100⌉ ("ceil", fairseq),
-    in integer arithmetic (so 288·10/100 = 28.8 gives exactly 28 or 29)."""
-    if rounding not in ROUNDING:
-        raise ValueError(f"rounding={rounding!r}; choose one of: {', '.join(ROUNDING)}")
-    if any(not isinstance(p, (int, np.integer)) or not 0 <= p <= 100 for p in percents):
-        raise ValueError(f"pruning percentages must be integers in [0, 100], got {list(percents)}")
-    if rounding == "floor":
-        return [n_heads * int(p) // 100 for p in percents]
-    return [-(-n_heads * int(p) // 100) for p in percents]
-
-
-def order_by_score(
-    scores: Mapping[H.HeadId, float], ascending: bool = True, tiebreak: Mapping[H.HeadId, float] | None = None
-) -> list[H.HeadId]:
-    """Heads sorted by score (NaN-free); equal scores are ordered by ``tiebreak`` ascending (if given),
-    then by (type, layer, head)."""
-    heads = sorted(scores, key=_type_rank)
-    values = np.array([scores[h] for h in heads], dtype=np.float64)
-    if np.isnan(values).any():
-        raise ValueError("scores contain NaN; every head needs a score to be ordered")
-    keys = [np.arange(len(heads))]
-    if tiebreak is not None:
-        missing = [h for h in heads if h not in tiebreak]
-        if missing:
-            raise ValueError(f"the tie-break has no value for {len(missing)} heads, e.g. {missing[0]}")
-        second = np.array([tiebreak[h] for h in heads], dtype=np.float64)
-        if np.isnan(second).any():
-            raise ValueError("the tie-break contains NaN; every head needs a value to be ordered")
-        keys.append(second)
-    keys.append(values if ascending else -values)
-    return [heads[i] for i in np.lexsort(keys)]
-
-
-def _type_rank(head: H.HeadId) -> tuple:
-    kind, layer, index = head
-    return (H.TYPE_ORDER.index(kind), layer, index)
-
-
-def random_order(heads: Sequence[H.HeadId], seed: int) -> list[H.HeadId]:
-    """A uniformly random order of ``heads`` from a seeded generator."""
-    ordered = sorted(heads, key=_type_rank)
-    permutation = np.random.default_rng(seed).permutation(len(ordered))
-    return [ordered[i] for i in permutation]
 
 
 def pruning_curve(
