@@ -44,6 +44,7 @@ include: "workflow/rules/simplified_blocks.smk"
 include: "workflow/rules/sixteen_heads.smk"
 include: "workflow/rules/param_allocation.smk"
 include: "workflow/rules/layer_diversity.smk"
+include: "workflow/rules/cross_paper.smk"
 include: "workflow/rules/report.smk"
 
 

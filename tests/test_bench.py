@@ -17,7 +17,7 @@ def test_every_paper_lists_the_shapes_it_trains_and_each_shape_appears_once():
     described = [t.shape.describe() for t in shapes]
     assert len(described) == len(set(described))
     users = {user.split(":")[0] for t in shapes for user in t.users}
-    assert users == set(PAPERS)
+    assert users == set(PAPERS) - {"cross_paper"}  # the studies across the papers train nothing
     assert [t.runs for t in shapes] == sorted((t.runs for t in shapes), reverse=True)
     # simplified_blocks' base decoder: the shape with the most runs at the laptop scale
     base = config["simplified_blocks"]["model"]

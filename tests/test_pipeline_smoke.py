@@ -134,7 +134,7 @@ def test_power_plans_seeds_from_a_finished_tree(smoke_run):
     )
     assert planned.returncode == 0 and re.search(r"\|\s+proposed\s+\|", planned.stdout), planned.stderr[-2000:]
     table = pd.read_csv(smoke_run / "power.csv")
-    assert set(table["class"]) <= {"empirical", "timing"} and set(table["paper"]) == set(PAPERS)
+    assert set(table["class"]) <= {"empirical", "timing", "new finding"} and set(table["paper"]) == set(PAPERS)
 
 
 def test_curves_cover_every_variant_and_seed(smoke_run):

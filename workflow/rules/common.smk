@@ -34,7 +34,7 @@ if config["job_server"]:
     os.environ[jobserver.ENV_VAR] = "1"
 else:
     os.environ.pop(jobserver.ENV_VAR, None)
-ALL_PAPERS = ["simplified_blocks", "sixteen_heads", "param_allocation", "layer_diversity"]
+
 # Each paper's .smk appends its id once it has rules (report.smk, included last, reads it).
 PAPERS = []
 ENV = "../../environment.yml"
@@ -55,7 +55,7 @@ PRIORITY_LONG = 1  # training jobs of several minutes each
 
 wildcard_constraints:
     seed=r"\d+",
-    paper="|".join(ALL_PAPERS),
+    paper="|".join(PAPER_IDS),
     item=r"(fig|table)\d\d",
     variant=r"[a-z0-9_]+",
 

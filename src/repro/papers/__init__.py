@@ -1,4 +1,4 @@
-"""The four works this pipeline reproduces, by id, and where each one's code lives.
+"""The four works this pipeline reproduces, the studies across them, by id, and where each one's code lives.
 
 Each paper's package, ``repro.papers.<id>``, holds everything particular to that paper, in parts
 of the same names:
@@ -24,6 +24,8 @@ PAPERS = {
         'Kamigaito et al., "Diversity of Transformer Layers: One Aspect of Parameter Scaling Laws", '
         "arXiv 2505.24009, 2025"
     ),
+    # Not a paper: questions none of the four asked, put to the runs of the others (new findings).
+    "cross_paper": "Studies across the four works (this project's own questions, asked of their runs)",
 }
 
 

@@ -59,8 +59,11 @@ VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_MEASURABLE)
 
 #: What a claim checks: an exact identity (verified to float precision), a simulation (an analytic result
 #: checked on constructed inputs: no trained model, nothing a seed of a model changes), an empirical
-#: effect of trained models, or a timing. Claims not yet sorted read "unclassified".
-CLASSES = ("identity", "simulation", "empirical", "timing")
+#: effect of trained models, a timing, or a new finding (an effect of trained models that no paper states:
+#: a question this project asks, judged like an empirical claim and listed apart from the reproductions).
+#: Claims not yet sorted read "unclassified".
+CLASSES = ("identity", "simulation", "empirical", "timing", "new finding")
+NEW_FINDING = "new finding"
 UNCLASSIFIED = "unclassified"
 
 #: Columns of ``RESULTS/<paper>/claims.csv`` and of the scorecard, in this order.
@@ -93,7 +96,7 @@ PHASES = {
     "the end of their schedule or at their held-out plateau",
 }
 #: Classes whose verdicts must come from an interval (a Measurement with a decision rule).
-INTERVAL_CLASSES = ("empirical", "timing")
+INTERVAL_CLASSES = ("empirical", "timing", NEW_FINDING)
 #: How a verdict is reached where the claim's class fixes it (the others name their interval).
 CLASS_RULES = {
     "identity": "identity: exact algebra, checked to float64 rounding",
@@ -220,7 +223,7 @@ def claim(
                  papers share, such as the corpus' reference levels); the Snakefile makes them
                  inputs of the judging rule, and ``data[name]`` refuses any name not listed here.
     judged_at:   scales at which a verdict is given; elsewhere it is "not measurable at this scale".
-    kind:        one of :data:`CLASSES`: "identity", "simulation", "empirical" or "timing".
+    kind:        one of :data:`CLASSES`: "identity", "simulation", "empirical", "timing" or "new finding".
     gate:        a :class:`Gate` the claim's runs must pass to be judged (else "not measurable").
     null:        a :class:`Null` on which the claim must read "not reproduced"; any other outcome on
                  the null (reproduced, inconclusive, not measurable) makes the verdict "not measurable".
@@ -611,6 +614,7 @@ __all__ = [
     "ClaimError",
     "ClaimInputs",
     "CLASSES",
+    "NEW_FINDING",
     "CLASS_RULES",
     "ClaimsFailed",
     "DEFAULT_JUDGED_AT",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from repro.pipeline.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, VERDICTS
+from repro.pipeline.claims import INCONCLUSIVE, NEW_FINDING, NOT_REPRODUCED, REPRODUCED, VERDICTS
 from repro.pipeline.compute import all_jobs, paper_of
 from repro.pipeline.lineage import code_version
 from repro.pipeline.scorecard import summarise
@@ -89,6 +89,16 @@ def empirical_by_paper(scorecard: pd.DataFrame) -> pd.DataFrame:
     return table.assign(claims=claims, decided=[f"{d} ({s:.0f}%)" for d, s in zip(decided, share)]).reset_index()
 
 
+def new_findings(scorecard: pd.DataFrame) -> pd.DataFrame:
+    """The claims of class "new finding" (questions no paper asked), each with its verdict and interval:
+    listed apart from the reproductions."""
+    if "class" not in scorecard:
+        return pd.DataFrame()
+    rows = scorecard[scorecard["class"] == NEW_FINDING]
+    columns = ["paper", "item", "claim", "verdict", "measured"]
+    return rows[columns].sort_values(["paper", "item"], kind="stable").reset_index(drop=True)
+
+
 #: Buckets of projected seeds: how far each inconclusive claim is from a decision.
 PROJECTION_BUCKETS = (5, 10, 30)
 
@@ -153,9 +163,18 @@ def render_summary(results_dir: Path | str, papers: list[str], workdir: Path | s
             to_markdown(empirical).rstrip(),
             "",
         ]
+    findings = new_findings(scorecard)
+    if len(findings):
+        lines += [
+            "New findings (questions across the papers that none of them asked, each fixed before its results; "
+            "'not reproduced' means the predicted effect was not found):",
+            "",
+            to_markdown(findings).rstrip(),
+            "",
+        ]
     lines += [
         "By class of claim (identity: exact identities; simulation: analytic results on constructed inputs; "
-        "empirical: effects of trained models; timing):",
+        "empirical: effects of trained models; timing; new finding: effects no paper states):",
         "",
         to_markdown(by_class(scorecard)).rstrip(),
         "",

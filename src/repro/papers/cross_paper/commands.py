@@ -1,0 +1,127 @@
+"""`python -m repro cross_paper STEP`: studies across the four works, on runs the other papers train.
+
+Steps (each is one Snakemake rule of workflow/rules/cross_paper.smk):
+  block-eval      one simplified_blocks decoder, on the held-out chunks it was evaluated on (its
+                  heldout.json): the importance of every head and the prune-by-importance curve
+                  (study 1), the bias-diversity decomposition of its layer increments (study 2)
+  collect-blocks  stack every decoder's evaluation into the tidy CSVs of figures 1 and 2, with the
+                  decoders' final losses and the reference levels of the chunks they were evaluated on
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from repro.commands import add_command
+from repro.pipeline.tidy import write_csv
+
+#: Per-decoder files of block-eval, and the tables collect-blocks stacks them into.
+BLOCK_FILES = {
+    "heads.csv": "block_heads.csv",
+    "prune.csv": "block_prune.csv",
+    "members.csv": "block_members.csv",
+    "decomposition.csv": "block_decomposition.csv",
+}
+#: A decoder's full-model loss here and in its own heldout.json must agree: the same chunks, the same weights.
+LOSS_AGREEMENT = 1e-4
+
+
+def _block_eval(args: argparse.Namespace) -> int:
+    import pandas as pd
+    import torch
+
+    from repro.data.errors import DataError
+    from repro.data.lm_tokens import load_token_chunks
+    from repro.papers.cross_paper import block_diversity, block_heads
+    from repro.papers.cross_paper.specs import PRUNE_PERCENTS
+    from repro.runs import load_model
+    from repro.training.heldout import read_heldout
+
+    torch.set_num_threads(args.threads)
+    run = Path(args.run_dir)
+    heldout = read_heldout(run)
+    if heldout is None or "chunk_index" not in heldout:
+        print(
+            f"error: {run}/heldout.json is missing or has no chunk_index; rerun the decoder's training rule",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        chunks = load_token_chunks(args.valid, int(heldout["seq_len"]))[torch.as_tensor(heldout["chunk_index"])]
+    except (DataError, IndexError) as err:
+        print(f"error: the held-out chunks of {run} cannot be cut from {args.valid}: {err}", file=sys.stderr)
+        return 2
+    model = load_model(run)
+    batches = block_heads.lm_batches(chunks, args.batch_size)
+    ids = dict(variant=args.variant, seed=args.seed)
+
+    heads = block_heads.importance_table(model, batches)
+    prune = block_heads.prune_curve(model, batches, heads, PRUNE_PERCENTS)
+    base = float(prune.loc[prune["percent"] == 0, "loss"].iloc[0])
+    if abs(base - float(heldout["loss"])) > LOSS_AGREEMENT:
+        print(
+            f"error: the whole model's loss here, {base:.6f}, differs from {run}/heldout.json's {heldout['loss']:.6f}: "
+            f"the chunks of {args.valid} are not those the run was evaluated on (rebuild the run, or pass its valid split)",
+            file=sys.stderr,
+        )
+        return 2
+    summary, members = block_diversity.decomposition(model, batches)
+    summary["heldout_loss"] = float(heldout["loss"])
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tables = {
+        "heads.csv": heads,
+        "prune.csv": prune,
+        "members.csv": members,
+        "decomposition.csv": pd.DataFrame([summary]),
+    }
+    for name, table in tables.items():
+        write_csv(table.assign(**ids)[[*ids, *table.columns]], out / name)
+    print(
+        f"{args.variant} seed {args.seed}: loss {base:.4f}, ΔL(50%) "
+        f"{float(prune.loc[prune['percent'] == 50, 'delta_loss'].iloc[0]):+.4f}, D/B {summary['share']:.4f}"
+    )
+    return 0
+
+
+def _collect_blocks(args: argparse.Namespace) -> int:
+    from repro.papers.cross_paper.tables import stack_runs
+
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        for source, target in BLOCK_FILES.items():
+            write_csv(stack_runs(args.runs, source), out / target)
+    except FileNotFoundError as err:
+        print(f"error: {err}; rerun block-eval for that decoder", file=sys.stderr)
+        return 2
+    levels = json.loads(Path(args.levels).read_text())
+    if "unigram_nats" not in levels or "bigram_nats" not in levels:
+        print(f"error: {args.levels} has no unigram_nats or bigram_nats; rebuild the reference levels", file=sys.stderr)
+        return 2
+    shutil.copyfile(args.levels, out / "block_reference_levels.json")
+    return 0
+
+
+def register(subparsers) -> None:
+    steps = add_command(subparsers, "cross_paper", "studies across the four works", __doc__, metavar="STEP")
+
+    p = steps.add_parser("block-eval", help="studies 1-2 on one simplified_blocks decoder")
+    p.add_argument("--run-dir", required=True, help="the decoder's run directory (model.json, weights, heldout.json)")
+    p.add_argument("--valid", required=True, help="the valid split's token file the run was evaluated on")
+    p.add_argument("--variant", required=True)
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--out-dir", required=True)
+    p.set_defaults(func=_block_eval)
+
+    p = steps.add_parser("collect-blocks", help="stack every decoder's evaluation into the figures' tables")
+    p.add_argument("--runs", nargs="+", required=True, help="block-eval output directories")
+    p.add_argument("--levels", required=True, help="the decoders' reference levels (JSON of data reference-levels)")
+    p.add_argument("--out-dir", required=True)
+    p.set_defaults(func=_collect_blocks)

@@ -1,0 +1,74 @@
+"""The health gate and the nulls of the cross-paper claims (repro.pipeline.claims), as fixed in
+docs/decisions/0051-cross-paper-claims.md before any result.
+
+Gate. The runs a study reads must pass the gate their own paper declares for them: simplified_blocks'
+decoders end at least 1 nat below the unigram level of the held-out chunks they are evaluated on
+(repro.pipeline.decisions.lm_gate). Every decoder read is gated, not only the reference: a block that
+did not learn has no heads or layers worth comparing.
+
+Nulls remove the effect a claim is about and must read "not reproduced": one block's rows replaced by
+another's of the same seed (a paired difference of exactly zero, which the smallest effect of interest
+turns into "no effect that large"), or the losses permuted across the blocks of each seed so that their
+ranks are uncorrelated with the quantity they are ranked against (Spearman ρ = 0 exactly).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from repro.pipeline.claims import Gate, Null
+from repro.pipeline.decisions import lm_gate
+
+#: The files the gate reads (written by collect-blocks): each decoder's held-out loss, and the levels of its chunks.
+DECOMPOSITION = "data/block_decomposition.csv"
+LEVELS = "data/block_reference_levels.json"
+#: A permutation of four ranks whose Spearman correlation with the identity is exactly 0 (Σ d² = 10 = n(n²−1)/6).
+UNCORRELATED_RANKS = (1, 3, 0, 2)
+
+
+def decoders_learned() -> Gate:
+    """Every decoder read ends at least 1 nat below the unigram level of its held-out chunks."""
+    return lm_gate(
+        lambda data: data[DECOMPOSITION]["heldout_loss"].tolist(),
+        levels=LEVELS,
+        runs="every simplified_blocks decoder read (simplified_blocks' own gate on its runs)",
+    )
+
+
+def copied(tables: Sequence[str], pairs: Mapping[str, str], what: str) -> Null:
+    """The rows of each variant `v` of `pairs` replaced, in every table of `tables`, by those of `pairs[v]`
+    with the same seed (and the same other keys)."""
+
+    def make(data) -> dict[str, pd.DataFrame]:
+        out = {}
+        for name in tables:
+            table = data[name]
+            kept = table[~table["variant"].isin(list(pairs))]
+            copies = [table[table["variant"] == source].assign(variant=target) for target, source in pairs.items()]
+            out[name] = pd.concat([kept, *copies], ignore_index=True)
+        return out
+
+    return Null(what, make)
+
+
+def uncorrelated_losses(table: str, ranked_by: str, variants: Sequence[str], what: str) -> Null:
+    """Within each seed, the `heldout_loss` of the four `variants` permuted so that the block with the k-th
+    smallest `ranked_by` gets the loss of rank UNCORRELATED_RANKS[k]: rank correlation exactly 0."""
+    if len(variants) != len(UNCORRELATED_RANKS):
+        raise ValueError(f"the permutation null is defined for {len(UNCORRELATED_RANKS)} blocks, got {list(variants)}")
+
+    def make(data) -> dict[str, pd.DataFrame]:
+        frame = data[table].copy()
+        for _, group in frame[frame["variant"].isin(list(variants))].groupby("seed"):
+            by_quantity = group.sort_values(ranked_by, kind="stable").index
+            losses = group["heldout_loss"].sort_values(kind="stable").to_numpy()
+            for k, index in enumerate(by_quantity):
+                frame.loc[index, "heldout_loss"] = losses[UNCORRELATED_RANKS[k]]
+        return {table: frame}
+
+    return Null(what, make)
+
+
+__all__ = ["DECOMPOSITION", "LEVELS", "UNCORRELATED_RANKS", "copied", "decoders_learned", "uncorrelated_losses"]

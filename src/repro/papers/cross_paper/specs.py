@@ -1,0 +1,31 @@
+"""Which runs of the other papers each cross-paper study reads, from the config. Kept free of heavy
+imports: the Snakefile imports it."""
+
+from __future__ import annotations
+
+#: The paper whose decoders studies 1-2 read, and the blocks their claims compare (record 0051).
+BLOCKS_PAPER = "simplified_blocks"
+CLAIMED_BLOCKS = ("pre_ln", "parallel", "sas", "sas_p")
+#: Shares of a decoder's heads masked, lowest importance first (record 0051: 25 %, 50 %, 75 %).
+PRUNE_PERCENTS = (25, 50, 75)
+
+
+def block_seeds(config: dict, paper: str = "cross_paper") -> list[int]:
+    """The seeds of the simplified_blocks figure whose decoders studies 1-2 read (every seed it trains)."""
+    source = config[BLOCKS_PAPER]
+    item = config[paper]["blocks"]["figure"]
+    entry = source["figures"][item]
+    return list(source["seeds"][: entry.get("seeds", len(source["seeds"]))])
+
+
+def block_runs(config: dict, paper: str = "cross_paper") -> list[tuple[str, int]]:
+    """(variant, seed) of every decoder studies 1-2 read."""
+    return [(variant, seed) for variant in config[paper]["blocks"]["variants"] for seed in block_seeds(config, paper)]
+
+
+def trained_models(config: dict, paper: str = "cross_paper") -> list[dict]:
+    """Nothing: the studies only evaluate the other papers' models (the benchmark asks every paper)."""
+    return []
+
+
+__all__ = ["BLOCKS_PAPER", "CLAIMED_BLOCKS", "PRUNE_PERCENTS", "block_runs", "block_seeds", "trained_models"]

@@ -1,0 +1,357 @@
+"""The cross-paper studies: the layer-increment readout of any block, the head-pruning and decomposition
+measures on tiny decoders, the block-eval command on a run directory, and each claim on hand-made tables,
+its gate and its null."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from scipy.stats import spearmanr
+
+from repro.analysis import heads as H
+from repro.analysis.head_pruning import masked_loss
+from repro.analysis.residual_stream import NotAdditiveError, check_telescoping, layer_increment_readouts
+from repro.data.npz import write_npz
+from repro.data.tokenizer import EOS_ID
+from repro.models import Transformer, TransformerConfig
+from repro.papers.cross_paper import block_diversity, block_heads
+from repro.papers.cross_paper.gates_and_nulls import UNCORRELATED_RANKS
+from repro.pipeline.claims import INCONCLUSIVE, NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, judge_claim, load_claims
+from repro.runs import write_model_config
+from repro.training import LanguageModelTask
+from repro.training.checkpoint import save_weights
+from repro.training.heldout import evaluate_heldout
+
+BLOCKS = ("pre_ln", "parallel", "sas", "sas_p")
+VOCAB, LENGTH = 23, 10
+
+
+def _decoder(block: str, seed: int = 0, layers: int = 3) -> Transformer:
+    torch.manual_seed(seed)
+    cfg = TransformerConfig(
+        vocab_size=VOCAB, n_layers=layers, d_model=16, n_heads=4, d_ff=24, max_seq_len=LENGTH, block=block
+    )
+    return Transformer(cfg).eval()
+
+
+def _chunks(n: int = 12, seed: int = 0) -> torch.Tensor:
+    return torch.randint(1, VOCAB, (n, LENGTH), generator=torch.Generator().manual_seed(seed))
+
+
+# -- the readout -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("block", BLOCKS)
+def test_layer_increments_telescope_and_sum_to_the_logits(block):
+    model = _decoder(block)
+    ids = _chunks(3)
+    (readout,) = layer_increment_readouts(model, [ids])
+    assert readout.contributions.shape == (3, LENGTH, 4, VOCAB)  # h_0 and one increment per layer
+    assert readout.stream_error < 1e-12 and readout.logit_error < 1e-12
+    assert torch.allclose(readout.contributions.sum(dim=2), model(ids).double(), atol=1e-5)
+
+
+def test_telescoping_needs_a_final_norm():
+    cfg = TransformerConfig(vocab_size=VOCAB, n_layers=2, d_model=16, n_heads=4, d_ff=24, max_seq_len=8)
+    model = Transformer(TransformerConfig(**{**cfg.__dict__, "final_norm": False}))
+    with pytest.raises(NotAdditiveError, match="final_norm"):
+        check_telescoping(model)
+
+
+@pytest.mark.parametrize("block", ["pre_ln", "sas"])
+def test_decomposition_identities_and_shapes(block):
+    model = _decoder(block)
+    batches = block_heads.lm_batches(_chunks(7), batch_size=3)  # a last batch shorter than the others
+    summary, members = block_diversity.decomposition(model, batches)
+    assert summary["positions"] == 7 * (LENGTH - 1)
+    assert summary["mse"] == pytest.approx(summary["bias"] - summary["diversity"], rel=1e-10)
+    assert summary["share"] == pytest.approx(summary["diversity"] / summary["bias"])
+    assert list(members["member"]) == [0, 1, 2, 3]
+    assert members["bias"].mean() == pytest.approx(summary["bias"], rel=1e-10)  # B is the members' mean error
+    assert members["diversity"].sum() == pytest.approx(summary["diversity"], rel=1e-10)
+    same, _ = block_diversity.decomposition(model, block_heads.lm_batches(_chunks(7), batch_size=7))
+    assert same["share"] == pytest.approx(summary["share"], rel=1e-10)  # batching changes nothing
+
+
+# -- pruning -----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("block", BLOCKS)
+def test_prune_curve_masks_the_least_important_heads_first(block):
+    model = _decoder(block, layers=2)
+    batches = block_heads.lm_batches(_chunks(8), batch_size=4)
+    importance = block_heads.importance_table(model, batches)
+    assert len(importance) == 8 and np.allclose(
+        importance.groupby("layer")["importance"].apply(lambda s: (s**2).sum()), 1
+    )
+    curve = block_heads.prune_curve(model, batches, importance, (25, 50, 75))
+    assert list(curve["n_pruned"]) == [0, 2, 4, 6]
+    labels = torch.cat([b["labels"] for b in batches])
+    with torch.no_grad():
+        logits = model(torch.cat([b["input_ids"] for b in batches]))
+    whole = torch.nn.functional.cross_entropy(logits.reshape(-1, VOCAB), labels.reshape(-1), ignore_index=-100)
+    assert curve["loss"].iloc[0] == pytest.approx(float(whole), rel=1e-5)
+    lowest = importance.sort_values("importance").head(2)
+    masks = H.masks_without(model, [(H.SELF, int(r.layer), int(r.head)) for r in lowest.itertuples()])
+    masked = block_heads.heldout_loss(model, batches, masks)
+    assert curve["loss"].iloc[1] == pytest.approx(masked, rel=1e-6)
+
+
+def test_masked_loss_refuses_batches_without_targets():
+    model = _decoder("pre_ln")
+    with pytest.raises(ValueError, match="no target"):
+        masked_loss(model, [], lambda *a: torch.tensor(0.0), lambda b: 0)
+
+
+def test_top_share():
+    assert block_heads.top_share(pd.Series([1.0] * 16)) == pytest.approx(0.25)
+    assert block_heads.top_share(pd.Series([4.0, 0, 0, 0, 0, 0, 0, 0])) == pytest.approx(1.0)
+
+
+# -- the command on a run directory ---------------------------------------------------------------------
+def _write_valid(path, n_files=6, file_length=4 * LENGTH + 3):
+    rng = np.random.default_rng(0)
+    files = [np.append(rng.integers(1, VOCAB, size=file_length - 1), EOS_ID) for _ in range(n_files)]
+    offsets = np.arange(n_files + 1, dtype=np.int64) * file_length
+    write_npz(
+        path,
+        {"tokens": np.concatenate(files).astype(np.uint16), "offsets": offsets},
+        meta={"vocab_size": VOCAB, "eos_id": EOS_ID},
+    )
+
+
+def _run_dir(tmp_path, block, valid):
+    from repro.data.lm_tokens import load_token_chunks
+
+    run = tmp_path / "runs" / block
+    run.mkdir(parents=True)
+    model = _decoder(block)
+    write_model_config(run, model.cfg)
+    save_weights(model, run / "model.safetensors")
+    chunks = load_token_chunks(valid, LENGTH)
+    index = np.arange(0, len(chunks), 2)
+    task = LanguageModelTask(chunks, chunks[torch.as_tensor(index)], eval_batch_size=5)
+    evaluate_heldout(model, task, index, run)
+    return run
+
+
+def _repro(*args):
+    return subprocess.run([sys.executable, "-m", "repro", *args], capture_output=True, text=True)
+
+
+def test_block_eval_and_collect_on_run_directories(tmp_path):
+    valid = tmp_path / "valid.npz"
+    _write_valid(valid)
+    outs = []
+    for block in ("pre_ln", "sas"):
+        run = _run_dir(tmp_path, block, valid)
+        out = tmp_path / "eval" / block
+        done = _repro(
+            "cross_paper",
+            "block-eval",
+            "--run-dir",
+            str(run),
+            "--valid",
+            str(valid),
+            "--variant",
+            block,
+            "--seed",
+            "0",
+            "--batch-size",
+            "4",
+            "--out-dir",
+            str(out),
+        )
+        assert done.returncode == 0, done.stderr
+        outs.append(str(out))
+    levels = tmp_path / "levels.json"
+    levels.write_text(json.dumps({"unigram_nats": 3.1, "bigram_nats": 2.9}))
+    done = _repro(
+        "cross_paper", "collect-blocks", "--runs", *outs, "--levels", str(levels), "--out-dir", str(tmp_path / "data")
+    )
+    assert done.returncode == 0, done.stderr
+    prune = pd.read_csv(tmp_path / "data" / "block_prune.csv")
+    assert set(prune["variant"]) == {"pre_ln", "sas"} and set(prune["percent"]) == {0, 25, 50, 75}
+    decomposition = pd.read_csv(tmp_path / "data" / "block_decomposition.csv")
+    heldout = json.loads((tmp_path / "runs" / "sas" / "heldout.json").read_text())
+    assert decomposition.set_index("variant").loc["sas", "heldout_loss"] == pytest.approx(heldout["loss"])
+    assert (tmp_path / "data" / "block_reference_levels.json").exists()
+
+
+def test_block_eval_refuses_chunks_the_run_was_not_evaluated_on(tmp_path):
+    valid, other = tmp_path / "valid.npz", tmp_path / "other.npz"
+    _write_valid(valid)
+    run = _run_dir(tmp_path, "pre_ln", valid)
+    _write_valid(other, n_files=6, file_length=4 * LENGTH + 5)  # other tokens: the chunks differ
+    done = _repro(
+        "cross_paper",
+        "block-eval",
+        "--run-dir",
+        str(run),
+        "--valid",
+        str(other),
+        "--variant",
+        "pre_ln",
+        "--seed",
+        "0",
+        "--out-dir",
+        str(tmp_path / "out"),
+    )
+    assert done.returncode == 2 and "not those the run was evaluated on" in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+# -- the claims -----------------------------------------------------------------------------------------
+def _claims():
+    return {c.claim_id: c for c in load_claims("cross_paper")}
+
+
+def test_every_claim_is_a_new_finding_with_a_gate_a_null_and_a_phase():
+    claims = _claims()
+    assert set(claims) == {
+        "skipless_heads_harder_to_remove",
+        "parallel_prunes_like_pre_ln",
+        "skipless_importance_spread_out",
+        "skipless_layers_more_diverse",
+        "diversity_goes_with_lower_loss",
+    }
+    for c in claims.values():
+        assert c.kind == "new finding" and c.gate is not None and c.null is not None and c.phase == "early training"
+
+
+def _tables(root, *, sas_cost=0.3, parallel_cost=0.0, spread=-0.1, diverse=0.2, rho_sign=-1, seeds=3, worst_loss=4.9):
+    """Hand-made tables of four blocks over `seeds` seeds with the given effects (and a little seed noise)."""
+    rng = np.random.default_rng(1)
+    prune, heads, decomposition = [], [], []
+    for seed in range(seeds):
+        base = 0.05 + 0.01 * rng.standard_normal()
+        cost = {"pre_ln": 0.0, "parallel": parallel_cost, "sas": sas_cost, "sas_p": sas_cost}
+        share = {"pre_ln": 0.5, "parallel": 0.52, "sas": 0.5 + diverse, "sas_p": 0.5 + diverse}
+        order = ["pre_ln", "parallel", "sas", "sas_p"]
+        for rank, block in enumerate(sorted(order, key=lambda b: share[b] + 0.001 * order.index(b))):
+            for percent in (0, 25, 50, 75):
+                delta = 0.0 if percent == 0 else base * percent / 25 + cost[block] + 0.005 * rng.standard_normal()
+                prune.append(
+                    dict(
+                        variant=block,
+                        seed=seed,
+                        percent=percent,
+                        n_pruned=percent * 16 // 100,
+                        loss=4 + delta,
+                        delta_loss=delta,
+                    )
+                )
+            top = 4.0 + (spread * 16 if block == "sas" else 0.0) + 0.05 * rng.standard_normal()
+            for head in range(16):
+                heads.append(
+                    dict(
+                        variant=block,
+                        seed=seed,
+                        layer=head // 4,
+                        head=head % 4,
+                        importance_raw=1.0,
+                        importance=top if head == 0 else 1.0,
+                    )
+                )
+            loss = worst_loss - (0.1 * rank if rho_sign < 0 else 0.1 * (3 - rank))
+            decomposition.append(
+                dict(
+                    variant=block,
+                    seed=seed,
+                    bias=100.0,
+                    diversity=100 * share[block],
+                    mse=1.0,
+                    share=share[block] + 0.002 * rng.standard_normal(),
+                    heldout_loss=loss,
+                )
+            )
+    data = root / "cross_paper" / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(prune).to_csv(data / "block_prune.csv", index=False)
+    pd.DataFrame(heads).to_csv(data / "block_heads.csv", index=False)
+    pd.DataFrame(decomposition).to_csv(data / "block_decomposition.csv", index=False)
+    (data / "block_reference_levels.json").write_text(json.dumps({"unigram_nats": 6.2, "bigram_nats": 4.0}))
+    return root
+
+
+@pytest.mark.parametrize(
+    "claim_id",
+    [
+        "skipless_heads_harder_to_remove",
+        "parallel_prunes_like_pre_ln",
+        "skipless_layers_more_diverse",
+        "diversity_goes_with_lower_loss",
+    ],
+)
+def test_claims_reproduce_on_tables_with_the_effect(tmp_path, claim_id):
+    row = judge_claim(_claims()[claim_id], _tables(tmp_path), "laptop")
+    assert row["verdict"] == REPRODUCED, row
+
+
+def test_importance_spread_reads_the_top_quarter(tmp_path):
+    # SAS's top head holds less than Pre-LN's (spread < 0): its top quarter's share is lower
+    row = judge_claim(_claims()["skipless_importance_spread_out"], _tables(tmp_path, spread=-0.15), "laptop")
+    assert row["verdict"] == REPRODUCED, row
+    row = judge_claim(_claims()["skipless_importance_spread_out"], _tables(tmp_path / "b", spread=0.3), "laptop")
+    assert row["verdict"] == NOT_REPRODUCED, row
+
+
+@pytest.mark.parametrize(
+    "claim_id, effects",
+    [
+        ("skipless_heads_harder_to_remove", dict(sas_cost=0.0)),
+        ("parallel_prunes_like_pre_ln", dict(parallel_cost=0.4)),
+        ("skipless_layers_more_diverse", dict(diverse=0.0)),
+        ("diversity_goes_with_lower_loss", dict(rho_sign=1)),
+    ],
+)
+def test_claims_fail_without_the_effect(tmp_path, claim_id, effects):
+    row = judge_claim(_claims()[claim_id], _tables(tmp_path, **effects), "laptop")
+    assert row["verdict"] in (NOT_REPRODUCED, INCONCLUSIVE) and row["null"].startswith(NOT_REPRODUCED), row
+
+
+def test_gate_fails_when_a_decoder_did_not_learn(tmp_path):
+    row = judge_claim(_claims()["skipless_layers_more_diverse"], _tables(tmp_path, worst_loss=5.9), "laptop")
+    assert row["verdict"] == NOT_MEASURABLE and "unigram" in row["gate"], row
+
+
+def test_every_null_reads_not_reproduced(tmp_path):
+    root = _tables(tmp_path)
+    for c in _claims().values():
+        row = judge_claim(c, root, "laptop")
+        assert row["null"].startswith(NOT_REPRODUCED), (c.claim_id, row)
+
+
+def test_the_permutation_null_has_rank_correlation_zero():
+    n = len(UNCORRELATED_RANKS)
+    assert sorted(UNCORRELATED_RANKS) == list(range(n))
+    assert spearmanr(range(n), UNCORRELATED_RANKS).statistic == pytest.approx(0.0, abs=1e-12)
+
+
+def test_the_run_summary_lists_new_findings_apart():
+    from repro.pipeline.run_summary import empirical_by_paper, new_findings
+
+    scorecard = pd.DataFrame(
+        [
+            dict(
+                paper="cross_paper",
+                item="fig01",
+                claim="a: A.",
+                **{"class": "new finding"},
+                verdict=REPRODUCED,
+                measured="1",
+            ),
+            dict(
+                paper="simplified_blocks",
+                item="fig26",
+                claim="b: B.",
+                **{"class": "empirical"},
+                verdict=INCONCLUSIVE,
+                measured="2",
+            ),
+        ]
+    )
+    assert list(new_findings(scorecard)["claim"]) == ["a: A."]
+    assert "cross_paper" not in set(empirical_by_paper(scorecard)["paper"])  # not counted among the reproductions

@@ -1,0 +1,63 @@
+# Studies across the four works (repro.papers.cross_paper): one paper's measure applied to another
+# paper's trained models, evaluation only. Studies 1-2 read simplified_blocks' decoders of one figure:
+# per decoder, Sixteen Heads' head importance and prune-by-importance curve and Diversity of Layers'
+# decomposition of the layer increments -> tidy CSVs -> one notebook per study -> claims (new findings).
+
+
+include: "cross_paper_common.smk"
+
+
+PAPERS.append(CP)
+
+
+rule cross_paper_block_eval:
+    input:
+        unpack(cp_decoder),
+    output:
+        expand(f"{CP_BLOCKS}/{{{{variant}}}}/seed{{{{seed}}}}/{{name}}", name=CP_BLOCK_FILES),
+    log:
+        f"{RESULTS}/logs/{CP}/block_eval/{{variant}}_seed{{seed}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{CP}/block_eval/{{variant}}_seed{{seed}}.tsv"
+    conda:
+        ENV
+    threads: CP_CFG["blocks"]["threads"]
+    resources:
+        mem_mb=3000,
+        runtime=10,
+    params:
+        run_dir=lambda wildcards: f"{SB_RUNS}/{wildcards.variant}/seed{wildcards.seed}",
+        out_dir=lambda wildcards: f"{CP_BLOCKS}/{wildcards.variant}/seed{wildcards.seed}",
+        batch_size=CP_CFG["blocks"]["batch_size"],
+    shell:
+        "python -m repro cross_paper block-eval --run-dir {params.run_dir} --valid {input.valid} "
+        "--variant {wildcards.variant} --seed {wildcards.seed} --batch-size {params.batch_size} --threads {threads} "
+        "--out-dir {params.out_dir} > {log} 2>&1"
+
+
+rule cross_paper_collect_blocks:
+    input:
+        runs=[f"{run}/{name}" for run in CP_BLOCK_RUNS for name in CP_BLOCK_FILES],
+        levels=f"{SB_DATA}/lm_reference_levels.json",
+    output:
+        tables=expand(f"{CP_DIR}/data/{{name}}", name=CP_BLOCK_TABLES),
+        levels=f"{CP_DIR}/data/block_reference_levels.json",
+    log:
+        f"{RESULTS}/logs/{CP}/collect_blocks.log",
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        runs=CP_BLOCK_RUNS,
+        out_dir=parent_dir,
+    shell:
+        "python -m repro cross_paper collect-blocks --runs {params.runs} --levels {input.levels} "
+        "--out-dir {params.out_dir} > {log} 2>&1"
+
+
+CP_BLOCK_DATA = rules.cross_paper_collect_blocks.output
+register_notebook(CP, "fig01", [*CP_BLOCK_DATA.tables, CP_BLOCK_DATA.levels])
+register_notebook(CP, "fig02", [*CP_BLOCK_DATA.tables, CP_BLOCK_DATA.levels])
