@@ -17,6 +17,7 @@ import yaml
 
 transformers = pytest.importorskip("transformers")
 
+from repro import task_runs  # noqa: E402
 from repro.cli import main  # noqa: E402
 from repro.data.synthetic import generate_task, load_task  # noqa: E402
 from repro.papers.sixteen_heads import runs  # noqa: E402
@@ -374,7 +375,7 @@ def test_converted_bert_computes_the_hf_function(paper_run):
         mask = batch["attention_mask"].bool()
         plain = converted(batch["input_ids"], padding_mask=mask, token_type_ids=batch["token_type_ids"])
         cfg = read_model_config(paper_run["converted"])
-        typed = runs.build_model("cls", {"model": replace(cfg, type_sep_id=tok.sep_token_id)})
+        typed = task_runs.build_model("cls", {"model": replace(cfg, type_sep_id=tok.sep_token_id)})
         load_initial_weights(typed, paper_run["converted"] / "model.safetensors")
         derived = typed.eval()(batch["input_ids"], padding_mask=mask)
     assert (plain - expected).abs().max() < TOL
@@ -387,7 +388,7 @@ def test_fine_tuned_run_starts_from_the_pretrained_body(paper_run):
     """The run loads as a token-typed BERT with the task's 3 classes; its identity names the checkpoint
     and the hash of the converted weights; every pretrained tensor moved under fine-tuning but started
     from the checkpoint (rebuilding the step-0 model reproduces the converted body exactly)."""
-    family, model = runs.load_run_model(paper_run["run"])
+    family, model = task_runs.load_run_model(paper_run["run"])
     assert family == "cls" and model.cfg.type_sep_id is not None
     assert model.cfg.n_classes == 3 and model.cfg.n_token_types == 2 and model.cfg.embed_norm
     run = json.loads((paper_run["run"] / "run.json").read_text())
@@ -403,7 +404,7 @@ def test_fine_tuned_run_starts_from_the_pretrained_body(paper_run):
 
     cfg = model.cfg
     torch.manual_seed(derive_seed(0, "init"))
-    fresh = runs.build_model("cls", {"model": cfg})
+    fresh = task_runs.build_model("cls", {"model": cfg})
     head = {k: v.clone() for k, v in fresh.state_dict().items() if k.startswith("classifier.")}
     kept = load_initial_weights(fresh, paper_run["converted"] / "model.safetensors", keep_init=("classifier.",))
     assert kept == ["classifier.weight", "classifier.bias"]
@@ -568,10 +569,10 @@ def test_load_initial_weights_checks_every_tensor(tmp_path):
         n_classes=2,
     )
     torch.manual_seed(0)
-    source = runs.build_model("cls", {"model": cfg})
+    source = task_runs.build_model("cls", {"model": cfg})
     save_weights(source, tmp_path / "w.safetensors")
     three = TransformerConfig(**dict(cfg.to_dict(), n_classes=3))
-    target = runs.build_model("cls", {"model": three})
+    target = task_runs.build_model("cls", {"model": three})
     with pytest.raises(CheckpointError, match="classifier.weight has shape"):
         load_initial_weights(target, tmp_path / "w.safetensors")
     assert load_initial_weights(target, tmp_path / "w.safetensors", keep_init=("classifier.",)) == [
@@ -579,7 +580,7 @@ def test_load_initial_weights_checks_every_tensor(tmp_path):
         "classifier.bias",
     ]
     assert torch.equal(target.tok_emb.weight, source.tok_emb.weight)  # exact: a copy loaded from the file
-    wider = runs.build_model("cls", {"model": TransformerConfig(**dict(cfg.to_dict(), d_ff=32))})
+    wider = task_runs.build_model("cls", {"model": TransformerConfig(**dict(cfg.to_dict(), d_ff=32))})
     with pytest.raises(CheckpointError, match="fc_in.weight has shape"):
         load_initial_weights(wider, tmp_path / "w.safetensors", keep_init=("classifier.",))
 

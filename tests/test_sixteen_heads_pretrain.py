@@ -7,10 +7,10 @@ import json
 import pytest
 import torch
 
+from repro import task_runs
 from repro.cli import main
 from repro.data.synthetic import generate_task
 from repro.data.synthetic.storage import write_task
-from repro.papers.sixteen_heads import runs
 from repro.training.checkpoint import read_tensors
 from repro.training.tasks import MaskedLMTask
 
@@ -66,7 +66,7 @@ def test_fine_tuning_starts_from_the_pretrained_body_with_a_new_pooler_and_class
         == 0
     )
     assert "new: pooler.weight, pooler.bias, classifier.weight, classifier.bias" in capsys.readouterr().err
-    _, model = runs.load_run_model(run)
+    _, model = task_runs.load_run_model(run)
     tuned = dict(model.state_dict())
     shared = sorted(set(tuned) & set(pretrained))
     assert "type_emb.weight" in shared and sum(name.startswith("blocks.0.") for name in shared) >= 8

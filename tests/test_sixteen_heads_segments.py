@@ -5,6 +5,7 @@ import json
 import pytest
 import torch
 
+from repro import task_runs
 from repro.data.synthetic import generate_task
 from repro.models import ConfigError, Transformer, TransformerConfig, heads_from_mask, prune_heads
 from repro.models.transformer import segment_ids
@@ -96,12 +97,12 @@ def test_run_model_round_trip(tmp_path):
     sep = runs.separator_id(task)
     assert configs["model"].type_sep_id == sep  # the task's separator gives the token types
     torch.manual_seed(0)
-    model = runs.build_model("cls", configs)
-    runs.write_run_model(tmp_path, "cls", configs)
+    model = task_runs.build_model("cls", configs)
+    task_runs.write_run_model(tmp_path, "cls", configs)
     from repro.training import save_weights
 
     save_weights(model, tmp_path / "model.safetensors")
-    family, loaded = runs.load_run_model(tmp_path)
+    family, loaded = task_runs.load_run_model(tmp_path)
     assert family == "cls" and loaded.cfg.type_sep_id == sep
     x = torch.from_numpy(task.splits["test"]["input_ids"])
     # exact: the same weights (saved and loaded), the same computation twice on one machine
@@ -110,8 +111,8 @@ def test_run_model_round_trip(tmp_path):
     # A run written when segments were a module of their own names its separator apart: refused by name.
     old = json.loads((tmp_path / "model.json").read_text())
     (tmp_path / "model.json").write_text(json.dumps(dict(old, sep_id=sep)))
-    with pytest.raises(ValueError, match="older version.*forcerun sixteen_heads_train"):
-        runs.load_run_model(tmp_path)
+    with pytest.raises(ValueError, match="older version.*rerun the rule that trained it"):
+        task_runs.load_run_model(tmp_path)
 
 
 def test_translation_configs_and_length_check():

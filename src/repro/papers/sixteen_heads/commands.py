@@ -156,6 +156,7 @@ def _fail(message: str) -> int:
 def _train(args: argparse.Namespace) -> int:
     import torch
 
+    from repro import task_runs
     from repro.data.errors import DataError
     from repro.data.synthetic import load_task
     from repro.models import ConfigError
@@ -188,13 +189,13 @@ def _train(args: argparse.Namespace) -> int:
     )
     torch.set_num_threads(args.threads)
     torch.manual_seed(derive_seed(train_cfg.seed, "init"))
-    model = runs.build_model(family, configs)
+    model = task_runs.build_model(family, configs)
     if args.init_from:  # the pretrained body; the classifier keeps the seeded initialisation above
         from safetensors import safe_open
 
         from repro.training.checkpoint import CheckpointError, load_initial_weights
 
-        weights = Path(args.init_from) / runs.WEIGHTS_FILE
+        weights = Path(args.init_from) / task_runs.WEIGHTS_FILE
         keep = NEW_HEAD
         with safe_open(weights, framework="pt") as handle:
             if not any(name.startswith(POOLER) for name in handle.keys()):
@@ -204,7 +205,7 @@ def _train(args: argparse.Namespace) -> int:
         except CheckpointError as err:
             return _fail(str(err))
         print(f"initialised from {init_label}; new: {', '.join(fresh)}", file=sys.stderr)
-    runs.write_run_model(args.run_dir, family, configs)
+    task_runs.write_run_model(args.run_dir, family, configs)
     train_run(
         model,
         train_task,
@@ -220,6 +221,7 @@ def _pretrain(args: argparse.Namespace) -> int:
     """Masked-LM pre-training on the inputs of a task's training split, evaluated on its selection split."""
     import torch
 
+    from repro import task_runs
     from repro.data.errors import DataError
     from repro.data.synthetic import load_task
     from repro.models import ConfigError, config_from_dict
@@ -258,7 +260,7 @@ def _pretrain(args: argparse.Namespace) -> int:
     )
     torch.set_num_threads(args.threads)
     torch.manual_seed(derive_seed(train_cfg.seed, "init"))
-    model = runs.build_model("cls", {"model": cfg})
+    model = task_runs.build_model("cls", {"model": cfg})
     write_model_config(args.run_dir, cfg)
     train_run(
         model,
@@ -511,14 +513,14 @@ def _setup(args: argparse.Namespace):
     """(spec, task, family, model, evaluator, set sources) of an analysis step."""
     import torch
 
+    from repro import task_runs
     from repro.data.synthetic import load_task
-    from repro.papers.sixteen_heads import runs
     from repro.papers.sixteen_heads.head_eval import make_evaluator
 
     torch.set_num_threads(args.threads)
     spec = json.loads(args.spec)
     task = load_task(args.task_file, spec["task"])
-    family, model = runs.load_run_model(Path(args.model).parent, weights=args.model)
+    family, model = task_runs.load_run_model(Path(args.model).parent, weights=args.model)
     model = model.to(args.device)  # the evaluators and importance move each batch to the model's device
     analysis = spec["analysis"]
     sets, sources = evaluation_sets(task, family, spec["selection"], analysis["selection_examples"], spec["data_seed"])
@@ -805,16 +807,16 @@ def _speed(args: argparse.Namespace) -> int:
     import pandas as pd
     import torch
 
+    from repro import task_runs
     from repro.analysis import head_pruning as pruning
     from repro.analysis import heads as H
     from repro.data.synthetic import load_task
     from repro.papers.sixteen_heads import pruned_speed as speed
-    from repro.papers.sixteen_heads import runs
 
     torch.set_num_threads(args.threads)
     spec = json.loads(args.spec)
     task = load_task(args.task_file)
-    family, model = runs.load_run_model(Path(args.model).parent, weights=args.model)
+    family, model = task_runs.load_run_model(Path(args.model).parent, weights=args.model)
     if family != "cls":
         return _fail(f"{args.model} is a {family} run's model; the speed measurement needs a classifier (family cls)")
     model = model.to(args.device)  # the pruned copy below is made on the same device

@@ -10,43 +10,28 @@ Two model families, one run spec each:
        the decoder to causal, cross-attention, output="lm"; embeddings are shared.
 The vocabulary size always comes from the task file.
 
-A run directory holds ``model.json`` ({"family", "configs": {"model"} or {"encoder", "decoder"}}, each config
-in the saved format of `repro.models.config.config_to_file_dict`),
-written before training, plus the trainer's files (model.safetensors, run.json, ...).
+A run directory is read and written by repro.task_runs (``model.json`` with the family and its configs,
+written before training, plus the trainer's files).
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import torch
 
 from repro.data.synthetic import TaskData
 from repro.models import (
-    EncoderDecoder,
-    Transformer,
     TransformerConfig,
     config_from_dict,
-    config_from_file_dict,
-    config_to_file_dict,
 )
-from repro.training import ClassificationTask, Seq2SeqTask, load_weights
-
-FAMILIES = ("cls", "s2s")
-MODEL_FILE = "model.json"
-WEIGHTS_FILE = "model.safetensors"
-
-
-def _check_family(family: str) -> None:
-    if family not in FAMILIES:
-        raise ValueError(f"unknown model family {family!r}; choose one of: {', '.join(FAMILIES)}")
+from repro.task_runs import check_family
+from repro.training import ClassificationTask, Seq2SeqTask
 
 
 def model_configs(family: str, model: dict[str, Any], task: TaskData) -> dict[str, TransformerConfig]:
     """The TransformerConfig(s) of a run: {"model": cfg} for cls, {"encoder", "decoder"} for s2s."""
-    _check_family(family)
+    check_family(family)
     values = dict(model, vocab_size=int(task.meta["vocab_size"]))
     if family == "cls":
         n_classes = len(task.meta.get("label_names") or [])
@@ -86,14 +71,6 @@ def separator_id(task: TaskData) -> int | None:
     return special_id(task, "sep")
 
 
-def build_model(family: str, configs: dict[str, TransformerConfig]) -> Transformer | EncoderDecoder:
-    """A fresh model (seed torch's RNG first for a fixed init)."""
-    _check_family(family)
-    if family == "cls":
-        return Transformer(configs["model"])
-    return EncoderDecoder(configs["encoder"], configs["decoder"], share_embeddings=True)
-
-
 def check_lengths(family: str, configs: dict[str, TransformerConfig], task: TaskData) -> None:
     """Every split's sequences must fit the model's positions; raise ValueError naming the split."""
     for split, arrays in task.splits.items():
@@ -126,7 +103,7 @@ def make_task(
 
     ``train_rows`` selects a subset of the training examples (all by default).
     """
-    _check_family(family)
+    check_family(family)
     train, held = task.tensors("train"), task.tensors(eval_split)
     if train_rows is not None:
         train = {k: v[train_rows] for k, v in train.items()}
@@ -154,7 +131,7 @@ def make_task(
 def ordered_batches(family: str, arrays: dict[str, torch.Tensor], batch_size: int, pad_id: int = 0):
     """The examples of ``arrays`` (a split's tensors) in order, in batches laid out as the library
     tasks lay out theirs (trimmed padding, padding masks, teacher-forcing targets)."""
-    _check_family(family)
+    check_family(family)
     if family == "cls":
         ids, labels = arrays["input_ids"], arrays["labels"]
         task = ClassificationTask(
@@ -170,38 +147,3 @@ def ordered_batches(family: str, arrays: dict[str, torch.Tensor], batch_size: in
         src, tgt = arrays["src"], arrays["tgt"]
         task = Seq2SeqTask(src, tgt, src, tgt, pad_id=pad_id, eval_batch_size=batch_size)
     return task.eval_batches()
-
-
-def write_run_model(run_dir: str | Path, family: str, configs: dict[str, TransformerConfig]) -> None:
-    path = Path(run_dir) / MODEL_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"family": family, "configs": {name: config_to_file_dict(cfg) for name, cfg in configs.items()}}
-    path.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
-
-
-def read_run_model(run_dir: str | Path) -> tuple[str, dict[str, TransformerConfig]]:
-    """(family, configs) of a run directory."""
-    path = Path(run_dir) / MODEL_FILE
-    if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: {run_dir} is not a run of a synthetic-task model")
-    payload = json.loads(path.read_text())
-    family = payload.get("family")
-    _check_family(family)
-    if payload.get("sep_id") is not None:
-        raise ValueError(
-            f"{path} is a run of an older version, whose segment embeddings were a separate module; "
-            "retrain it (snakemake --forcerun sixteen_heads_train, or delete the run directory)"
-        )
-    configs = {
-        name: config_from_file_dict(values, where=f"{path}:{name}") for name, values in payload["configs"].items()
-    }
-    return family, configs
-
-
-def load_run_model(run_dir: str | Path, weights: str | Path | None = None) -> tuple[str, Transformer | EncoderDecoder]:
-    """(family, trained model in eval mode) of a run directory; ``weights`` picks another weights file
-    (a snapshot) instead of the final model.safetensors."""
-    family, configs = read_run_model(run_dir)
-    model = build_model(family, configs)
-    load_weights(model, Path(weights) if weights is not None else Path(run_dir) / WEIGHTS_FILE)
-    return family, model.eval()
