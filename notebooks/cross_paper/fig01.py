@@ -68,7 +68,14 @@ right.set_xlabel("top k heads by importance")
 right.set_ylabel("share of the total importance (layer-normalised)")
 right.set_title("how concentrated the importance is")
 right.legend()
-save_figure(fig, results_dir, paper, item, scale, note="No paper has this figure: a question across them, asked of these models.")
+save_figure(
+    fig,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="No paper has this figure: a question across them, asked of these models.",
+)
 
 # %%
 at_half = prune[prune["percent"] == 50].pivot(index="seed", columns="variant", values="delta_loss")

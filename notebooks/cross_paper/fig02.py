@@ -65,7 +65,14 @@ for _, rows in summary[summary["variant"].isin(blocks)].groupby("seed"):
 right.set_xlabel("diversity share D / B")
 right.set_ylabel("held-out loss (nats/token)")
 right.set_title("diversity against loss (a line per seed)")
-save_figure(fig, results_dir, paper, item, scale, note="No paper has this figure: a question across them, asked of these models.")
+save_figure(
+    fig,
+    results_dir,
+    paper,
+    item,
+    scale,
+    note="No paper has this figure: a question across them, asked of these models.",
+)
 
 # %%
 summary[["variant", "seed", "bias", "diversity", "share", "heldout_loss"]].round(4)

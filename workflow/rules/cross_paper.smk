@@ -2,6 +2,7 @@
 # paper's trained models, evaluation only. Studies 1-2 read simplified_blocks' decoders of one figure:
 # per decoder, Sixteen Heads' head importance and prune-by-importance curve and Diversity of Layers'
 # decomposition of the layer increments -> tidy CSVs -> one notebook per study -> claims (new findings).
+# Study 4 reads sixteen_heads' NLI classifiers: each head's softmax saturation beside its importance.
 
 
 include: "cross_paper_common.smk"
@@ -61,3 +62,30 @@ rule cross_paper_collect_blocks:
 CP_BLOCK_DATA = rules.cross_paper_collect_blocks.output
 register_notebook(CP, "fig01", [*CP_BLOCK_DATA.tables, CP_BLOCK_DATA.levels])
 register_notebook(CP, "fig02", [*CP_BLOCK_DATA.tables, CP_BLOCK_DATA.levels])
+
+
+rule cross_paper_saturation:
+    input:
+        unpack(cp_classifiers),
+    output:
+        f"{CP_DIR}/data/head_saturation.csv",
+    log:
+        f"{RESULTS}/logs/{CP}/saturation.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{CP}/saturation.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        runs=cp_classifier_runs,
+        seeds=cp_specs.saturation_seeds(config),
+        task=cp_specs.SATURATION_TASK,
+    shell:
+        "python -m repro cross_paper saturation --runs {params.runs} --seeds {params.seeds} --task {params.task} "
+        "--task-file {input.task} --importance {input.importance} --out {output} > {log} 2>&1"
+
+
+register_notebook(CP, "fig04", rules.cross_paper_saturation.output)

@@ -19,3 +19,18 @@ def cp_decoder(wildcards):
         "heldout": f"{run}/heldout.json",
         "valid": sb_token_file("valid"),
     }
+
+
+def cp_classifiers(wildcards):
+    """Study 4's inputs: sixteen_heads' NLI classifiers (one run per seed), their task file and importance."""
+    runs = [f"{RESULTS}/{SH}/runs/{cp_specs.SATURATION_TASK}/seed{seed}" for seed in cp_specs.saturation_seeds(config)]
+    return {
+        "models": [f"{run}/model.safetensors" for run in runs],
+        "task": cp_specs.saturation_task_file(config, RESULTS),
+        "importance": f"{RESULTS}/{SH}/data/importance.csv",
+    }
+
+
+def cp_classifier_runs(wildcards, input):
+    """The run directories of study 4's classifiers, in seed order."""
+    return " ".join(os.path.dirname(path) for path in input.models)

@@ -5,7 +5,8 @@ from the reproductions, and one that reads "not reproduced" is a finding too (th
 
 Figure 1 (study 1): Sixteen Heads' head importance and prune-by-importance curve on simplified_blocks'
 decoders of each block. Figure 2 (study 2): Diversity of Layers' bias-diversity decomposition of the
-same decoders' layer increments. Every comparison is paired by seed (the blocks of one seed share data
+same decoders' layer increments. Figure 4 (study 4): Allocation of Parameters' softmax saturation of the
+heads of Sixteen Heads' NLI classifiers, against their importance. Every comparison is paired by seed (the blocks of one seed share data
 order and held-out chunks) and judged by the 95 % t-interval over seeds (docs/verdicts.md).
 """
 
@@ -18,10 +19,14 @@ from repro.papers.cross_paper.block_heads import top_share
 from repro.papers.cross_paper.gates_and_nulls import (
     DECOMPOSITION,
     LEVELS,
+    SATURATION,
+    classifiers_in_range,
     copied,
     decoders_learned,
+    reversed_ranking,
     uncorrelated_losses,
 )
+from repro.papers.cross_paper.head_saturation import quarter_gap
 from repro.papers.cross_paper.specs import CLAIMED_BLOCKS
 from repro.pipeline.claims import Measurement, claim
 from repro.pipeline.decisions import Region, judge_parts, judge_seeds
@@ -190,4 +195,27 @@ def diversity_goes_with_lower_loss(data) -> Measurement:
         _rank_correlations(data[DECOMPOSITION]),
         Region.below(0.0, sesoi=0.1),
         detail="Spearman ρ over Pre-LN, Parallel, SAS and SAS-P between D / B and the held-out loss, per seed.",
+    )
+
+
+@claim(
+    paper=PAPER,
+    item="fig04",
+    claim_id="unimportant_heads_saturated",
+    statement="The heads Sixteen Heads ranks least important are more saturated than the most important ones.",
+    paper_value=NEW + "; predicted: a head fixed on one position adds a nearly constant vector",
+    tolerance="mean saturation of the lowest-importance quarter of heads − that of the highest quarter > 0, per seed",
+    inputs=[SATURATION],
+    kind="new finding",
+    gate=classifiers_in_range(),
+    null=reversed_ranking(SATURATION, "importance", "the importance ranking reversed"),
+    phase="end of schedule",
+)
+def unimportant_heads_saturated(data) -> Measurement:
+    gaps = data[SATURATION].groupby("seed").apply(quarter_gap, include_groups=False)
+    return judge_seeds(
+        gaps,
+        Region.above(0.0, sesoi=0.05),
+        detail="Softmax saturation (mean largest attention weight per query) on the NLI test inputs, the "
+        "8 least minus the 8 most important of 32 heads, per classifier seed.",
     )

@@ -6,6 +6,8 @@ Steps (each is one Snakemake rule of workflow/rules/cross_paper.smk):
                   (study 1), the bias-diversity decomposition of its layer increments (study 2)
   collect-blocks  stack every decoder's evaluation into the tidy CSVs of figures 1 and 2, with the
                   decoders' final losses and the reference levels of the chunks they were evaluated on
+  saturation      sixteen_heads' NLI classifiers on their test inputs: every head's softmax saturation
+                  beside its Sixteen Heads importance, and each classifier's accuracy (study 4)
 """
 
 from __future__ import annotations
@@ -107,6 +109,46 @@ def _collect_blocks(args: argparse.Namespace) -> int:
     return 0
 
 
+def _saturation(args: argparse.Namespace) -> int:
+    import pandas as pd
+    import torch
+
+    from repro.data.synthetic import load_task
+    from repro.papers.cross_paper.head_saturation import saturation_and_accuracy
+    from repro.task_runs import load_run_model
+
+    torch.set_num_threads(args.threads)
+    if len(args.runs) != len(args.seeds):
+        print(f"error: {len(args.runs)} --runs for {len(args.seeds)} --seeds; give one run per seed", file=sys.stderr)
+        return 2
+    task = load_task(args.task_file)
+    test = task.tensors("test")
+    n_classes = len(task.meta.get("label_names") or [])
+    importance = pd.read_csv(args.importance)
+    importance = importance[(importance["task"] == args.task) & (importance["type"] == "self")]
+    tables = []
+    for run, seed in zip(args.runs, args.seeds):
+        family, model = load_run_model(run)
+        if family != "cls":
+            print(f"error: {run} is a {family!r} run; study 4 reads classifiers", file=sys.stderr)
+            return 2
+        heads, accuracy = saturation_and_accuracy(
+            model, test["input_ids"], test["labels"], int(task.meta.get("pad_id", 0)), args.batch_size
+        )
+        scores = importance[importance["seed"] == seed][["layer", "head", "importance"]]
+        table = heads.merge(scores, on=["layer", "head"], how="left")
+        if table["importance"].isna().any():
+            print(
+                f"error: {args.importance} has no importance for some heads of {args.task} seed {seed}", file=sys.stderr
+            )
+            return 2
+        tables.append(table.assign(seed=seed, accuracy=accuracy, chance=100.0 / n_classes))
+        print(f"{args.task} seed {seed}: accuracy {accuracy:.1f}, saturation {table['saturation'].mean():.3f}")
+    out = pd.concat(tables, ignore_index=True)
+    write_csv(out[["seed", "layer", "head", "saturation", "importance", "accuracy", "chance"]], args.out)
+    return 0
+
+
 def register(subparsers) -> None:
     steps = add_command(subparsers, "cross_paper", "studies across the four works", __doc__, metavar="STEP")
 
@@ -125,3 +167,14 @@ def register(subparsers) -> None:
     p.add_argument("--levels", required=True, help="the decoders' reference levels (JSON of data reference-levels)")
     p.add_argument("--out-dir", required=True)
     p.set_defaults(func=_collect_blocks)
+
+    p = steps.add_parser("saturation", help="study 4: saturation and importance of classifier heads")
+    p.add_argument("--runs", nargs="+", required=True, help="the classifiers' run directories, one per seed")
+    p.add_argument("--seeds", nargs="+", type=int, required=True, help="the seed of each run, in order")
+    p.add_argument("--task", required=True, help="the task the classifiers were trained on (rows of --importance)")
+    p.add_argument("--task-file", required=True, help="the task's .npz file (its test split is read)")
+    p.add_argument("--importance", required=True, help="sixteen_heads' importance.csv")
+    p.add_argument("--batch-size", type=int, default=250)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=_saturation)

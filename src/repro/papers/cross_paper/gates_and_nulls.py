@@ -3,13 +3,15 @@ docs/decisions/0051-cross-paper-claims.md before any result.
 
 Gate. The runs a study reads must pass the gate their own paper declares for them: simplified_blocks'
 decoders end at least 1 nat below the unigram level of the held-out chunks they are evaluated on
-(repro.pipeline.decisions.lm_gate). Every decoder read is gated, not only the reference: a block that
-did not learn has no heads or layers worth comparing.
+(repro.pipeline.decisions.lm_gate; every decoder read, not only the reference: a block that did not
+learn has no heads or layers worth comparing); sixteen_heads' classifiers are in the informative range
+of repro.pipeline.decisions.classifier_gate on the inputs read (learned, and below their ceiling).
 
 Nulls remove the effect a claim is about and must read "not reproduced": one block's rows replaced by
 another's of the same seed (a paired difference of exactly zero, which the smallest effect of interest
 turns into "no effect that large"), or the losses permuted across the blocks of each seed so that their
-ranks are uncorrelated with the quantity they are ranked against (Spearman ρ = 0 exactly).
+ranks are uncorrelated with the quantity they are ranked against (Spearman ρ = 0 exactly), or a
+ranking reversed.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from repro.pipeline.claims import Gate, Null
-from repro.pipeline.decisions import lm_gate
+from repro.pipeline.decisions import classifier_gate, lm_gate
 
 #: The files the gate reads (written by collect-blocks): each decoder's held-out loss, and the levels of its chunks.
 DECOMPOSITION = "data/block_decomposition.csv"
 LEVELS = "data/block_reference_levels.json"
+#: Study 4's table: per classifier seed and head, its saturation, importance, accuracy and chance level.
+SATURATION = "data/head_saturation.csv"
 #: A permutation of four ranks whose Spearman correlation with the identity is exactly 0 (Σ d² = 10 = n(n²−1)/6).
 UNCORRELATED_RANKS = (1, 3, 0, 2)
 
@@ -35,6 +39,33 @@ def decoders_learned() -> Gate:
         levels=LEVELS,
         runs="every simplified_blocks decoder read (simplified_blocks' own gate on its runs)",
     )
+
+
+def classifiers_in_range() -> Gate:
+    """Every classifier read (one accuracy per seed) is learned and below its ceiling (classifier_gate),
+    with chance the constant predictor's accuracy on balanced classes (100 / classes)."""
+
+    def check(data) -> tuple[bool, str]:
+        per_seed = data[SATURATION].groupby("seed")[["accuracy", "chance"]].first()
+        gate = classifier_gate(lambda _: per_seed["accuracy"].tolist(), float(per_seed["chance"].iloc[0]))
+        return gate.check(data)
+
+    return Gate(
+        "every sixteen_heads NLI classifier read, on its test inputs: at least 25% of the way from chance to 100% "
+        "accuracy and 2% of that span below it (sixteen_heads' own gate)",
+        check,
+    )
+
+
+def reversed_ranking(table: str, column: str, what: str) -> Null:
+    """`column` of `table` negated, so that every ranking by it is reversed."""
+
+    def make(data) -> dict[str, pd.DataFrame]:
+        frame = data[table].copy()
+        frame[column] = -frame[column]
+        return {table: frame}
+
+    return Null(what, make)
 
 
 def copied(tables: Sequence[str], pairs: Mapping[str, str], what: str) -> Null:
@@ -71,4 +102,14 @@ def uncorrelated_losses(table: str, ranked_by: str, variants: Sequence[str], wha
     return Null(what, make)
 
 
-__all__ = ["DECOMPOSITION", "LEVELS", "UNCORRELATED_RANKS", "copied", "decoders_learned", "uncorrelated_losses"]
+__all__ = [
+    "DECOMPOSITION",
+    "LEVELS",
+    "SATURATION",
+    "UNCORRELATED_RANKS",
+    "classifiers_in_range",
+    "copied",
+    "decoders_learned",
+    "reversed_ranking",
+    "uncorrelated_losses",
+]

@@ -23,9 +23,36 @@ def block_runs(config: dict, paper: str = "cross_paper") -> list[tuple[str, int]
     return [(variant, seed) for variant in config[paper]["blocks"]["variants"] for seed in block_seeds(config, paper)]
 
 
+#: The paper whose classifiers study 4 reads, and the task (record 0051: the NLI classifiers, every seed).
+HEADS_PAPER = "sixteen_heads"
+SATURATION_TASK = "nli"
+
+
+def saturation_seeds(config: dict) -> list[int]:
+    """The seeds of sixteen_heads' NLI classifiers (the section's `seeds`)."""
+    return list(config[HEADS_PAPER]["seeds"])
+
+
+def saturation_task_file(config: dict, results: str) -> str:
+    """The task file sixteen_heads trains its NLI classifiers on (its hub conversion at paper scale)."""
+    folder = "hub_tasks" if config[HEADS_PAPER]["data_source"] == "hub" else "tasks"
+    return f"{results}/{HEADS_PAPER}/data/{folder}/{SATURATION_TASK}.npz"
+
+
 def trained_models(config: dict, paper: str = "cross_paper") -> list[dict]:
     """Nothing: the studies only evaluate the other papers' models (the benchmark asks every paper)."""
     return []
 
 
-__all__ = ["BLOCKS_PAPER", "CLAIMED_BLOCKS", "PRUNE_PERCENTS", "block_runs", "block_seeds", "trained_models"]
+__all__ = [
+    "BLOCKS_PAPER",
+    "CLAIMED_BLOCKS",
+    "HEADS_PAPER",
+    "PRUNE_PERCENTS",
+    "SATURATION_TASK",
+    "block_runs",
+    "block_seeds",
+    "saturation_seeds",
+    "saturation_task_file",
+    "trained_models",
+]
