@@ -16,8 +16,7 @@ from repro.data.errors import DataError
 from repro.data.streams import TeacherAttention, make_stream
 from repro.data.streams.common import IGNORE_INDEX, shift
 from repro.models.config import ConfigError
-from repro.papers.param_allocation.head_allocation import fit_low_rank_students, sweep_heads
-from repro.papers.param_allocation.shallow import (
+from repro.models.shallow import (
     LowRankHead,
     ShallowAttentionModel,
     ShallowConfig,
@@ -25,6 +24,7 @@ from repro.papers.param_allocation.shallow import (
     attention_parameters,
     initial_slopes,
 )
+from repro.papers.param_allocation.head_allocation import fit_low_rank_students, sweep_heads
 from repro.papers.param_allocation.u_shape import edge_contrasts
 from repro.pipeline.configcheck import PipelineConfigError, check_config
 from repro.training.seeding import generator

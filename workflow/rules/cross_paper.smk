@@ -2,6 +2,7 @@
 # paper's trained models, evaluation only. Studies 1-2 read simplified_blocks' decoders of one figure:
 # per decoder, Sixteen Heads' head importance and prune-by-importance curve and Diversity of Layers'
 # decomposition of the layer increments -> tidy CSVs -> one notebook per study -> claims (new findings).
+# Study 3 reads param_allocation's head-count sweeps: per seed, every model pruned by importance.
 # Study 4 reads sixteen_heads' NLI classifiers: each head's softmax saturation beside its importance.
 
 
@@ -89,3 +90,53 @@ rule cross_paper_saturation:
 
 
 register_notebook(CP, "fig04", rules.cross_paper_saturation.output)
+
+
+rule cross_paper_sweep_prune:
+    input:
+        f"{RESULTS}/{PA}/data/sweep/seed{{seed}}.csv",
+    output:
+        table=f"{CP_SWEEP}/seed{{seed}}.csv",
+        curves=f"{CP_SWEEP}/seed{{seed}}_curves.csv",
+    log:
+        f"{RESULTS}/logs/{CP}/sweep_prune/seed{{seed}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/{CP}/sweep_prune/seed{{seed}}.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        spec=cp_sweep_spec,
+        runs_dir=cp_sweep_runs,
+    shell:
+        "python -m repro cross_paper sweep-prune --spec {params.spec:q} --seed {wildcards.seed} "
+        "--runs-dir {params.runs_dir} --sweep-csv {input} --out {output.table} --out-curves {output.curves} "
+        "> {log} 2>&1"
+
+
+rule cross_paper_gather_sweeps:
+    input:
+        tables=expand(f"{CP_SWEEP}/seed{{seed}}.csv", seed=CP_SWEEP_SEEDS),
+        curves=expand(f"{CP_SWEEP}/seed{{seed}}_curves.csv", seed=CP_SWEEP_SEEDS),
+    output:
+        table=f"{CP_DIR}/data/sweep_pruning.csv",
+        curves=f"{CP_DIR}/data/sweep_pruning_curves.csv",
+    log:
+        f"{RESULTS}/logs/{CP}/gather_sweeps.log",
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    shell:
+        "python -m repro gather --group {output.table} {input.tables} --group {output.curves} {input.curves} "
+        "> {log} 2>&1"
+
+
+register_notebook(
+    CP, "fig03", [rules.cross_paper_gather_sweeps.output.table, rules.cross_paper_gather_sweeps.output.curves]
+)

@@ -8,6 +8,9 @@ CP_BLOCKS = f"{CP_DIR}/blocks"
 CP_BLOCK_FILES = ["heads.csv", "prune.csv", "members.csv", "decomposition.csv"]
 CP_BLOCK_TABLES = ["block_heads.csv", "block_prune.csv", "block_members.csv", "block_decomposition.csv"]
 # The evaluation of every decoder studies 1-2 read, one directory each.
+# Study 3: one job per seed of param_allocation's head-count sweep, and the tables they are stacked into.
+CP_SWEEP = f"{CP_DIR}/sweep"
+CP_SWEEP_SEEDS = config[PA]["sweep"]["seeds"]
 CP_BLOCK_RUNS = [f"{CP_BLOCKS}/{variant}/seed{seed}" for variant, seed in cp_specs.block_runs(config)]
 
 
@@ -34,3 +37,13 @@ def cp_classifiers(wildcards):
 def cp_classifier_runs(wildcards, input):
     """The run directories of study 4's classifiers, in seed order."""
     return " ".join(os.path.dirname(path) for path in input.models)
+
+
+def cp_sweep_spec(wildcards):
+    """The sweep settings the models were trained with (param_allocation's sweep section), as JSON."""
+    return json.dumps(config[PA]["sweep"], sort_keys=True)
+
+
+def cp_sweep_runs(wildcards):
+    """The run directories of one seed of param_allocation's sweep (written beside its seed table)."""
+    return f"{RESULTS}/{PA}/runs/sweep/seed{wildcards.seed}"

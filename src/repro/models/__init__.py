@@ -1,4 +1,5 @@
-"""The one Transformer family used by all four papers (see transformer.py).
+"""The one Transformer family used by all four papers (see transformer.py), and the one-attention-layer
+models of the theory of parameter allocation (shallow.py, imported by module path).
 
 Its names load their module on first use (repro.lazy): reading a config does not import torch.
 """

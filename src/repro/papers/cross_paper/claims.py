@@ -5,13 +5,15 @@ from the reproductions, and one that reads "not reproduced" is a finding too (th
 
 Figure 1 (study 1): Sixteen Heads' head importance and prune-by-importance curve on simplified_blocks'
 decoders of each block. Figure 2 (study 2): Diversity of Layers' bias-diversity decomposition of the
-same decoders' layer increments. Figure 4 (study 4): Allocation of Parameters' softmax saturation of the
+same decoders' layer increments. Figure 3 (study 3): Sixteen Heads' prune-by-importance on Allocation of
+Parameters' head-count sweeps at a fixed width. Figure 4 (study 4): Allocation of Parameters' softmax saturation of the
 heads of Sixteen Heads' NLI classifiers, against their importance. Every comparison is paired by seed (the blocks of one seed share data
 order and held-out chunks) and judged by the 95 % t-interval over seeds (docs/verdicts.md).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
@@ -20,15 +22,19 @@ from repro.papers.cross_paper.gates_and_nulls import (
     DECOMPOSITION,
     LEVELS,
     SATURATION,
+    SWEEP_PRUNING,
     classifiers_in_range,
     copied,
     decoders_learned,
     reversed_ranking,
+    smallest_sweep_everywhere,
+    sweeps_in_range,
+    sweeps_learned,
     uncorrelated_losses,
 )
 from repro.papers.cross_paper.head_saturation import quarter_gap
 from repro.papers.cross_paper.specs import CLAIMED_BLOCKS
-from repro.pipeline.claims import Measurement, claim
+from repro.pipeline.claims import NOT_MEASURABLE, Measurement, claim
 from repro.pipeline.decisions import Region, judge_parts, judge_seeds
 
 PAPER = "cross_paper"
@@ -218,4 +224,46 @@ def unimportant_heads_saturated(data) -> Measurement:
         Region.above(0.0, sesoi=0.05),
         detail="Softmax saturation (mean largest attention weight per query) on the NLI test inputs, the "
         "8 least minus the 8 most important of 32 heads, per classifier seed.",
+    )
+
+
+def _doubling_slopes(table: pd.DataFrame) -> pd.Series:
+    """Per seed, the mean over the (task, position) sweeps in range of the least-squares slope of the
+    removable share against log2 H."""
+    kept, _ = sweeps_in_range(table)
+    rows = table[[(t, p) in kept for t, p in zip(table["task"], table["position"])]]
+    slopes = {}
+    for seed, by_seed in rows.groupby("seed"):
+        per_sweep = [
+            float(np.polyfit(np.log2(sweep["heads"].to_numpy(float)), sweep["removable_share"].to_numpy(float), 1)[0])
+            for _, sweep in by_seed.groupby(["task", "position"])
+        ]
+        slopes[seed] = float(np.mean(per_sweep))
+    return pd.Series(slopes, dtype=float)
+
+
+@claim(
+    paper=PAPER,
+    item="fig03",
+    claim_id="more_heads_more_removable",
+    statement="At a fixed attention width, the more (and smaller) the heads, the larger the share that can be removed.",
+    paper_value=NEW + "; predicted: Sixteen Heads' redundancy, each small head limited by its rank d_h",
+    tolerance="slope of the removable share against log2 H > 0 per seed (mean over the sweeps in range)",
+    inputs=[SWEEP_PRUNING],
+    kind="new finding",
+    gate=sweeps_learned(),
+    null=smallest_sweep_everywhere(
+        SWEEP_PRUNING, "removable_share", "every model's share replaced by its sweep's smallest H's"
+    ),
+    phase="end of schedule",
+)
+def more_heads_more_removable(data) -> Measurement:
+    slopes = _doubling_slopes(data[SWEEP_PRUNING])
+    if slopes.empty:
+        return Measurement("no sweep in range", NOT_MEASURABLE, detail="No (task, position) sweep passes the gate.")
+    return judge_seeds(
+        slopes,
+        Region.above(0.0, sesoi=0.05),
+        detail="Removable share: the most heads masked, lowest importance first, with the held-out loss within 5% "
+        "of the way to the constant predictor's; its slope per doubling of H, per seed.",
     )

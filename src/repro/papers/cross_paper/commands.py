@@ -6,6 +6,9 @@ Steps (each is one Snakemake rule of workflow/rules/cross_paper.smk):
                   (study 1), the bias-diversity decomposition of its layer increments (study 2)
   collect-blocks  stack every decoder's evaluation into the tidy CSVs of figures 1 and 2, with the
                   decoders' final losses and the reference levels of the chunks they were evaluated on
+  sweep-prune     param_allocation's head-count sweep models of one seed: every head's importance, the
+                  loss with the k least important heads masked for every k, and the share of heads
+                  that can go (study 3)
   saturation      sixteen_heads' NLI classifiers on their test inputs: every head's softmax saturation
                   beside its Sixteen Heads importance, and each classifier's accuracy (study 4)
 """
@@ -109,6 +112,84 @@ def _collect_blocks(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sweep_prune(args: argparse.Namespace) -> int:
+    import pandas as pd
+    import torch
+
+    from repro.data.streams import make_stream
+    from repro.models.shallow import ShallowAttentionModel, ShallowConfig
+    from repro.papers.cross_paper import shallow_heads
+    from repro.training import load_weights
+    from repro.training.seeding import derive_seed
+    from repro.training.stream_tasks import SequenceStreamTask
+
+    torch.set_num_threads(args.threads)
+    spec = json.loads(args.spec)
+    trained = pd.read_csv(args.sweep_csv)
+    summary, curves = [], []
+    for task_name, entry in sorted(spec["tasks"].items()):
+        stream = make_stream(entry["stream"], args.seed, **entry["params"])
+        # the held-out set of the sweep's own evaluation (param_allocation's head_allocation.sweep_heads)
+        task = SequenceStreamTask(
+            stream, spec["seq_len"], spec["eval_sequences"], eval_seed=derive_seed(args.seed, "eval")
+        )
+        constant = shallow_heads.constant_loss(task)
+        for position in spec["positions"]:
+            for heads in spec["heads"]:
+                run = Path(args.runs_dir) / task_name / position / f"h{int(heads):03d}"
+                cfg = ShallowConfig(
+                    input_kind=stream.input_kind,
+                    input_size=stream.input_size,
+                    output_size=stream.output_size,
+                    d_model=spec["d_model"],
+                    n_heads=int(heads),
+                    head_dim=spec["budget"] // int(heads),
+                    d_ff=spec["d_ff"],
+                    max_seq_len=spec["seq_len"],
+                    position=position,
+                )
+                model = ShallowAttentionModel(cfg)
+                try:
+                    load_weights(model, run / "model.safetensors")
+                except FileNotFoundError:
+                    print(f"error: {run}/model.safetensors is missing; rerun param_allocation's sweep", file=sys.stderr)
+                    return 2
+                model.eval()
+                scores = shallow_heads.importance(model, task)
+                curve = shallow_heads.prune_curve(model, task, scores)
+                base = float(curve["loss"].iloc[0])
+                row = trained[
+                    (trained["task"] == task_name) & (trained["position"] == position) & (trained["heads"] == heads)
+                ]
+                if len(row) != 1 or abs(base - float(row["eval_loss"].iloc[0])) > 1e-5 * max(1.0, abs(base)):
+                    print(
+                        f"error: {run}: the held-out loss here ({base:.6f}) is not the sweep's own "
+                        f"({', '.join(f'{x:.6f}' for x in row['eval_loss']) or 'no row'} in {args.sweep_csv}); "
+                        "the sweep settings or its held-out draw differ from those the models were trained with",
+                        file=sys.stderr,
+                    )
+                    return 2
+                ids = dict(task=task_name, position=position, heads=int(heads), seed=args.seed)
+                curves.append(curve.assign(**ids, share=curve["n_pruned"] / int(heads)))
+                summary.append(
+                    dict(
+                        ids,
+                        loss=base,
+                        constant_loss=constant,
+                        metric=float(row["metric"].iloc[0]),
+                        metric_name=row["metric_name"].iloc[0],
+                        trivial=1.0 / stream.classes if stream.target_kind == "classification" else 1.0,
+                        removable_share=shallow_heads.removable_share(curve, constant),
+                    )
+                )
+        print(f"{task_name} seed {args.seed}: constant loss {constant:.4f}")
+    id_columns = ["task", "position", "heads", "seed"]
+    curves = pd.concat(curves, ignore_index=True)
+    write_csv(curves[[*id_columns, "n_pruned", "share", "loss"]], args.out_curves)
+    write_csv(pd.DataFrame(summary), args.out)
+    return 0
+
+
 def _saturation(args: argparse.Namespace) -> int:
     import pandas as pd
     import torch
@@ -167,6 +248,16 @@ def register(subparsers) -> None:
     p.add_argument("--levels", required=True, help="the decoders' reference levels (JSON of data reference-levels)")
     p.add_argument("--out-dir", required=True)
     p.set_defaults(func=_collect_blocks)
+
+    p = steps.add_parser("sweep-prune", help="study 3: prune-by-importance of the head-count sweep models of one seed")
+    p.add_argument("--spec", required=True, help="JSON: param_allocation's sweep section (tasks, heads, widths, ...)")
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--runs-dir", required=True, help="the sweep's runs of that seed: RUNS_DIR/<task>/<position>/h<H>")
+    p.add_argument("--sweep-csv", required=True, help="the sweep's own table of that seed (its held-out losses)")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--out", required=True, help="per model: losses, the constant predictor's, the removable share")
+    p.add_argument("--out-curves", required=True, help="per model and k: the loss with k heads masked")
+    p.set_defaults(func=_sweep_prune)
 
     p = steps.add_parser("saturation", help="study 4: saturation and importance of classifier heads")
     p.add_argument("--runs", nargs="+", required=True, help="the classifiers' run directories, one per seed")

@@ -6,7 +6,6 @@ particular to this paper.
     specs              the specs of its jobs, built from the config
     claims             the registered claims of every figure and table, and DEVIATIONS
     theory/            the exact theory: softmax Jacobian, allocation bound, low-rank scores
-    shallow            the one-layer attention models of the head-count sweeps
     head_allocation    head-count sweeps and low-rank students on synthetic streams (Figs 2, 3, 7, 8)
     u_shape            per-seed edge ratios of a head-count curve (the U-shape claims)
     head_replacement, replacement_study, recovery
@@ -14,4 +13,7 @@ particular to this paper.
     logit_norms        attention logit statistics (Fig 10)
     head_dim_decoders  decoders across head dims and lengths (Fig 5)
     plots              figure helpers of the notebooks
+
+The one-layer attention models of the head-count sweeps are shared (repro.models.shallow): another
+study reads the trained sweeps too.
 """

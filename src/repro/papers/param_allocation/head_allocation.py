@@ -21,7 +21,7 @@ import pandas as pd
 import torch
 
 from repro.data.streams import SequenceStream, TeacherAttention
-from repro.papers.param_allocation.shallow import (
+from repro.models.shallow import (
     LowRankHead,
     ShallowAttentionModel,
     ShallowConfig,

@@ -1,6 +1,6 @@
 """One-attention-layer models for synthetic sequence tasks, and a low-rank single head.
 
-These are the models of the theory in Yu et al. (2025) (catalog §1.2, §1.4), kept apart from the
+These are the models of the theory of param_allocation (Yu et al. 2025; catalog §1.2, §1.4), kept apart from the
 `Transformer` family on purpose: the theory's layer reads continuous vectors x_t ∈ R^d (not token
 ids), and its "ALiBi-type" heads have no content query/key at all: head h attends with weights
 ∝ exp(−β_h (t − s)) over s ≤ t, with a learnable slope β_h > 0. Such a pattern does not depend on
@@ -19,6 +19,8 @@ Positions:
               position embedding P (the standard Transformer layer).
 No biases in attention, so a head of dimension d_h has exactly 2·d_model·d_h (alibi) or
 4·d_model·d_h (learned) weights and the budget D = H·d_h fixes the attention parameter count.
+A head mask (``head_mask``: [H], or [B, H, T] per query position) multiplies each head's context
+before W_O, as the family's `Attention` does, so that heads can be removed or their importance read.
 
 `LowRankHead`: the student of the saturation experiment. Its logits are
 (q W_Q)(k W_K)ᵀ/√r with W_Q, W_K ∈ R^{d×r}, and its output is Σ_s p′_s v_s with the teacher's values.
@@ -141,7 +143,7 @@ class ShallowAttention(nn.Module):
         q, k = self._split(self.query(x)), self._split(self.key(x))
         return q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, x: Tensor, head_mask: Tensor | None = None) -> Tensor:
         B, T, _ = x.shape
         v = self._split(self.value(x))  # [B, H, T, dh]
         if self.position == "alibi":
@@ -153,6 +155,8 @@ class ShallowAttention(nn.Module):
         else:
             q, k = self._split(self.query(x)), self._split(self.key(x))
             ctx = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        if head_mask is not None:
+            ctx = ctx * (head_mask[None, :, None, None] if head_mask.dim() == 1 else head_mask[..., None]).to(ctx.dtype)
         return self.out(ctx.transpose(1, 2).reshape(B, T, self.n_heads * self.head_dim))
 
 
@@ -191,9 +195,9 @@ class ShallowAttentionModel(nn.Module):
             h = h + self.pos_emb.weight[:T]
         return h
 
-    def forward(self, inputs: Tensor) -> Tensor:  # -> [B, T, output_size]
+    def forward(self, inputs: Tensor, head_mask: Tensor | None = None) -> Tensor:  # -> [B, T, output_size]
         h = self.embed_inputs(inputs)
-        h = h + self.attn(self.attn_norm(h))
+        h = h + self.attn(self.attn_norm(h), head_mask)
         if self.mlp is not None:
             h = h + self.mlp(self.mlp_norm(h))
         return self.readout(self.out_norm(h))
