@@ -110,7 +110,7 @@ rule cross_paper_sweep_prune:
         runtime=10,
     params:
         spec=cp_sweep_spec,
-        runs_dir=cp_sweep_runs,
+        runs_dir=pa_runs_dir("sweep"),
     shell:
         "python -m repro cross_paper sweep-prune --spec {params.spec:q} --seed {wildcards.seed} "
         "--runs-dir {params.runs_dir} --sweep-csv {input} --out {output.table} --out-curves {output.curves} "

@@ -42,8 +42,3 @@ def cp_classifier_runs(wildcards, input):
 def cp_sweep_spec(wildcards):
     """The sweep settings the models were trained with (param_allocation's sweep section), as JSON."""
     return json.dumps(config[PA]["sweep"], sort_keys=True)
-
-
-def cp_sweep_runs(wildcards):
-    """The run directories of one seed of param_allocation's sweep (written beside its seed table)."""
-    return f"{RESULTS}/{PA}/runs/sweep/seed{wildcards.seed}"

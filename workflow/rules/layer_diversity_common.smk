@@ -56,9 +56,9 @@ def ld_readout_dirs():
     return [f"{LD_DIR}/data/readout/{family}_seed{seed}" for family in LD_FAMILIES for seed in seeds(LD)]
 
 
-def ld_runs_root(wildcards, output):
-    """RESULTS/layer_diversity/runs, read back from a run output .../runs/<family>/L<d>/seed<s>/<file>."""
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(output[0]))))
+def ld_runs_root(wildcards):
+    """RESULTS/layer_diversity/runs: runs go to <root>/<family>/L<depth>/seed<seed>."""
+    return f"{LD_DIR}/runs"
 
 
 def ld_model_dirs(wildcards, input):

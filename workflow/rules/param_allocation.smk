@@ -87,7 +87,7 @@ rule param_allocation_sweep:
         runtime=30,
     params:
         spec=pa_sweep_spec,
-        runs_dir=pa_runs_dir,
+        runs_dir=pa_runs_dir("sweep"),
     shell:
         "python -m repro param_allocation sweep --spec {params.spec:q} "
         "--seed {wildcards.seed} --runs-dir {params.runs_dir} --threads {threads} --out {output} > {log} 2>&1"
@@ -108,7 +108,7 @@ rule param_allocation_saturation:
         runtime=30,
     params:
         spec=pa_saturation_spec,
-        runs_dir=pa_runs_dir,
+        runs_dir=pa_runs_dir("saturation"),
     shell:
         "python -m repro param_allocation saturation --spec {params.spec:q} --seed {wildcards.seed} "
         "--runs-dir {params.runs_dir} --threads {threads} --out {output} > {log} 2>&1"
@@ -133,7 +133,7 @@ rule param_allocation_gather_sweep:
         "python -m repro gather --group {output} {input} > {log} 2>&1"
 
 
-rule param_allocation_gather_saturation:
+use rule param_allocation_gather_sweep as param_allocation_gather_saturation with:
     input:
         pa_saturation_files,
     output:
@@ -142,14 +142,6 @@ rule param_allocation_gather_saturation:
         f"{RESULTS}/logs/{PA}/gather_saturation.log",
     benchmark:
         f"{RESULTS}/benchmarks/{PA}/gather_saturation.tsv"
-    conda:
-        ENV
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    shell:
-        "python -m repro gather --group {output} {input} > {log} 2>&1"
 
 
 # Paper scale (data.source hub): the first rows of WikiText-103 encoded by a hub tokenizer into token

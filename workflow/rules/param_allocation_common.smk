@@ -36,12 +36,9 @@ def pa_low_rank_spec(wildcards):
     return pa_spec("low_rank")
 
 
-def pa_runs_dir(wildcards, output):
-    """results/param_allocation/runs/<experiment>/seed<k>, from the CSV path data/<experiment>/seed<k>.csv."""
-    data_dir = os.path.dirname(output[0])  # .../data/<experiment>
-    experiment = os.path.basename(data_dir)
-    seed = os.path.splitext(os.path.basename(output[0]))[0]  # seed<k>
-    return os.path.join(os.path.dirname(os.path.dirname(data_dir)), "runs", experiment, seed)
+def pa_runs_dir(experiment):
+    """The run directories of one seed of an experiment (sweep, saturation): RESULTS/param_allocation/runs/<experiment>/seed<k>."""
+    return lambda wildcards: f"{PA_DIR}/runs/{experiment}/seed{wildcards.seed}"
 
 
 # Per-seed CSVs, in the (sorted) order they are stacked in by `python -m repro gather`.

@@ -68,11 +68,12 @@ rule simplified_blocks_mlm_tokens:
 
 
 # The levels a masked LM of the pre-training text must beat: the held-out split's unigram (and bigram)
-# cross-entropy under counts of the train split; a masked token is drawn from the same unigram.
+# cross-entropy under counts of the train split; a masked token is drawn from the same unigram. The code
+# corpus's rule, on the prose's token files.
 MLM_LEVELS = f"{MLM_DATA}/reference_levels.json"
 
 
-rule simplified_blocks_mlm_reference_levels:
+use rule code_reference_levels as simplified_blocks_mlm_reference_levels with:
     input:
         train=mlm_token_file("train"),
         valid=mlm_token_file("valid"),
@@ -80,14 +81,6 @@ rule simplified_blocks_mlm_reference_levels:
         MLM_LEVELS,
     log:
         f"{RESULTS}/logs/{SB}/mlm/reference_levels.log",
-    conda:
-        ENV
-    threads: 1
-    resources:
-        mem_mb=3000,
-        runtime=5,
-    shell:
-        "python -m repro data reference-levels --train {input.train} --valid {input.valid} --out {output} > {log} 2>&1"
 
 
 rule simplified_blocks_mlm_glue_data:
