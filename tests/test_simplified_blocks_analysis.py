@@ -590,7 +590,7 @@ def _gains_table(variant: str, final_beta, seeds=(0, 1, 2), layers: int = 2) -> 
 
 
 def _gains_data(**tables) -> dict:
-    from repro.papers.simplified_blocks import claims as sb
+    from repro.papers.simplified_blocks.claims import gains as sb
 
     variants = pd.DataFrame(
         [
@@ -602,7 +602,7 @@ def _gains_data(**tables) -> dict:
 
 
 def test_the_gains_claims_are_judged_by_an_interval_over_three_seeds():
-    from repro.papers.simplified_blocks import claims as sb
+    from repro.papers.simplified_blocks.claims import gains as sb
 
     def vanished(seed, layer, m):
         return 0.01
@@ -695,7 +695,7 @@ def _gain_rows(symbol: str, init: float, final, seeds=(0, 1, 2), layers: int = 2
 def test_gains_claims_are_not_measurable_where_their_quantity_cannot_reach_the_region():
     """ "|β/α| goes below 0.05" needs a move of 0.15 from 0.2; "β_FF does not vanish" can fail only if β_FF
     can lose 0.9 of its 0.1. A run whose ratios moved 0.06 and whose β_FF moved 0.05 can do neither."""
-    from repro.papers.simplified_blocks import claims as sb
+    from repro.papers.simplified_blocks.claims import gains as sb
 
     reach = sb._can_vanish("fig04")
     short = _gains_table("sas_vp_gains", lambda seed, layer, m: 0.14 + 0.01 * layer)
@@ -716,7 +716,7 @@ def test_gains_claims_are_not_measurable_where_their_quantity_cannot_reach_the_r
 
 def test_the_largest_ratio_is_judged_against_the_layers_reversed():
     """The null of "largest in layer 1" reverses the layers: the same statistic, with the largest elsewhere."""
-    from repro.papers.simplified_blocks import claims as sb
+    from repro.papers.simplified_blocks.claims import gains as sb
 
     claim = next(c for c in load_claims("simplified_blocks") if c.claim_id == "first_layer_value_ratio_largest")
     data = {sb.GAINS["fig04"]: _gains_table("a", lambda s, layer, m: (0.3 + 0.01 * s) if layer == 0 else 0.1)}

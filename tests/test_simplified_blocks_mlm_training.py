@@ -13,7 +13,7 @@ import torch
 from repro.analysis.metrics import score as metric_score
 from repro.data.glue_standin import TASKS, TaskSplit
 from repro.models import Transformer, TransformerConfig
-from repro.papers.simplified_blocks import mlm_claims
+from repro.papers.simplified_blocks.claims import masked_lm as mlm_claims
 from repro.papers.simplified_blocks.glue_finetune import FinetuneSettings, finetune, glue_average
 from repro.papers.simplified_blocks.specs import mlm_run_spec as run_spec
 from repro.papers.simplified_blocks.step_times import timed_setup

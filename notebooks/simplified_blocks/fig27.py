@@ -29,7 +29,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from repro.papers.simplified_blocks.mlm_claims import round_speeds
+from repro.papers.simplified_blocks.claims.masked_lm import round_speeds
 from repro.pipeline.plotting import draw_reference_levels, label, line_style, save_figure, use_style, zoom_to_late
 from repro.pipeline.tables import to_markdown
 

@@ -28,7 +28,7 @@ inputs = ["results/simplified_blocks/data/glue_scores.csv", "results/simplified_
 # %%
 import pandas as pd
 
-from repro.papers.simplified_blocks.mlm_claims import chance_level
+from repro.papers.simplified_blocks.claims.masked_lm import chance_level
 from repro.pipeline.plotting import label
 from repro.pipeline.tables import save_table, to_markdown
 

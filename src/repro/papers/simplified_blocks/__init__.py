@@ -4,8 +4,10 @@ checks             the config section check
 commands           `python -m repro simplified_blocks <action>`: structure, variants, throughput,
                    curves, gains, and the masked-LM actions of mlm_commands
 mlm_commands       the masked-LM part: prose, glue-data, pretrain, finetune, glue, hub-glue
-claims, mlm_claims the registered claims of every figure and table, and DEVIATIONS
-claim_table        what both claims modules share: block names, "matches", table registration
+claims/            the registered claims of every figure and table, and DEVIATIONS, one module per
+                   figure group (losses, structure, equal_time, gains, ablations, masked_lm; common:
+                   the margins and helpers they share)
+claim_table        what every claims module shares: block names, "matches", table registration
 block_structure    what a block is made of, and the exact identities of the simplified blocks
 structure_checks   those identities and parameter counts measured on the configured variants
 lr_duality         the learning-rate duality of reparameterised weights (Fig 9)

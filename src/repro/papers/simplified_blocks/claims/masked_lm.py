@@ -1,7 +1,6 @@
 """Claims of "Simplifying Transformer Blocks", masked-LM part (Figs 7, 27; Tables 1 and 2, GLUE).
 
-Imported by repro.papers.simplified_blocks.claims (the leading underscore keeps this module from being
-taken for a paper of its own). Every tolerance below was fixed before any result of these runs
+One figure group of the package repro.papers.simplified_blocks.claims. Every tolerance below was fixed before any result of these runs
 existed (catalog ../shared/papers/simplified_blocks.md §2, "Check"):
 
 - Each block trains for the same time budget, as the number of updates the budget buys at the block's
