@@ -9,7 +9,7 @@ import os
 
 from snakemake.utils import min_version
 
-from repro.papers import PAPERS as PAPER_IDS
+from repro.papers import PAPERS
 from repro.pipeline.configcheck import check_config, check_config_files, fill_defaults
 from repro.pipeline.recovery import release_stale_locks
 from repro.pipeline.seeds import shift_model_seeds
@@ -34,7 +34,7 @@ configfile: "config/config.yaml"
 check_config(config, configfiles=workflow.configfiles, command_line=workflow.config_settings.config)
 fill_defaults(config)
 # seed_offset: every model seed shifted, results in results/<scale>-seeds+<k>/ (repro.pipeline.seeds).
-config.update(shift_model_seeds(config, PAPER_IDS))
+config.update(shift_model_seeds(config, PAPERS))
 
 
 include: "workflow/rules/common.smk"

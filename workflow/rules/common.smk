@@ -35,8 +35,6 @@ if config["job_server"]:
 else:
     os.environ.pop(jobserver.ENV_VAR, None)
 
-# Each paper's .smk appends its id once it has rules (report.smk, included last, reads it).
-PAPERS = []
 ENV = "../../environment.yml"
 # A timing job holds every core, so that no other job runs beside it and its measurement is of the
 # code, not of the neighbours; at smoke scale nothing is judged, and the DAG runs faster without.
@@ -55,7 +53,7 @@ PRIORITY_LONG = 1  # training jobs of several minutes each
 
 wildcard_constraints:
     seed=r"\d+",
-    paper="|".join(PAPER_IDS),
+    paper="|".join(PAPERS),
     item=r"(fig|table)\d\d",
     variant=r"[a-z0-9_]+",
 
@@ -155,15 +153,14 @@ def gather_groups(pairs):
 
 
 def paper_claims_file(wildcards):
-    """The paper's judged claims, once the paper registers claims (their verdicts go in the caption)."""
-    return [f"{RESULTS}/{wildcards.paper}/claims.csv"] if wildcards.paper in PAPERS else []
+    """The paper's judged claims (their verdicts go in the caption)."""
+    return [f"{RESULTS}/{wildcards.paper}/claims.csv"]
 
 
 def report_caption(wildcards, input):
     """The report caption of an item: its description, the scale and this run's verdicts."""
-    claims = input.claims[0] if wildcards.paper in PAPERS else None
     return item_caption(
-        wildcards.paper, wildcards.item, SCALE, claims, os.path.join(workflow.basedir, "workflow", "report")
+        wildcards.paper, wildcards.item, SCALE, input.claims[0], os.path.join(workflow.basedir, "workflow", "report")
     )
 
 

@@ -9,9 +9,6 @@
 include: "cross_paper_common.smk"
 
 
-PAPERS.append(CP)
-
-
 rule cross_paper_block_eval:
     input:
         unpack(cp_decoder),

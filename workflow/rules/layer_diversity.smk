@@ -8,9 +8,6 @@
 include: "layer_diversity_common.smk"
 
 
-PAPERS.append(LD)
-
-
 rule layer_diversity_data:
     output:
         data=expand(f"{LD_DATA}/{{task}}.npz", task=LD_TASKS),

@@ -10,9 +10,6 @@
 include: "param_allocation_common.smk"
 
 
-PAPERS.append(PA)
-
-
 rule param_allocation_jacobian:
     output:
         f"{PA_DIR}/data/jacobian.csv",

@@ -10,9 +10,6 @@
 include: "simplified_blocks_common.smk"
 
 
-PAPERS.append(SB)
-
-
 # Paper scale (data.source hub): CodeParrot from the hub, encoded by the paper's tokenizer into
 # token files of the offline corpus's format, so the training step reads either unchanged.
 rule simplified_blocks_hub_tokens:

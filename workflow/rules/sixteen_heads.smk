@@ -12,9 +12,6 @@
 include: "sixteen_heads_common.smk"
 
 
-PAPERS.append(SH)
-
-
 wildcard_constraints:
     task=r"[a-z0-9]+",
 
