@@ -451,7 +451,7 @@ def test_a_masked_shallow_head_is_a_head_without_its_output_columns(position):
     model = _shallow(position)
     ids = torch.randint(0, 7, (3, 8))
     with torch.no_grad():
-        assert torch.equal(model(ids, head_mask=torch.ones(4)), model(ids))
+        assert torch.equal(model(ids, head_mask=torch.ones(4)), model(ids))  # exact: a context times 1.0
         masked = model(ids, head_mask=torch.tensor([1.0, 0.0, 1.0, 1.0]))
         model.attn.out.weight[:, 4:8] = 0.0  # head 1's slice of W_O
         assert torch.allclose(masked, model(ids), atol=1e-6)

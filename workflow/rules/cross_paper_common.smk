@@ -5,8 +5,8 @@ CP = "cross_paper"
 CP_CFG = config[CP]
 CP_DIR = f"{RESULTS}/{CP}"
 CP_BLOCKS = f"{CP_DIR}/blocks"
-CP_BLOCK_FILES = ["heads.csv", "prune.csv", "members.csv", "decomposition.csv"]
-CP_BLOCK_TABLES = ["block_heads.csv", "block_prune.csv", "block_members.csv", "block_decomposition.csv"]
+CP_BLOCK_FILES = list(cp_specs.BLOCK_FILES)
+CP_BLOCK_TABLES = list(cp_specs.BLOCK_FILES.values())
 # The evaluation of every decoder studies 1-2 read, one directory each.
 # Study 3: one job per seed of param_allocation's head-count sweep, and the tables they are stacked into.
 CP_SWEEP = f"{CP_DIR}/sweep"

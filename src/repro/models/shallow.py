@@ -87,6 +87,26 @@ class ShallowConfig:
         if self.init_std <= 0:
             raise ConfigError(f"shallow model: init_std={self.init_std} must be > 0")
 
+    @classmethod
+    def for_stream(
+        cls, stream, *, n_heads: int, budget: int, d_model: int, d_ff: int, seq_len: int, position: str
+    ) -> ShallowConfig:
+        """The model of a head-count sweep on `stream` (a repro.data.streams.SequenceStream): `n_heads` heads of
+        dimension budget / n_heads (ValueError unless the head count divides the budget)."""
+        if budget % n_heads:
+            raise ValueError(f"head count {n_heads} does not divide the budget D={budget}")
+        return cls(
+            input_kind=stream.input_kind,
+            input_size=stream.input_size,
+            output_size=stream.output_size,
+            d_model=d_model,
+            n_heads=n_heads,
+            head_dim=budget // n_heads,
+            d_ff=d_ff,
+            max_seq_len=seq_len,
+            position=position,
+        )
+
     @property
     def budget(self) -> int:
         return self.n_heads * self.head_dim

@@ -130,7 +130,7 @@ def _check_rows(name: str, tensor: Tensor, dims: int, dtype_kind: str = "int") -
         raise ValueError(f"{name} must hold integer token ids, got dtype {tensor.dtype}")
 
 
-def _shift_labels(tokens: Tensor) -> Tensor:
+def next_token_labels(tokens: Tensor) -> Tensor:
     """[B, T] -> [B, T] next-token labels: labels[:, t] = tokens[:, t+1], last column ignored."""
     labels = torch.full_like(tokens, IGNORE_INDEX)
     labels[:, :-1] = tokens[:, 1:]
@@ -158,12 +158,12 @@ class LanguageModelTask:
 
     def train_batch(self, step: int, batch_size: int, seed: int) -> dict[str, Tensor]:
         tokens = self.train_tokens[self.sampler.indices(step, batch_size, seed)]
-        return {"input_ids": tokens, "labels": _shift_labels(tokens)}
+        return {"input_ids": tokens, "labels": next_token_labels(tokens)}
 
     def eval_batches(self) -> Iterator[dict[str, Tensor]]:
         for rows in _eval_slices(len(self.eval_tokens), self.eval_batch_size):
             tokens = self.eval_tokens[rows]
-            yield {"input_ids": tokens, "labels": _shift_labels(tokens)}
+            yield {"input_ids": tokens, "labels": next_token_labels(tokens)}
 
     def loss(self, model: nn.Module, batch: dict[str, Tensor]) -> LossOutput:
         logits = model(batch["input_ids"])  # [B, T, V]

@@ -16,7 +16,7 @@ import torch
 from repro.analysis import head_importance as imp
 from repro.analysis import heads as H
 from repro.analysis.head_pruning import masked_loss, order_by_score, pruning_counts
-from repro.training.tasks import IGNORE_INDEX
+from repro.training.tasks import IGNORE_INDEX, next_token_labels
 
 
 def lm_batches(chunks: torch.Tensor, batch_size: int) -> list[dict[str, torch.Tensor]]:
@@ -24,9 +24,7 @@ def lm_batches(chunks: torch.Tensor, batch_size: int) -> list[dict[str, torch.Te
     batches = []
     for start in range(0, len(chunks), batch_size):
         tokens = chunks[start : start + batch_size]
-        labels = torch.full_like(tokens, IGNORE_INDEX)
-        labels[:, :-1] = tokens[:, 1:]
-        batches.append({"input_ids": tokens, "labels": labels})
+        batches.append({"input_ids": tokens, "labels": next_token_labels(tokens)})
     return batches
 
 

@@ -24,13 +24,6 @@ from pathlib import Path
 from repro.commands import add_command
 from repro.pipeline.tidy import write_csv
 
-#: Per-decoder files of block-eval, and the tables collect-blocks stacks them into.
-BLOCK_FILES = {
-    "heads.csv": "block_heads.csv",
-    "prune.csv": "block_prune.csv",
-    "members.csv": "block_members.csv",
-    "decomposition.csv": "block_decomposition.csv",
-}
 #: A decoder's full-model loss here and in its own heldout.json must agree: the same chunks, the same weights.
 LOSS_AGREEMENT = 1e-4
 
@@ -94,6 +87,7 @@ def _block_eval(args: argparse.Namespace) -> int:
 
 
 def _collect_blocks(args: argparse.Namespace) -> int:
+    from repro.papers.cross_paper.specs import BLOCK_FILES
     from repro.papers.cross_paper.tables import stack_runs
 
     out = Path(args.out_dir)
@@ -137,15 +131,13 @@ def _sweep_prune(args: argparse.Namespace) -> int:
         for position in spec["positions"]:
             for heads in spec["heads"]:
                 run = Path(args.runs_dir) / task_name / position / f"h{int(heads):03d}"
-                cfg = ShallowConfig(
-                    input_kind=stream.input_kind,
-                    input_size=stream.input_size,
-                    output_size=stream.output_size,
-                    d_model=spec["d_model"],
+                cfg = ShallowConfig.for_stream(
+                    stream,
                     n_heads=int(heads),
-                    head_dim=spec["budget"] // int(heads),
+                    budget=spec["budget"],
+                    d_model=spec["d_model"],
                     d_ff=spec["d_ff"],
-                    max_seq_len=spec["seq_len"],
+                    seq_len=spec["seq_len"],
                     position=position,
                 )
                 model = ShallowAttentionModel(cfg)

@@ -6,6 +6,13 @@ from __future__ import annotations
 #: The paper whose decoders studies 1-2 read, and the blocks their claims compare (record 0051).
 BLOCKS_PAPER = "simplified_blocks"
 CLAIMED_BLOCKS = ("pre_ln", "parallel", "sas", "sas_p")
+#: Per-decoder files of block-eval, and the tables collect-blocks stacks them into (the rules read both).
+BLOCK_FILES = {
+    "heads.csv": "block_heads.csv",
+    "prune.csv": "block_prune.csv",
+    "members.csv": "block_members.csv",
+    "decomposition.csv": "block_decomposition.csv",
+}
 #: Shares of a decoder's heads masked, lowest importance first (record 0051: 25 %, 50 %, 75 %).
 PRUNE_PERCENTS = (25, 50, 75)
 
@@ -46,6 +53,7 @@ def trained_models(config: dict, paper: str = "cross_paper") -> list[dict]:
 
 __all__ = [
     "BLOCKS_PAPER",
+    "BLOCK_FILES",
     "CLAIMED_BLOCKS",
     "HEADS_PAPER",
     "PRUNE_PERCENTS",

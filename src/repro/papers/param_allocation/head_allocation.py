@@ -76,18 +76,8 @@ def sweep_heads(
     rows = []
     for heads in head_counts:
         heads = int(heads)
-        if budget % heads:
-            raise ValueError(f"head count {heads} does not divide the budget D={budget}")
-        cfg = ShallowConfig(
-            input_kind=stream.input_kind,
-            input_size=stream.input_size,
-            output_size=stream.output_size,
-            d_model=d_model,
-            n_heads=heads,
-            head_dim=budget // heads,
-            d_ff=d_ff,
-            max_seq_len=seq_len,
-            position=position,
+        cfg = ShallowConfig.for_stream(
+            stream, n_heads=heads, budget=budget, d_model=d_model, d_ff=d_ff, seq_len=seq_len, position=position
         )
         torch.manual_seed(derive_seed(seed, "init"))
         model = ShallowAttentionModel(cfg)
