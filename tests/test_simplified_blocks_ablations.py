@@ -315,7 +315,7 @@ def test_ablation_claims_are_judged_with_their_own_runs_spread(tmp_path):
 
 def test_one_curves_job_writes_each_figure_as_collect_curves_would(tmp_path):
     from repro.analysis.training_curves import collect_curves
-    from repro.papers.simplified_blocks.commands import curves_cmd
+    from repro.papers.simplified_blocks.commands import _curves
     from repro.runs import write_model_config
     from repro.training import LanguageModelTask, TrainConfig, train
 
@@ -341,7 +341,7 @@ def test_one_curves_job_writes_each_figure_as_collect_curves_would(tmp_path):
 
     args = Args()
     args.figures, args.out_dir = json.dumps(figures), str(tmp_path / "data")
-    assert curves_cmd(args) == 0
+    assert _curves(args) == 0
     for figure, dirs in figures.items():
         written = pd.read_csv(tmp_path / "data" / f"{figure}_curves.csv")
         expected = collect_curves(dirs)

@@ -595,7 +595,7 @@ def test_scale_files_select_the_data_source():
     assert paper["data_source"] == "hub"
     assert paper["hub"]["pretrained"] == {"cls": "bert-base-uncased", "s2s": None}
     assert paper["hub"]["tokenizers"]["cls"] == "bert-base-uncased"
-    from repro.papers.sixteen_heads.commands import HUB_SPLITS
+    from repro.papers.sixteen_heads.paper_scale import HUB_SPLITS
 
     for task, settings in paper["tasks"].items():  # every split the paper scale names is built from the hub
         assert set(settings["sizes"]) <= set(HUB_SPLITS[task]), task

@@ -219,3 +219,24 @@ def test_physically_pruned_translator_scores_like_the_masked_one(heads):
     pruned = TranslationEvaluator(model, {"test": (src, tgt)}, bos_id=1, eos_id=2).evaluate(None, "test")
     assert abs(pruned.score - masked.score) <= 1e-5
     assert np.array_equal(pruned.stats, masked.stats)
+
+
+def test_the_oracle_order_removes_the_least_harmful_head_first_and_names_what_is_missing():
+    import pandas as pd
+
+    from repro.papers.sixteen_heads.tables import oracle_order
+
+    heads = [("enc_self", 0, 0), ("enc_self", 0, 1), ("enc_self", 1, 0)]
+    rows = [
+        dict(experiment="single", set="test", type="enc_self", layer=0, head=0, delta=-2.0, delta_loss=0.3),
+        dict(experiment="single", set="test", type="enc_self", layer=0, head=1, delta=0.0, delta_loss=0.2),
+        dict(experiment="single", set="test", type="enc_self", layer=1, head=0, delta=0.0, delta_loss=0.1),
+        dict(experiment="single", set="shifted", type="enc_self", layer=1, head=0, delta=-9.0, delta_loss=9.0),
+    ]
+    ablation = pd.DataFrame(rows)
+    # Δ 0 before Δ −2; of the two Δ 0 heads the one that raises the loss less goes first.
+    assert oracle_order(ablation, heads) == [("enc_self", 1, 0), ("enc_self", 0, 1), ("enc_self", 0, 0)]
+    with pytest.raises(ValueError, match="rerun its ablate step"):
+        oracle_order(ablation.drop(columns="delta_loss"), heads)
+    with pytest.raises(ValueError, match="lacks the single-head test Δ of 1 heads"):
+        oracle_order(ablation.iloc[1:], heads)

@@ -20,8 +20,8 @@ from repro.analysis import heads as H
 from repro.analysis.throughput import time_interleaved
 from repro.models import EncoderDecoder, Transformer, TransformerConfig
 from repro.papers.sixteen_heads import pruned_speed as speed
-from repro.papers.sixteen_heads.commands import importance_curves
 from repro.papers.sixteen_heads.head_eval import Evaluation
+from repro.papers.sixteen_heads.tables import importance_curves
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -1,6 +1,7 @@
 """Command-line subcommands; see repro.cli."""
 
 import argparse
+import sys
 
 
 def add_command(subparsers, name: str, help_text: str, doc: str | None = None, metavar: str = "ACTION"):
@@ -10,3 +11,9 @@ def add_command(subparsers, name: str, help_text: str, doc: str | None = None, m
         name, help=help_text, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     return parser.add_subparsers(dest="action", required=True, metavar=metavar)
+
+
+def fail(message: str, code: int = 2) -> int:
+    """Print ``error: message`` to stderr and return the exit code a command handler returns."""
+    print(f"error: {message}", file=sys.stderr)
+    return code

@@ -50,14 +50,14 @@ def register(subparsers) -> None:
         sub.set_defaults(func=func)
         return sub
 
-    add("jacobian", "softmax Jacobian norm against sequence length", jacobian)
-    add("low-rank", "score errors of truncated-SVD heads against sequence length", low_rank)
-    add("bound", "approximation-error bound over the heads sweep, and its minimiser", bound)
-    sweep_parser = add("sweep", "train one-layer models for each head count", sweep, seeded=True, runs=True)
+    add("jacobian", "softmax Jacobian norm against sequence length", _jacobian)
+    add("low-rank", "score errors of truncated-SVD heads against sequence length", _low_rank)
+    add("bound", "approximation-error bound over the heads sweep, and its minimiser", _bound)
+    sweep_parser = add("sweep", "train one-layer models for each head count", _sweep, seeded=True, runs=True)
     sweep_parser.add_argument("--task", nargs="+", help="task names under sweep.tasks (default: every task)")
-    add("saturation", "train low-rank student heads across lengths and ranks", saturation, seeded=True, runs=True)
+    add("saturation", "train low-rank student heads across lengths and ranks", _saturation, seeded=True, runs=True)
     teacher_parser = add(
-        "teacher", "head replacement and logit norms in a trained decoder", teacher, seeded=True, runs=True
+        "teacher", "head replacement and logit norms in a trained decoder", _teacher, seeded=True, runs=True
     )
     teacher_parser.add_argument("--teacher", required=True, help="run directory of the trained decoder")
     teacher_parser.add_argument("--train-tokens", required=True, help="train split .npz (fine-tuning chunks)")
@@ -65,14 +65,14 @@ def register(subparsers) -> None:
     teacher_parser.add_argument("--out-positions", required=True, help="CSV of per-position losses")
     teacher_parser.add_argument("--out-logits", required=True, help="CSV of attention-logit statistics")
     decoders_parser = add(
-        "decoders", "train a decoder per (length, head dim) for one seed", decoders, seeded=True, runs=True
+        "decoders", "train a decoder per (length, head dim) for one seed", _decoders, seeded=True, runs=True
     )
     decoders_parser.add_argument("--train-tokens", required=True)
     decoders_parser.add_argument("--valid-tokens", required=True)
     decoders_parser.add_argument("--out-curves", required=True, help="CSV of the loss curves")
 
 
-def jacobian(args: argparse.Namespace) -> int:
+def _jacobian(args: argparse.Namespace) -> int:
     from repro.papers.param_allocation.theory.softmax import jacobian_norm_table
 
     spec = json.loads(args.spec)
@@ -80,7 +80,7 @@ def jacobian(args: argparse.Namespace) -> int:
     return write_csv(table, args.out, float_format=CSV_FLOATS)
 
 
-def low_rank(args: argparse.Namespace) -> int:
+def _low_rank(args: argparse.Namespace) -> int:
     from repro.papers.param_allocation.theory.low_rank import score_error_table
 
     spec = json.loads(args.spec)
@@ -90,7 +90,7 @@ def low_rank(args: argparse.Namespace) -> int:
     return write_csv(table, args.out, float_format=CSV_FLOATS)
 
 
-def bound(args: argparse.Namespace) -> int:
+def _bound(args: argparse.Namespace) -> int:
     """Rows kind="sweep" (H equal heads of dim D/H) and kind="minimiser" (the exact integer optimum)."""
     import pandas as pd
 
@@ -130,7 +130,7 @@ def bound(args: argparse.Namespace) -> int:
     return write_csv(pd.concat(frames, ignore_index=True), args.out, float_format=CSV_FLOATS)
 
 
-def sweep(args: argparse.Namespace) -> int:
+def _sweep(args: argparse.Namespace) -> int:
     """Every head count and every position kind of `spec["positions"]`, for each task of one seed.
 
     All tasks of a seed run in one process: each task's runs are short, and a process start (torch and
@@ -178,7 +178,7 @@ def _run_options(args: argparse.Namespace, runs_dir: Path | None = None) -> dict
     return {"seed": args.seed, "runs_dir": runs_dir or args.runs_dir, "threads": args.threads}
 
 
-def saturation(args: argparse.Namespace) -> int:
+def _saturation(args: argparse.Namespace) -> int:
     from repro.data.streams import TeacherAttention
     from repro.papers.param_allocation.head_allocation import fit_low_rank_students
 
@@ -195,7 +195,7 @@ def saturation(args: argparse.Namespace) -> int:
     return write_csv(table, args.out, float_format=CSV_FLOATS)
 
 
-def teacher(args: argparse.Namespace) -> int:
+def _teacher(args: argparse.Namespace) -> int:
     """Figs 4, 6, 9 (replacement) and Fig 10 (logit norms) on one trained decoder.
 
     spec: {"eval_chunks": …, "heldout_chunks": …, "replacement": {...}, "logit_norms": {"lengths": [...]}} (config
@@ -271,7 +271,7 @@ def teacher(args: argparse.Namespace) -> int:
     return write_csv(summary, args.out, float_format=CSV_FLOATS)
 
 
-def decoders(args: argparse.Namespace) -> int:
+def _decoders(args: argparse.Namespace) -> int:
     """Fig 5: spec is the config section `decoders`; the vocabulary is the tokenizer's (from the token file)."""
     import torch
 

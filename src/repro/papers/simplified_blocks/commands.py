@@ -44,12 +44,12 @@ def register(subparsers) -> None:
     structure.add_argument("--out-params", required=True)
     structure.add_argument("--seed", type=int, default=0)
     structure.add_argument("--threads", type=int, default=1)
-    structure.set_defaults(func=structure_cmd)
+    structure.set_defaults(func=_structure)
 
     variants = actions.add_parser("variants", help="one row per variant: its resolved block spec and training settings")
     variants.add_argument("--specs", required=True, help="JSON {variant: {model: {...}, train: {...}}}")
     variants.add_argument("--out", required=True)
-    variants.set_defaults(func=variants_cmd)
+    variants.set_defaults(func=_variants)
 
     throughput = actions.add_parser("throughput", help="interleaved train/inference tokens/s")
     throughput.add_argument("--models", required=True, help="JSON {variant: model fields}")
@@ -57,17 +57,17 @@ def register(subparsers) -> None:
     throughput.add_argument("--reference", default="pre_ln", help="variant the speed ratios refer to")
     throughput.add_argument("--out-timings", required=True)
     throughput.add_argument("--out-models", required=True)
-    throughput.set_defaults(func=throughput_cmd)
+    throughput.set_defaults(func=_throughput)
 
     curves = actions.add_parser("curves", help="loss curves of every figure's runs, one CSV per figure")
     curves.add_argument("--figures", required=True, help="JSON {figure: [run directories]}")
     curves.add_argument("--out-dir", required=True, help="writes <out-dir>/<figure>_curves.csv")
-    curves.set_defaults(func=curves_cmd)
+    curves.set_defaults(func=_curves)
 
     gains = actions.add_parser("gains", help="gain trajectories of runs trained with log_gains")
     gains.add_argument("--runs", nargs="+", required=True, help="run directories (…/<variant>/seed<k>)")
     gains.add_argument("--out", required=True)
-    gains.set_defaults(func=gains_cmd)
+    gains.set_defaults(func=_gains)
 
     mlm_commands.add_actions(actions)
 
@@ -81,7 +81,7 @@ def _configs(text: str) -> dict:
 # -- structure ----------------------------------------------------------------------------------
 
 
-def structure_cmd(args: argparse.Namespace) -> int:
+def _structure(args: argparse.Namespace) -> int:
     import torch
 
     from repro.papers.simplified_blocks import structure_checks
@@ -103,7 +103,7 @@ def structure_cmd(args: argparse.Namespace) -> int:
 # -- variants -----------------------------------------------------------------------------------
 
 
-def variants_cmd(args: argparse.Namespace) -> int:
+def _variants(args: argparse.Namespace) -> int:
     from repro.papers.simplified_blocks.variant_table import variant_table
 
     write_csv(variant_table(json.loads(args.specs)), args.out, float_format=CSV_FLOATS)
@@ -113,7 +113,7 @@ def variants_cmd(args: argparse.Namespace) -> int:
 # -- throughput ---------------------------------------------------------------------------------
 
 
-def throughput_cmd(args: argparse.Namespace) -> int:
+def _throughput(args: argparse.Namespace) -> int:
     from repro.analysis.throughput import ThroughputSettings, measure_throughput, model_facts, summarize
 
     configs = _configs(args.models)
@@ -136,7 +136,7 @@ def throughput_cmd(args: argparse.Namespace) -> int:
 # -- gains --------------------------------------------------------------------------------------
 
 
-def curves_cmd(args: argparse.Namespace) -> int:
+def _curves(args: argparse.Namespace) -> int:
     from repro.analysis.training_curves import curves_by_figure
 
     for figure, table in curves_by_figure(json.loads(args.figures)).items():
@@ -144,7 +144,7 @@ def curves_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
-def gains_cmd(args: argparse.Namespace) -> int:
+def _gains(args: argparse.Namespace) -> int:
     from repro.papers.simplified_blocks.gain_trajectories import collect_gain_trajectories
 
     write_csv(collect_gain_trajectories(args.runs), args.out, float_format=CSV_FLOATS)

@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from repro.analysis.device import DEVICES, device_argument
+from repro.commands import fail
 from repro.papers.simplified_blocks.step_times import (
     RETIME,
     budget_steps,
@@ -50,14 +51,14 @@ def add_actions(actions) -> None:
     prose.add_argument("--corpus-dir", required=True)
     prose.add_argument("--out-dir", required=True)
     prose.add_argument("--max-bytes", type=int, required=True, help="UTF-8 bytes of train text (whole documents)")
-    prose.set_defaults(func=prose_cmd)
+    prose.set_defaults(func=_prose)
 
     glue = actions.add_parser("glue-data", help="GLUE stand-in tasks from the code corpus")
     glue.add_argument("--corpus-dir", required=True)
     glue.add_argument("--tokenizer", required=True)
     glue.add_argument("--settings", required=True, help="JSON keyword arguments of build_glue_standin")
     glue.add_argument("--out", required=True)
-    glue.set_defaults(func=glue_data_cmd)
+    glue.set_defaults(func=_glue_data)
 
     hub_glue = actions.add_parser("hub-glue", help="paper scale: the GLUE tasks from the hub, stand-in file format")
     hub_glue.add_argument("--tokenizer", required=True, help="the pre-training tokenizer (hub id or directory)")
@@ -65,7 +66,7 @@ def add_actions(actions) -> None:
     hub_glue.add_argument("--max-tokens", type=int, required=True, help="tokens per input, [CLS] and [SEP]s included")
     hub_glue.add_argument("--train-limit", type=int, default=None, help="first train rows of each task (default all)")
     hub_glue.add_argument("--mirror", default=None, help="local copy: MIRROR/<task>/<hub split>.parquet|jsonl|csv")
-    hub_glue.set_defaults(func=hub_glue_cmd)
+    hub_glue.set_defaults(func=_hub_glue)
 
     timing = actions.add_parser("step-times", help="seconds per masked-LM update of every block, timed interleaved")
     timing.add_argument("--specs", required=True, help="JSON list of specs.mlm_run_spec, one per block")
@@ -81,7 +82,7 @@ def add_actions(actions) -> None:
         help="a table kept from an earlier run: checked against the specs and copied to --out, nothing timed",
     )
     timing.add_argument("--out", required=True)
-    timing.set_defaults(func=step_times_cmd)
+    timing.set_defaults(func=_step_times)
 
     pretrain = actions.add_parser("pretrain", help="one masked-LM run: the updates its time budget buys")
     pretrain.add_argument("--spec", required=True, help="JSON from specs.mlm_run_spec")
@@ -90,7 +91,7 @@ def add_actions(actions) -> None:
     pretrain.add_argument("--step-times", required=True, help="CSV from step-times (seconds per update of each block)")
     pretrain.add_argument("--run-dir", required=True)
     pretrain.add_argument("--threads", type=int, default=1)
-    pretrain.set_defaults(func=pretrain_cmd)
+    pretrain.set_defaults(func=_pretrain)
 
     finetune = actions.add_parser("finetune", help="fine-tune one pre-trained encoder on every task")
     finetune.add_argument(
@@ -110,24 +111,19 @@ def add_actions(actions) -> None:
         default="cpu",
         help=f"where the fine-tuning runs ({', '.join(DEVICES)}; config key {FINETUNE_DEVICE_KEY})",
     )
-    finetune.set_defaults(func=finetune_cmd)
+    finetune.set_defaults(func=_finetune)
 
     gather = actions.add_parser("glue", help="gather fine-tuning CSVs into glue_scores.csv and glue_average.csv")
     gather.add_argument("--inputs", nargs="+", required=True)
     gather.add_argument("--out-scores", required=True)
     gather.add_argument("--out-average", required=True)
-    gather.set_defaults(func=glue_cmd)
-
-
-def _error(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
+    gather.set_defaults(func=_glue)
 
 
 # -- data ----------------------------------------------------------------------------------------
 
 
-def prose_cmd(args: argparse.Namespace) -> int:
+def _prose(args: argparse.Namespace) -> int:
     from repro.data.mlm_text import build_prose_corpus
 
     card = build_prose_corpus(args.corpus_dir, args.out_dir, max_bytes=args.max_bytes)
@@ -135,7 +131,7 @@ def prose_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
-def glue_data_cmd(args: argparse.Namespace) -> int:
+def _glue_data(args: argparse.Namespace) -> int:
     from repro.data.glue_standin import build_glue_standin
 
     card = build_glue_standin(args.corpus_dir, args.tokenizer, args.out, **json.loads(args.settings))
@@ -143,7 +139,7 @@ def glue_data_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
-def hub_glue_cmd(args: argparse.Namespace) -> int:
+def _hub_glue(args: argparse.Namespace) -> int:
     from repro.data.errors import DataError
     from repro.hub.datasets import Encoder
     from repro.hub.glue import build_glue_file
@@ -157,7 +153,7 @@ def hub_glue_cmd(args: argparse.Namespace) -> int:
             train_limit=args.train_limit,
         )
     except DataError as err:
-        return _error(str(err))
+        return fail(str(err))
     print(json.dumps(card["sizes"]), file=sys.stderr)
     return 0
 
@@ -202,7 +198,7 @@ def _masked_lm_task(train_chunks, eval_chunks, meta: dict, vocab: int, mask_prob
     )
 
 
-def step_times_cmd(args: argparse.Namespace) -> int:
+def _step_times(args: argparse.Namespace) -> int:
     """Seconds per training update of every block, timed interleaved in one process (a timing job)."""
     import torch
 
@@ -214,7 +210,7 @@ def step_times_cmd(args: argparse.Namespace) -> int:
     specs, settings = json.loads(args.specs), json.loads(args.settings)
     unknown = set(settings) - {"warmup_rounds", "timed_steps", "rounds"}
     if unknown or not specs:
-        return _error(f"unknown step-timing settings {sorted(unknown)}" if unknown else "no run specs to time")
+        return fail(f"unknown step-timing settings {sorted(unknown)}" if unknown else "no run specs to time")
     meta = {} if args.tokens is None else load_token_stream(args.tokens)[2]
     vocab = int(meta["vocab_size"]) if args.tokens is not None else args.vocab_size
     if args.reuse is not None:
@@ -228,7 +224,7 @@ def step_times_cmd(args: argparse.Namespace) -> int:
         for spec in specs:
             cfg, train_cfg, problem = _encoder_settings(spec, vocab, args.threads)
             if problem:
-                return _error(problem)
+                return fail(problem)
             chunks = torch.randint(0, vocab, (4 * train_cfg.batch_size, cfg.max_seq_len), generator=generator)
             task = _masked_lm_task(chunks, chunks[: train_cfg.batch_size], meta, vocab, spec["mask_prob"])
             torch.manual_seed(train_cfg.seed)
@@ -250,14 +246,14 @@ def _reuse_step_times(kept: str, specs: list[dict], threads: int, vocab: int, ou
     """Copy a kept step-time table to `out`, byte for byte, once it is shown to time these runs."""
     problems = table_problems(kept, specs, threads, vocab)
     if problems:
-        return _error("the kept step-time table cannot be used: " + "; ".join(problems) + f"; {RETIME}")
+        return fail("the kept step-time table cannot be used: " + "; ".join(problems) + f"; {RETIME}")
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     Path(out).write_bytes(Path(kept).read_bytes())
     print(f"step times reused from {kept} (nothing timed)", file=sys.stderr)
     return 0
 
 
-def pretrain_cmd(args: argparse.Namespace) -> int:
+def _pretrain(args: argparse.Namespace) -> int:
     import dataclasses
 
     from repro.data.errors import DataError
@@ -269,7 +265,7 @@ def pretrain_cmd(args: argparse.Namespace) -> int:
     vocab = int(meta["vocab_size"])
     cfg, train_cfg, problem = _encoder_settings(spec, vocab, args.threads)
     if problem:
-        return _error(problem)
+        return fail(problem)
     reference = spec.get("budget_updates_of")
     try:
         if reference is None:
@@ -280,7 +276,7 @@ def pretrain_cmd(args: argparse.Namespace) -> int:
                 args.step_times, spec, args.threads, vocab, reference, train_cfg.steps
             )
     except ValueError as err:
-        return _error(f"step times: {err}; {RETIME}")
+        return fail(f"step times: {err}; {RETIME}")
     # Equal time, as a number of updates: the run is deterministic and may share the machine.
     train_cfg = dataclasses.replace(train_cfg, steps=steps, time_budget_s=None)
     seq_len = cfg.max_seq_len
@@ -290,7 +286,7 @@ def pretrain_cmd(args: argparse.Namespace) -> int:
             args.train_tokens, args.valid_tokens, seq_len, spec["eval_chunks"], spec["heldout_chunks"], hint
         )
     except DataError as err:
-        return _error(str(err))
+        return fail(str(err))
     # The held-out masks are drawn on the held-out chunks, as the periodic set's on its own: both fixed.
     heldout_task = _masked_lm_task(splits.train, splits.heldout, meta, vocab, spec["mask_prob"])
     train_new_run(
@@ -315,7 +311,7 @@ def _finished_items(out: str) -> Path:
     return Path(out).with_suffix(".progress")
 
 
-def finetune_cmd(args: argparse.Namespace) -> int:
+def _finetune(args: argparse.Namespace) -> int:
     import hashlib
 
     import pandas as pd
@@ -330,7 +326,7 @@ def finetune_cmd(args: argparse.Namespace) -> int:
     try:
         settings = FinetuneSettings(**json.loads(args.settings))
     except (TypeError, ValueError) as err:
-        return _error(f"fine-tuning settings: {err}")
+        return fail(f"fine-tuning settings: {err}")
     tasks, meta = load_glue_standin(args.glue)
     progress = _finished_items(args.out)
     progress.mkdir(parents=True, exist_ok=True)
@@ -341,7 +337,7 @@ def finetune_cmd(args: argparse.Namespace) -> int:
         cfg, state = encoder.cfg, encoder.state_dict()
         variant, pretrain_seed = run_dir.parent.name, int(run_dir.name.removeprefix("seed"))
         if int(meta["vocab_size"]) != cfg.vocab_size:
-            return _error(f"{args.glue} was tokenised with {meta['vocab_size']} ids but {run_dir} has {cfg.vocab_size}")
+            return fail(f"{args.glue} was tokenised with {meta['vocab_size']} ids but {run_dir} has {cfg.vocab_size}")
         model_sha = sha256_file(run_dir / "model.safetensors")
         for name, spec in TASKS.items():
             for seed in args.seeds:
@@ -384,7 +380,7 @@ def finetune_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
-def glue_cmd(args: argparse.Namespace) -> int:
+def _glue(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from repro.papers.simplified_blocks.glue_finetune import glue_average

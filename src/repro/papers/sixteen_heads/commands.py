@@ -27,7 +27,15 @@ import json
 import sys
 from pathlib import Path
 
-from repro.commands import add_command
+from repro.commands import add_command, fail
+from repro.papers.sixteen_heads.paper_scale import (
+    CONVERT_RECORD,
+    HUB_SPLITS,
+    NEW_HEAD,
+    POOLER,
+    build_hub_task,
+    pretrained_configs,
+)
 from repro.pipeline.tidy import write_csv
 
 # Significant digits of the CSVs this paper's commands write.
@@ -148,11 +156,6 @@ def _add_device(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
-
-
 def _train(args: argparse.Namespace) -> int:
     import torch
 
@@ -176,10 +179,10 @@ def _train(args: argparse.Namespace) -> int:
         runs.check_lengths(family, configs, task)
         train_cfg = TrainConfig(**dict(spec["train"], threads=args.threads, init_from=init_label))
     except (DataError, ConfigError, ValueError, TypeError, KeyError, FileNotFoundError) as err:
-        return _fail(str(err))
+        return fail(str(err))
     eval_split = next((s for s in ("selection", "valid", "test") if s in task.splits), None)
     if eval_split is None:
-        return _fail(f"task {task.name} has no selection, valid or test split to evaluate on")
+        return fail(f"task {task.name} has no selection, valid or test split to evaluate on")
     train_task = runs.make_task(
         family,
         task,
@@ -203,7 +206,7 @@ def _train(args: argparse.Namespace) -> int:
         try:
             fresh = load_initial_weights(model, weights, keep_init=keep)
         except CheckpointError as err:
-            return _fail(str(err))
+            return fail(str(err))
         print(f"initialised from {init_label}; new: {', '.join(fresh)}", file=sys.stderr)
     task_runs.write_run_model(args.run_dir, family, configs)
     train_run(
@@ -244,7 +247,7 @@ def _pretrain(args: argparse.Namespace) -> int:
         runs.check_lengths("cls", {"model": cfg}, task)
         train_cfg = TrainConfig(**dict(spec["train"], threads=args.threads))
     except (DataError, ConfigError, ValueError, TypeError, KeyError) as err:
-        return _fail(str(err))
+        return fail(str(err))
     pad_id = int(task.meta["pad_id"])
     specials = [i for i in (runs.special_id(task, "cls"), sep_id) if i is not None]
     eval_split = "selection" if "selection" in task.splits else "test"
@@ -273,182 +276,6 @@ def _pretrain(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- paper scale: the paper's datasets and pretrained BERT ---------------------------------
-
-# The tensors a fine-tuned classifier does not take from the pretrained checkpoint: BERT's
-# classifier layer is new for every task (initialised N(0, init_std²), zero bias, from the run's
-# seed); the pooler is pretrained and kept, as in the paper's run_classifier.py.
-NEW_HEAD = ("classifier.",)
-POOLER = "pooler."
-# Model settings the pretrained checkpoint fixes; the family's config must agree with it.
-PRETRAINED_SHAPE = ("n_layers", "d_model", "n_heads", "d_ff")
-
-
-def pretrained_configs(init_dir: str, family: str, spec: dict, task) -> tuple[dict, str]:
-    """({"model": cfg}, identity label) of a classifier fine-tuned from a `convert` directory.
-
-    The configuration is the checkpoint's own (positions, norms, token types, dropout) with the
-    task's number of classes; the spec's model must name the same shape, and the task must have
-    been tokenised with the checkpoint's vocabulary. The label (checkpoint and the hash of its
-    converted weights) enters the run's identity through TrainConfig.init_from.
-    """
-    from repro.models import config_from_dict
-    from repro.papers.sixteen_heads import runs
-    from repro.runs import read_model_config
-    from repro.training.checkpoint import sha256_file
-
-    if family != "cls":
-        raise ValueError(
-            f"--init-from starts a classifier (family cls) from a pretrained BERT; family {family!r} "
-            "has no converted checkpoint here (train it from scratch)"
-        )
-    pretrained = read_model_config(init_dir)
-
-    def single(value):  # per-layer head counts (n_heads is stored per layer) -> one number where uniform
-        return value[0] if isinstance(value, (tuple, list)) and len(set(value)) == 1 else value
-
-    different = {
-        k: (single(spec["model"][k]), single(getattr(pretrained, k)))
-        for k in PRETRAINED_SHAPE
-        if k in spec["model"] and single(spec["model"][k]) != single(getattr(pretrained, k))
-    }
-    if different:
-        raise ValueError(
-            f"the family's model and the checkpoint in {init_dir} differ in "
-            + ", ".join(f"{k} ({ours} vs {theirs})" for k, (ours, theirs) in different.items())
-        )
-    if int(task.meta["vocab_size"]) != pretrained.vocab_size:
-        raise ValueError(
-            f"task {task.name} has a vocabulary of {task.meta['vocab_size']} ids but the checkpoint in "
-            f"{init_dir} has {pretrained.vocab_size}: tokenise the task with the checkpoint's tokenizer"
-        )
-    n_classes = len(task.meta.get("label_names") or [])
-    if n_classes < 2:
-        raise ValueError(f"task {task.name} has no class labels; family 'cls' needs a classification task")
-    values = dict(pretrained.to_dict(), output="classifier", n_classes=n_classes)
-    cfg = config_from_dict(runs.typed_by_separator(values, task), where=init_dir)
-    record = Path(init_dir) / CONVERT_RECORD
-    name = json.loads(record.read_text())["checkpoint"] if record.exists() else Path(init_dir).name
-    digest = sha256_file(Path(init_dir) / "model.safetensors")
-    return {"model": cfg}, f"{spec.get('init_from') or name}@sha256:{digest[:16]}"
-
-
-CONVERT_RECORD = "convert.json"
-
-# Our split -> (dataset of repro.hub.datasets.DATASETS, the hub's split): the synthetic analogues'
-# split names on the paper's own data. GLUE's test labels are hidden, so the paper reports on the
-# dev sets: the classification "test" (and the held-out split evaluated during training) is the dev
-# set. WMT: the paper's BLEU is on newstest2013 (the hub's validation split) and Table 5 pairs it
-# with newstest2014 (the hub's test split), here the selection split; MTNT (test_ood) is read from
-# a local copy only (it has no canonical copy on the hub).
-HUB_SPLITS = {
-    "nli": {
-        "train": ("mnli", "train"),
-        "selection": ("mnli", "validation_matched"),
-        "test": ("mnli", "validation_matched"),
-        "test_mismatched": ("mnli", "validation_mismatched"),
-    },
-    "sst2": {"train": ("sst2", "train"), "selection": ("sst2", "validation"), "test": ("sst2", "validation")},
-    "cola": {"train": ("cola", "train"), "selection": ("cola", "validation"), "test": ("cola", "validation")},
-    "mrpc": {"train": ("mrpc", "train"), "selection": ("mrpc", "validation"), "test": ("mrpc", "validation")},
-    "mt": {
-        "train": ("mt", "train"),
-        "selection": ("mt", "test"),
-        "test": ("mt", "validation"),
-        "test_ood": ("mtnt", "test"),
-    },
-    "iwslt": {"train": ("iwslt", "train"), "valid": ("iwslt", "validation"), "test": ("iwslt", "test")},
-}
-# The metric of each task's analogue (the paper's metric), and the distribution-shifted test splits.
-HUB_METRICS = {"nli": "accuracy", "sst2": "accuracy", "cola": "mcc", "mrpc": "f1", "mt": "bleu", "iwslt": "bleu"}
-SHIFTED_SPLITS = ("test_mismatched", "test_ood")
-SHIFTED_KEY_TASKS = ("nli", "mt", "iwslt")  # the generators that write meta["shifted_splits"]
-
-
-def build_hub_task(
-    task_name: str,
-    encoder,
-    sizes: dict,
-    max_len: int,
-    seed: int = 0,
-    mirror: str | Path | None = None,
-    final_sep: bool = False,
-):
-    """The TaskData of one of our tasks from the paper's dataset, in the synthetic task's layout.
-
-    ``sizes`` {split: largest row count or None} names the splits to build; the train split is a
-    seeded random sample (the hub's row order is not random), the others are the first rows.
-    The metadata carries what the analyses read: metric, label names, shifted splits and the
-    tokenizer's special ids (meta["special_ids"]: sep, bos, eos, cls).
-    """
-    from dataclasses import replace
-
-    from repro.data.errors import DataError
-    from repro.data.synthetic import TaskData
-    from repro.hub.datasets import DATASETS, build_task
-
-    table = HUB_SPLITS[task_name]
-    unknown = sorted(set(sizes) - set(table))
-    if unknown:
-        raise DataError(f"task {task_name} has no hub split(s) {unknown}; it has {sorted(table)}")
-    if encoder.pad_id != 0:
-        raise DataError(
-            f"tokenizer {encoder.name} pads with id {encoder.pad_id}; task files pad with 0: choose a "
-            "tokenizer whose padding id is 0 (BERT's WordPiece tokenizers)"
-        )
-    splits, meta_splits, sources, label_names = {}, {}, {}, None
-    for split, limit in sizes.items():
-        dataset, hub_split = table[split]
-        spec = replace(DATASETS[dataset], splits={split: hub_split})
-        source = Path(mirror) / dataset if mirror else None
-        if source is None and spec.options.get("local_only"):
-            raise DataError(
-                f"task {task_name} split {split!r} comes from {dataset}, which has no copy on the hub: "
-                f"set a mirror with {dataset}/{hub_split}.jsonl, or leave {split!r} out of the sizes"
-            )
-        part = build_task(
-            spec,
-            encoder,
-            source=source,
-            splits=[split],
-            max_len=max_len,
-            limit=None if limit is None else int(limit),
-            final_sep=final_sep,
-            shuffle_seed=seed if split == "train" else None,
-        )
-        splits[split] = part.splits[split]
-        meta_splits[split] = [spec.hub_id or f"{dataset} (local)", spec.config, hub_split]
-        sources[split] = part.meta["params"]["source"]
-        label_names = label_names or part.meta["label_names"]
-    special = {name: getattr(encoder, f"{name}_id") for name in ("sep", "bos", "eos", "cls")}
-    meta = {
-        "task": task_name,
-        "generator": __name__ + ".build_hub_task",
-        "family": f"hub:{encoder.name}",
-        "vocab_size": encoder.vocab_size,
-        "vocab": {"name": encoder.name, "size": encoder.vocab_size},
-        "special_ids": special,
-        "pad_id": 0,
-        "seed": int(seed),
-        "params": {
-            "tokenizer": encoder.name,
-            "max_len": max_len,
-            "limits": dict(sizes),
-            "final_sep": final_sep,
-            "hub_splits": meta_splits,
-            "source": sources,
-            "train_sample_seed": int(seed),
-        },
-        "sizes": {s: int(len(next(iter(a.values())))) for s, a in splits.items()},
-        "arrays": {s: sorted(a) for s, a in splits.items()},
-        "metric": HUB_METRICS[task_name],
-        "label_names": label_names,
-    }
-    if task_name in SHIFTED_KEY_TASKS:  # as their generators write it (possibly empty)
-        meta["shifted_splits"] = sorted(set(SHIFTED_SPLITS) & set(splits))
-    return TaskData(task_name, meta, splits)
-
-
 def _hub_data(args: argparse.Namespace) -> int:
     from repro.data.errors import DataError
     from repro.data.synthetic import write_task
@@ -460,17 +287,17 @@ def _hub_data(args: argparse.Namespace) -> int:
             split, _, n = item.partition("=")
             sizes[split] = int(n)
     except ValueError:
-        return _fail(f"--size takes SPLIT=N with an integer N, got {args.size}")
+        return fail(f"--size takes SPLIT=N with an integer N, got {args.size}")
     if not sizes:
-        return _fail("name the splits to build with --size SPLIT=N")
+        return fail("name the splits to build with --size SPLIT=N")
     try:
         encoder = Encoder.from_pretrained(args.tokenizer)
     except (OSError, ValueError, ImportError) as err:
-        return _fail(f"cannot load the tokenizer {args.tokenizer!r}: {err}")
+        return fail(f"cannot load the tokenizer {args.tokenizer!r}: {err}")
     try:
         task = build_hub_task(args.task, encoder, sizes, args.max_len, args.seed, args.mirror, args.final_sep)
     except DataError as err:
-        return _fail(str(err))
+        return fail(str(err))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     write_task(args.out, task)
     print(f"wrote {args.out}: {task.meta['sizes']} ({encoder.name}, vocabulary {encoder.vocab_size})", file=sys.stderr)
@@ -484,7 +311,7 @@ def _convert(args: argparse.Namespace) -> int:
     try:
         result = from_pretrained(args.checkpoint, task="classifier", revision=args.revision)
     except (ConversionError, OSError, ValueError, ImportError) as err:
-        return _fail(f"{args.checkpoint}: {err}")
+        return fail(f"{args.checkpoint}: {err}")
     out_dir = save_converted(result, args.out_dir)
     record = {
         "checkpoint": args.checkpoint,
@@ -501,12 +328,7 @@ def _convert(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- shared by ablate and prune -------------------------------------------------------------
-
-# Pruning levels and rounding per family (catalog §1 and §4.6): BERT 0-100% with ⌊N·p/100⌋,
-# fairseq 0-90% with ⌈N·p/100⌉.
-PRUNE_PERCENTS = {"cls": list(range(0, 101, 10)), "s2s": list(range(0, 91, 10))}
-PRUNE_ROUNDING = {"cls": "floor", "s2s": "ceil"}
+# -- the analyses: each loads a run and writes the tables of repro.papers.sixteen_heads.tables ----------
 
 
 def _setup(args: argparse.Namespace):
@@ -515,6 +337,7 @@ def _setup(args: argparse.Namespace):
 
     from repro import task_runs
     from repro.data.synthetic import load_task
+    from repro.papers.sixteen_heads import tables
     from repro.papers.sixteen_heads.head_eval import make_evaluator
 
     torch.set_num_threads(args.threads)
@@ -523,246 +346,56 @@ def _setup(args: argparse.Namespace):
     family, model = task_runs.load_run_model(Path(args.model).parent, weights=args.model)
     model = model.to(args.device)  # the evaluators and importance move each batch to the model's device
     analysis = spec["analysis"]
-    sets, sources = evaluation_sets(task, family, spec["selection"], analysis["selection_examples"], spec["data_seed"])
-    kwargs = _evaluator_kwargs(task, family, analysis, spec)
+    sets, sources = tables.evaluation_sets(
+        task, family, spec["selection"], analysis["selection_examples"], spec["data_seed"]
+    )
+    kwargs = tables.evaluator_kwargs(task, family, analysis, spec)
     return spec, task, family, model, make_evaluator(model, sets, **kwargs), sources
 
 
-def _evaluator_kwargs(task, family: str, analysis: dict, spec: dict) -> dict:
-    kwargs = dict(
-        batch_size=analysis["eval_batch_size"],
-        bootstrap_resamples=analysis["bootstrap_resamples"],
-        bootstrap_seed=spec["data_seed"],
-        pad_id=int(task.meta["pad_id"]),
-    )
-    if family == "s2s":
-        from repro.papers.sixteen_heads import runs
-
-        kwargs.update(
-            bos_id=runs.special_id(task, "bos"),
-            eos_id=runs.special_id(task, "eos"),
-            extra_tokens=analysis["decode_extra_tokens"],
-        )
-    else:
-        kwargs.update(metric=task.meta["metric"])
-    return kwargs
-
-
-def evaluation_sets(task, family: str, selection: str, selection_examples: int, data_seed: int):
-    """Named evaluation sets {role: tensors} and their sources {role: text}.
-
-    Roles: "test" (the in-domain test split), "shifted" (the task's distribution-shifted test split,
-    if it has one: MNLI-mismatched / MTNT analogue) and "selection" (where Tables 5-6 choose the kept
-    head: a fixed random subset of the training split when ``selection`` is "train", else the first
-    ``selection_examples`` rows of that split).
-    """
-    import torch
-
-    from repro.training.seeding import generator
-
-    keys = ("input_ids", "labels") if family == "cls" else ("src", "tgt")
-
-    def tensors(split, rows=None):
-        t = task.tensors(split)
-        return tuple(t[k] if rows is None else t[k][rows] for k in keys)
-
-    sets, sources = {"test": tensors("test")}, {"test": "test"}
-    shifted = task.meta.get("shifted_splits") or []
-    if shifted:
-        sets["shifted"], sources["shifted"] = tensors(shifted[0]), shifted[0]
-    if selection == "train":
-        n_train = task.meta["sizes"]["train"]
-        rows = torch.randperm(n_train, generator=generator(data_seed, "head-selection-subset"))[:selection_examples]
-        sets["selection"], sources["selection"] = tensors("train", rows.sort().values), f"train[{len(rows)} random]"
-    else:
-        if selection not in task.splits:
-            raise ValueError(
-                f"selection split {selection!r} is not in task {task.name} (splits: {sorted(task.splits)})"
-            )
-        sets["selection"] = tuple(t[:selection_examples] for t in tensors(selection))
-        sources["selection"] = f"{selection}[:{min(selection_examples, task.meta['sizes'][selection])}]"
-    return sets, sources
-
-
-def _columns(spec: dict, task, family: str) -> dict:
-    return {"task": task.name, "family": family, "metric": task.meta["metric"], "seed": int(spec["seed"])}
-
-
-# The measured columns of a pruning curve, after the table's own keys.
-CURVE_COLUMNS = ["percent", "n_pruned", "n_heads", "set", "score", "baseline", "delta"]
-
-
-def _keyed(df, keys: dict, columns: list[str]):
-    """`df` with the run's key columns (task, family, metric, seed) first, then `columns` in that order."""
-    return df.assign(**keys)[[*keys, *columns]]
-
-
 def _ablate(args: argparse.Namespace) -> int:
-    import pandas as pd
-
-    from repro.papers.sixteen_heads import head_sweeps as sweeps
+    from repro.papers.sixteen_heads import tables
 
     spec, task, family, model, evaluator, sources = _setup(args)
-    names = evaluator.set_names()
-    base = sweeps.baselines(evaluator, names)
-    test_sets = [n for n in ("test", "shifted") if n in names]
-    frames = [
-        pd.DataFrame(
-            [
-                dict(
-                    experiment="baseline",
-                    set=n,
-                    score=base[n].score,
-                    baseline=base[n].score,
-                    delta=0.0,
-                    p_value=1.0,
-                    n_examples=len(base[n].stats),
-                    loss=base[n].loss,
-                    delta_loss=0.0,
-                )
-                for n in names
-            ]
-        ),
-        sweeps.single_head_ablation(model, evaluator, test_sets, base).assign(experiment="single"),
-        sweeps.keep_one_head(model, evaluator, ["test", "selection"], base)
-        .rename(columns={"kept_head": "head"})
-        .assign(experiment="keep_one"),
-    ]
-    df = pd.concat(frames, ignore_index=True)
-    df["source"] = df["set"].map(sources)
-    columns = [
-        "experiment",
-        "type",
-        "layer",
-        "head",
-        "set",
-        "source",
-        "score",
-        "baseline",
-        "delta",
-        "p_value",
-        "n_examples",
-        "loss",
-        "delta_loss",
-    ]
-    write_csv(_keyed(df, _columns(spec, task, family), columns), args.out, float_format=CSV_FLOATS)
+    df, base = tables.ablation_table(model, evaluator, sources)
+    keys = tables.run_keys(spec, task, family)
+    write_csv(tables.keyed(df, keys, list(df.columns)), args.out, float_format=CSV_FLOATS)
     print(
-        f"wrote {args.out}: {len(df)} rows; baselines " + ", ".join(f"{n}={base[n].score:.2f}" for n in names),
+        f"wrote {args.out}: {len(df)} rows; baselines " + ", ".join(f"{n}={b.score:.2f}" for n, b in base.items()),
         file=sys.stderr,
     )
     return 0
 
 
-def _importance(model, family: str, task, spec: dict):
-    """(raw, normalised, real tokens) head importance of ``model`` on a fixed subset of the training
-    data (the paper uses all of it), in eval mode, with the family's training loss."""
-    import torch
-
-    from repro.analysis import head_importance as imp
-    from repro.papers.sixteen_heads import runs
-    from repro.training.seeding import generator
-
-    analysis = spec["analysis"]
-    pad_id = int(task.meta["pad_id"])
-    n_train = task.meta["sizes"]["train"]
-    rows = torch.randperm(n_train, generator=generator(spec["data_seed"], "head-importance-subset"))
-    rows = rows[: analysis["importance_examples"]].sort().values
-    train = task.tensors("train")
-    batches = runs.ordered_batches(family, {k: v[rows] for k, v in train.items()}, analysis["eval_batch_size"], pad_id)
-    loss_fn = (
-        imp.classification_loss_sum
-        if family == "cls"
-        else imp.translation_loss_sum(float(spec.get("label_smoothing", 0.0)), pad_id)
-    )
-    raw, tokens = imp.head_importance(model, batches, loss_fn)
-    return raw, imp.normalize_by_layer(raw), tokens
-
-
-def importance_curves(model, evaluator, normalised, family: str, per_type: bool, base=None):
-    """Pruning curves on the test set by layer-normalised importance: globally over every head
-    (scope "all") and, with ``per_type``, within each attention type alone with the others whole
-    (Fig. 4; the scope is the type). Columns of `head_sweeps.pruning_curve` plus scope, percent, n_heads."""
-    import pandas as pd
-
-    from repro.analysis import head_importance as imp
-    from repro.analysis import head_pruning as pruning
-    from repro.papers.sixteen_heads import head_sweeps as sweeps
-
-    order = pruning.order_by_score(imp.importance_by_head(model, normalised), ascending=True)
-    base = base if base is not None else evaluator.evaluate(None, "test")
-    percents = PRUNE_PERCENTS[family]
-    scopes = {"all": order}
-    if per_type:
-        for kind in dict.fromkeys(head[0] for head in order):
-            scopes[kind] = [head for head in order if head[0] == kind]
-    frames = []
-    for scope, heads in scopes.items():
-        counts = pruning.pruning_counts(len(heads), percents, PRUNE_ROUNDING[family])
-        curve = sweeps.pruning_curve(model, evaluator, heads, counts, "test", base)
-        frames.append(curve.assign(scope=scope, percent=percents, n_heads=len(heads)))
-    return pd.concat(frames, ignore_index=True)
-
-
 def _prune(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from repro.analysis import head_pruning as pruning
     from repro.analysis import heads as H
-    from repro.papers.sixteen_heads import head_sweeps as sweeps
-    from repro.training.seeding import derive_seed
+    from repro.papers.sixteen_heads import tables
 
     spec, task, family, model, evaluator, _ = _setup(args)
-    analysis = spec["analysis"]
-    main = bool(spec.get("main", True))  # the Fig. 6 tasks get the importance curve only
-    raw, normalised, tokens = _importance(model, family, task, spec)
-    columns = _columns(spec, task, family)
-    importance_rows = [
-        dict(
-            columns,
-            type=kind,
-            layer=layer,
-            head=head,
-            importance_raw=float(raw[kind][layer, head]),
-            importance=float(normalised[kind][layer, head]),
-            tokens=tokens[kind],
-        )
-        for kind, layer, head in H.all_heads(model)
-    ]
-    write_csv(pd.DataFrame(importance_rows), args.importance_out, float_format=CSV_FLOATS)
-
-    heads = H.all_heads(model)
-    base = evaluator.evaluate(None, "test")
-    frames = [
-        importance_curves(model, evaluator, normalised, family, per_type=main and family == "s2s", base=base).assign(
-            order="importance", order_seed=-1
-        )
-    ]
-    orders = {}
+    oracle = None
     if args.ablation:
-        ablation = pd.read_csv(args.ablation)
-        single = ablation[(ablation["experiment"] == "single") & (ablation["set"] == "test")]
-        if "delta_loss" not in single:
-            return _fail(
-                f"{args.ablation} has no delta_loss column (written by an older version); rerun its ablate step"
-            )
-        delta = {(r.type, int(r.layer), int(r.head)): float(r.delta) for r in single.itertuples()}
-        delta_loss = {(r.type, int(r.layer), int(r.head)): float(r.delta_loss) for r in single.itertuples()}
-        missing = [h for h in heads if h not in delta]
-        if missing:
-            return _fail(f"{args.ablation} lacks the single-head test Δ of {len(missing)} heads, e.g. {missing[0]}")
-        # Least harmful first; heads that leave the score unchanged by the smaller loss increase.
-        orders[("oracle", -1)] = pruning.order_by_score(delta, ascending=False, tiebreak=delta_loss)
-    for k in range(analysis["random_orders"] if main else 0):
-        orders[("random", k)] = pruning.random_order(heads, derive_seed(int(spec["seed"]), "random-prune-order", k))
-    percents = PRUNE_PERCENTS[family]
-    counts = pruning.pruning_counts(len(heads), percents, PRUNE_ROUNDING[family])
-    for (name, order_seed), order in orders.items():
-        curve = sweeps.pruning_curve(model, evaluator, order, counts, "test", base)
-        frames.append(
-            curve.assign(order=name, order_seed=order_seed, scope="all", percent=percents, n_heads=len(heads))
-        )
-    df = pd.concat(frames, ignore_index=True)
-    write_csv(_keyed(df, columns, ["scope", "order", "order_seed", *CURVE_COLUMNS]), args.out, float_format=CSV_FLOATS)
+        try:
+            oracle = tables.oracle_order(pd.read_csv(args.ablation), H.all_heads(model))
+        except ValueError as err:
+            return fail(f"{args.ablation}: {err}")
+    keys = tables.run_keys(spec, task, family)
+    raw, normalised, tokens = tables.head_importance(model, family, task, spec)
+    write_csv(
+        tables.importance_table(model, raw, normalised, tokens, keys), args.importance_out, float_format=CSV_FLOATS
+    )
+    df = tables.pruning_table(
+        model,
+        evaluator,
+        normalised,
+        family,
+        int(spec["seed"]),
+        main=bool(spec.get("main", True)),  # the Fig. 6 tasks get the importance curve only
+        random_orders=spec["analysis"]["random_orders"],
+        oracle=oracle,
+    )
+    write_csv(tables.keyed(df, keys, list(df.columns)), args.out, float_format=CSV_FLOATS)
     print(f"wrote {args.importance_out} and {args.out}: {len(df)} curve points", file=sys.stderr)
     return 0
 
@@ -771,6 +404,7 @@ def _epochs(args: argparse.Namespace) -> int:
     """Fig. 5: for each kept snapshot, importance on that checkpoint and its pruning curve."""
     import pandas as pd
 
+    from repro.papers.sixteen_heads import tables
     from repro.papers.sixteen_heads.head_eval import make_evaluator
     from repro.training import load_weights
     from repro.training.checkpoint import snapshot_path
@@ -778,26 +412,29 @@ def _epochs(args: argparse.Namespace) -> int:
     spec, task, family, model, _, _ = _setup(args)
     analysis = spec["analysis"]
     epochs = {int(epoch): int(step) for epoch, step in spec["epochs"].items()}
+    for epoch, step in sorted(epochs.items()):
+        if not snapshot_path(Path(args.model).parent, step).exists():
+            return fail(
+                f"{snapshot_path(Path(args.model).parent, step)} is missing: train the run with "
+                f"keep_checkpoints_at including step {step} (epoch {epoch})"
+            )
     frames = []
     for epoch, step in sorted(epochs.items()):
-        path = snapshot_path(Path(args.model).parent, step)
-        if not path.exists():
-            return _fail(
-                f"{path} is missing: train the run with keep_checkpoints_at including step {step} (epoch {epoch})"
-            )
-        load_weights(model, path)
+        load_weights(model, snapshot_path(Path(args.model).parent, step))
         model.eval()
-        sets, _ = evaluation_sets(task, family, spec["selection"], analysis["selection_examples"], spec["data_seed"])
-        kwargs = _evaluator_kwargs(task, family, analysis, spec)
+        sets, _ = tables.evaluation_sets(
+            task, family, spec["selection"], analysis["selection_examples"], spec["data_seed"]
+        )
+        kwargs = tables.evaluator_kwargs(task, family, analysis, spec)
         evaluator = make_evaluator(model, {"test": sets["test"]}, **kwargs)
-        _, normalised, _ = _importance(model, family, task, spec)
-        curve = importance_curves(model, evaluator, normalised, family, per_type=False)
+        _, normalised, _ = tables.head_importance(model, family, task, spec)
+        curve = tables.importance_curves(model, evaluator, normalised, family, per_type=False)
         frames.append(curve.assign(epoch=epoch, step=step))
         print(f"epoch {epoch} (step {step}): unpruned {curve['baseline'].iloc[0]:.2f}", file=sys.stderr)
     df = pd.concat(frames, ignore_index=True)
     df["relative"] = df["score"] / df["baseline"]
-    columns = ["epoch", "step", *CURVE_COLUMNS, "relative"]
-    write_csv(_keyed(df, _columns(spec, task, family), columns), args.out, float_format=CSV_FLOATS)
+    columns = ["epoch", "step", *tables.CURVE_COLUMNS, "relative"]
+    write_csv(tables.keyed(df, tables.run_keys(spec, task, family), columns), args.out, float_format=CSV_FLOATS)
     print(f"wrote {args.out}: {len(epochs)} epochs", file=sys.stderr)
     return 0
 
@@ -818,7 +455,7 @@ def _speed(args: argparse.Namespace) -> int:
     task = load_task(args.task_file)
     family, model = task_runs.load_run_model(Path(args.model).parent, weights=args.model)
     if family != "cls":
-        return _fail(f"{args.model} is a {family} run's model; the speed measurement needs a classifier (family cls)")
+        return fail(f"{args.model} is a {family} run's model; the speed measurement needs a classifier (family cls)")
     model = model.to(args.device)  # the pruned copy below is made on the same device
     importance = pd.read_csv(args.importance)
     importance = importance[importance["seed"] == int(spec["seed"])]
@@ -826,7 +463,7 @@ def _speed(args: argparse.Namespace) -> int:
     heads = H.all_heads(model)
     missing = [h for h in heads if h not in scores]
     if missing:
-        return _fail(
+        return fail(
             f"{args.importance} has no importance for {len(missing)} heads of seed {spec['seed']}, e.g. {missing[0]}"
         )
     order = pruning.order_by_score({h: scores[h] for h in heads}, ascending=True)
