@@ -164,6 +164,40 @@ def test_registration_checks():
         claims.load_claims("no_such_paper")
 
 
+def _threshold_row(data, row):
+    mean = float(data[LOSSES]["loss"].mean())
+    return Measurement(mean, claims.verdict(claims.at_least(row.limit, mean)), seeds=4)
+
+
+def test_a_claim_table_registers_one_claim_per_row_as_attributes_of_its_measures_module(tmp_path):
+    import dataclasses
+    import sys
+
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Threshold(claims.ClaimRow):
+        limit: float
+
+    rows = [
+        Threshold(item="fig3", claim_id=f"mean_below_{n}", statement="s", paper_value="v", tolerance="t", limit=n)
+        for n in (2, 3)
+    ]
+    try:
+        functions = claims.register_table(PAPER, rows, _threshold_row, inputs=[LOSSES], kind="empirical")
+        module = sys.modules[__name__]
+        assert module.mean_below_3 is functions["mean_below_3"] and module.mean_below_3.__name__ == "mean_below_3"
+        registered = [c for c in claims.load_claims(PAPER) if c.item == "fig3"]
+        assert [c.claim_id for c in registered] == ["mean_below_2", "mean_below_3"]
+        data = claims.ClaimInputs(registered[0], _results(tmp_path) / PAPER)
+        assert module.mean_below_3(data).verdict == claims.REPRODUCED  # mean 2.56 ≤ 3
+        assert module.mean_below_2(data).verdict == claims.NOT_REPRODUCED
+        clash = Threshold(item="fig3", claim_id="pytest", statement="s", paper_value="v", tolerance="t", limit=1)
+        with pytest.raises(ValueError, match="already has a 'pytest'"):
+            claims.register_table(PAPER, [clash], _threshold_row, inputs=[LOSSES], kind="empirical")
+    finally:
+        for name in ("mean_below_2", "mean_below_3"):
+            sys.modules[__name__].__dict__.pop(name, None)
+
+
 def test_claim_inputs_and_list(capsys):
     assert claims.claim_inputs(PAPER) == ["analysis/extra.csv", LOSSES]
     assert main(["claims", "list", "--paper", PAPER, "--inputs-only"]) == 0

@@ -75,3 +75,16 @@ def test_analyses_read_activations_through_named_hook_points():
             if pattern in text:
                 offenders.append(f"{path.relative_to(ROOT)}: {pattern}")
     assert not offenders, offenders
+
+
+def test_claims_are_registered_one_way():
+    """A claim is registered by @claim on its function or, for a table of claims that differ in a few
+    fields, by repro.pipeline.claims.register_table: no module adds claim functions to its namespace by
+    hand or calls the decorator on a function it renamed."""
+    offenders = []
+    for path in sorted((ROOT / "src" / "repro" / "papers").rglob("*.py")):
+        text = path.read_text()
+        for pattern in ("globals().update(", "__qualname__ = claim_id", ")(measure)"):
+            if pattern in text:
+                offenders.append(f"{path.relative_to(ROOT)}: {pattern}")
+    assert not offenders, offenders

@@ -42,6 +42,7 @@ from __future__ import annotations
 import importlib
 import math
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -297,10 +298,16 @@ def register_table(
     phase: str | Callable[[ClaimRow], str] = "",
 ) -> dict[str, Callable[[ClaimInputs], Measurement]]:
     """Register a claim of `paper` per row, measured by ``measure(data, row)``; `inputs`, `kind`, `gate`,
-    `null` and `phase` are the same for every row, or functions of the row. Returns each claim's function by claim id: named
-    after its claim and belonging to the module of `measure`, as a decorated function would."""
+    `null` and `phase` are the same for every row, or functions of the row. Each claim's function becomes
+    an attribute of the module of `measure`, named after its claim, as a decorated function would be; they
+    are also returned by claim id."""
+    module = sys.modules[measure.__module__]
     registered = {}
     for row in rows:
+        clash = getattr(module, row.claim_id, None)
+        # Re-registering the same table (a module reloaded) finds its own functions there.
+        if clash is not None and getattr(clash, "__qualname__", None) != row.claim_id:
+            raise ValueError(f"claim {paper}/{row.claim_id}: {measure.__module__} already has a {row.claim_id!r}")
 
         def measure_row(data: ClaimInputs, row: ClaimRow = row) -> Measurement:
             return measure(data, row)
@@ -320,6 +327,7 @@ def register_table(
             null=null(row) if callable(null) else null,
             phase=phase(row) if callable(phase) else phase,
         )(measure_row)
+        setattr(module, row.claim_id, measure_row)
         registered[row.claim_id] = measure_row
     return registered
 

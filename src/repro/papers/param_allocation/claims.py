@@ -39,7 +39,7 @@ fig10  the share of a seed's (layer, head) cells with Spearman(L, max_s|z_s|) �
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -66,12 +66,14 @@ from repro.papers.param_allocation.recovery import (
 from repro.papers.param_allocation.u_shape import edge_contrasts
 from repro.pipeline.claims import (
     NOT_MEASURABLE,
+    ClaimRow,
     Gate,
     Measurement,
     Null,
     claim,
     format_mean_spread,
     format_number,
+    register_table,
     verdict,
 )
 from repro.pipeline.decisions import LM_REFERENCE_LEVELS, Region, both, judge_parts
@@ -296,41 +298,53 @@ def _sweep_shape(data, task: str, position: str, left_arm: bool) -> Measurement:
     return _with_detail(judged, detail)
 
 
-def _register_sweep_claim(item: str, task: str, position: str, statement: str, paper_value: str) -> None:
+@dataclass(frozen=True, kw_only=True)
+class _SweepShape(ClaimRow):
     """The U-shape claim of a sweep with content QK, or the left-arm claim of an ALiBi sweep: a layer of H
     ALiBi heads is computed exactly by kH heads of dimension d_h/k with tied slopes (split W_V's rows and
     W_O's columns), so in this design the best loss cannot rise with H and the theory's right arm cannot
     appear; only the left arm (too few heads) is judged there."""
-    left_arm = position == "alibi"
 
-    def measure(data) -> Measurement:
-        return _sweep_shape(data, task, position, left_arm)
+    task: str
+    position: str
 
-    claim_id = f"fewer_heads_cost_{task}_{position}" if left_arm else f"u_shape_{task}_{position}"
-    measure.__name__ = measure.__qualname__ = claim_id
-    rule = "95% interval over ≥ 3 seeds ≥ 0 (each seed has every H; mean ≥ 0 ⟺ seed-mean edge ≥ 1.1× loss(H*))"
-    tolerance = (
-        f"per seed loss(H_min) − 1.1·loss(H*), H* the H > H_min of lowest seed-mean loss: {rule}"
-        if left_arm
-        else f"per seed loss(H_min) − 1.1·loss(H*) and loss(H_max) − 1.1·loss(H*), H* the interior H of lowest "
-        f"seed-mean loss: each {rule}"
-    )
-    claim(
-        paper=PAPER,
+    @property
+    def left_arm(self) -> bool:
+        return self.position == "alibi"
+
+
+_SWEEP_RULE = "95% interval over ≥ 3 seeds ≥ 0 (each seed has every H; mean ≥ 0 ⟺ seed-mean edge ≥ 1.1× loss(H*))"
+
+
+def _sweep_row(item: str, task: str, position: str, words: str, paper_value: str) -> _SweepShape:
+    if position == "alibi":
+        return _SweepShape(
+            item=item,
+            claim_id=f"fewer_heads_cost_{task}_{position}",
+            statement=f"At a fixed width D = H·d_h, too few ALiBi-type heads (learnable slopes, no content QK, as "
+            f"the theory) cost loss on the {words}: the loss at H = 1 is at least 1.1× the minimum, which lies at "
+            "more heads. The U's right arm is not judged: H such heads are computed exactly by kH heads of "
+            "dimension d_h/k with tied slopes, so the best loss cannot rise with H in this design.",
+            paper_value=paper_value,
+            tolerance=f"per seed loss(H_min) − 1.1·loss(H*), H* the H > H_min of lowest seed-mean loss: {_SWEEP_RULE}",
+            task=task,
+            position=position,
+        )
+    return _SweepShape(
         item=item,
-        claim_id=claim_id,
-        statement=statement,
+        claim_id=f"u_shape_{task}_{position}",
+        statement=f"At a fixed width D = H·d_h, the loss of a one-layer model on the {words} is U-shaped in H "
+        "(content QK with learned absolute positions).",
         paper_value=paper_value,
-        tolerance=tolerance,
-        inputs=[SWEEP, BOUND],
-        kind="empirical",
-        phase=SYNTHETIC_PHASE,
-        gate=sweep_in_range(SWEEP, BOUND, task, position),
-        null=Null(
-            "no effect of H (each seed's loss the same at every H)",
-            lambda data: {SWEEP: flat(data[SWEEP], ["task", "position", "seed"], "eval_loss")},
-        ),
-    )(measure)
+        tolerance="per seed loss(H_min) − 1.1·loss(H*) and loss(H_max) − 1.1·loss(H*), H* the interior H of lowest "
+        f"seed-mean loss: each {_SWEEP_RULE}",
+        task=task,
+        position=position,
+    )
+
+
+def _measure_sweep(data, row: _SweepShape) -> Measurement:
+    return _sweep_shape(data, row.task, row.position, row.left_arm)
 
 
 _U_SHAPES = [
@@ -352,25 +366,24 @@ _U_SHAPES = [
 #: The sweeps the claims read (the config check requires each at the scales where claims are judged).
 SWEEP_TASKS = tuple(task for _, task, _, _ in _U_SHAPES)
 SWEEP_POSITIONS = ("alibi", "learned")
-for _item, _task, _words, _paper_value in _U_SHAPES:
-    _register_sweep_claim(
-        _item,
-        _task,
-        "alibi",
-        f"At a fixed width D = H·d_h, too few ALiBi-type heads (learnable slopes, no content QK, as the theory) "
-        f"cost loss on the {_words}: the loss at H = 1 is at least 1.1× the minimum, which lies at more heads. "
-        "The U's right arm is not judged: H such heads are computed exactly by kH heads of dimension d_h/k with "
-        "tied slopes, so the best loss cannot rise with H in this design.",
-        _paper_value,
-    )
-    _register_sweep_claim(
-        _item,
-        _task,
-        "learned",
-        f"At a fixed width D = H·d_h, the loss of a one-layer model on the {_words} is U-shaped in H (content QK "
-        "with learned absolute positions).",
-        _paper_value,
-    )
+SWEEP_SHAPES = [
+    _sweep_row(item, task, position, words, paper_value)
+    for item, task, words, paper_value in _U_SHAPES
+    for position in SWEEP_POSITIONS
+]
+register_table(
+    PAPER,
+    SWEEP_SHAPES,
+    _measure_sweep,
+    inputs=[SWEEP, BOUND],
+    kind="empirical",
+    phase=SYNTHETIC_PHASE,
+    gate=lambda row: sweep_in_range(SWEEP, BOUND, row.task, row.position),
+    null=Null(
+        "no effect of H (each seed's loss the same at every H)",
+        lambda data: {SWEEP: flat(data[SWEEP], ["task", "position", "seed"], "eval_loss")},
+    ),
+)
 
 
 # -- fig03: saturation --------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ mlm_commands       the masked-LM part: prose, glue-data, pretrain, finetune, glu
 claims/            the registered claims of every figure and table, and DEVIATIONS, one module per
                    figure group (losses, structure, equal_time, gains, ablations, masked_lm; common:
                    the margins and helpers they share)
-claim_table        what every claims module shares: block names, "matches", table registration
+claim_table        what every claims module shares: block names, the regions and rules of a loss gap
 block_structure    what a block is made of, and the exact identities of the simplified blocks
 structure_checks   those identities and parameter counts measured on the configured variants
 lr_duality         the learning-rate duality of reparameterised weights (Fig 9)

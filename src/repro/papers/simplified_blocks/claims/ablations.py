@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,20 +12,20 @@ from repro.papers.simplified_blocks.claim_table import (
     NAMES,
     PAPER,
     PAST_BIGRAM,
-    ClaimRow,
-    clearly_worse,
-    lower,
-    not_better,
-    not_worse,
-    register_table,
+    GapRow,
 )
 from repro.papers.simplified_blocks.claims.common import (
+    CLEARLY_WORSE,
     GAP,
-    RELATIVE_DELTA,
-    RELATIVE_EPSILON,
+    HIGHER,
+    LOWER,
+    LOWER_BY_EPSILON,
+    NO_BETTER,
+    NO_WORSE,
     TIMED_MODELS,
     TIMINGS,
     VARIANTS,
+    WITHIN_DELTA,
     _final,
     _variant_facts,
 )
@@ -34,7 +33,16 @@ from repro.papers.simplified_blocks.claims.equal_time import _at_reference_time,
 from repro.papers.simplified_blocks.claims.losses import _better_rate, _rates_said
 from repro.papers.simplified_blocks.gates_and_nulls import LEVELS, learned, no_effect, pair_null, untrained
 from repro.papers.simplified_blocks.run_noise import judge_own
-from repro.pipeline.claims import NOT_MEASURABLE, Gate, Measurement, Null, claim, format_mean_spread, format_number
+from repro.pipeline.claims import (
+    NOT_MEASURABLE,
+    Gate,
+    Measurement,
+    Null,
+    claim,
+    format_mean_spread,
+    format_number,
+    register_table,
+)
 from repro.pipeline.decisions import Region, combine_any
 
 # ------------------------------------------------------------------ Figs 6, 8, 12-14, 23-25, 28
@@ -97,18 +105,16 @@ def _reference_loss(table: pd.DataFrame, facts: pd.DataFrame) -> float:
 
 
 @dataclass(frozen=True, kw_only=True)
-class _Contrast(ClaimRow):
+class _Contrast(GapRow):
     """The per-seed gap L(a) − L(b) between the two runs of each block that differ in one fact of the
-    variants table, judged against region(tolerance) for every block."""
+    variants table, judged by its rule for every block."""
 
     blocks: tuple[str, ...]  # style keys
     fact: str
     a: object  # the fact's value in run a; pd.Series.max or .min: the figure's largest or smallest
     b: object
     label: str  # {a} and {b} stand for the two values
-    region: Callable[[float], Region]  # of each gap, given the tolerance
     asserts: str  # about run a against run b, for its null (gates_and_nulls.pair_null)
-    margin: float = 0.0  # the tolerance, relative to the figure's Pre-LN loss
     phase: str = EARLY  # PAST_BIGRAM for a claim about where training ends: both settings' runs gated there
 
 
@@ -147,12 +153,10 @@ def _contrast_null(row: _Contrast) -> Null:
 def _contrast(data, row: _Contrast) -> Measurement:
     table, facts = _runs(data, ABLATION[row.item])
     pairs, a, b = _contrast_pairs(data, row)
-    tolerance = 0.0
-    if row.margin:
-        # Where Pre-LN itself is varied, its run b (the unchanged block) sets the scale.
-        scale = facts[facts[row.fact] == b] if "pre_ln" in row.blocks else facts
-        tolerance = row.margin * _reference_loss(table, scale)
-    return _paired(table, pairs, row.region(tolerance), row.label.format(a=a, b=b), tolerance)
+    # Where Pre-LN itself is varied, its run b (the unchanged block) sets the scale.
+    scale = facts[facts[row.fact] == b] if "pre_ln" in row.blocks else facts
+    margin = row.rule.margin(_reference_loss(table, scale))
+    return _paired(table, pairs, row.rule.region(margin), row.label.format(a=a, b=b), margin)
 
 
 CONTRASTS = [
@@ -161,16 +165,16 @@ CONTRASTS = [
         claim_id="depth_improves_pre_ln_sas_sas_p",
         statement="The 4x deeper models end at a lower loss than the shallow ones for Pre-LN, SAS and SAS-P.",
         paper_value="all blocks improve from 18 to 72 layers (except V-SkipInit)",
-        tolerance="per-seed L(deep) − L(shallow) < 0 for each of Pre-LN, SAS, SAS-P, 95% interval (σ of the runs' own seeds); an interval "
-        "within ±δ (δ = 2% of the shallow Pre-LN loss, the smallest effect of interest) reads no effect",
+        rule=LOWER,
+        gap="per-seed L(deep) − L(shallow)",
+        scope=" for each of Pre-LN, SAS, SAS-P",
+        scale="the shallow Pre-LN loss",
         blocks=("pre_ln", "sas", "sas_p"),
         fact="n_layers",
         a=pd.Series.max,
         b=pd.Series.min,
         label="L(L={a}) − L(L={b})",
         asserts="differs",
-        region=lower,
-        margin=RELATIVE_DELTA,
         phase=PAST_BIGRAM,  # where deeper models end, not how fast they start
     ),
     _Contrast(
@@ -178,17 +182,16 @@ CONTRASTS = [
         claim_id="linear_decay_ends_lower",
         statement="Linear LR decay ends at a lower loss than cosine decay for Pre-LN, SAS and SAS-P.",
         paper_value="linear ends lower for all three (though it trails cosine for most of training)",
-        tolerance="per-seed L_linear − L_cosine < 0 for each of Pre-LN, SAS, SAS-P, 95% interval (σ of the runs' own seeds); an interval "
-        "within ±ε (ε = 0.5% of L_PreLN, the smallest effect of interest: the paper shows this gain on a zoomed panel) "
-        "reads no effect",
+        rule=LOWER_BY_EPSILON,
+        gap="per-seed L_linear − L_cosine",
+        scope=" for each of Pre-LN, SAS, SAS-P",
+        note="ε, not δ: the paper shows this gain on a zoomed panel",
         blocks=("pre_ln", "sas", "sas_p"),
         fact="schedule",
         a="linear",
         b="cosine",
         label="L_linear − L_cosine",
         asserts="differs",
-        region=lower,
-        margin=RELATIVE_EPSILON,
         phase=PAST_BIGRAM,  # the loss a schedule ends at
     ),
     _Contrast(
@@ -196,57 +199,55 @@ CONTRASTS = [
         claim_id="shaped_attention_not_worse_than_eq4",
         statement="Shaped attention (αI + βA − γC) is at least as good as Eq-4 attention (αI + βA) in SAS and SAS-P.",
         paper_value="shaped attention gives a small, consistent gain",
-        tolerance="per-seed L_shaped − L_eq4 ≤ ε = 0.5% of L_PreLN, for SAS and SAS-P, 95% interval (σ of the runs' own seeds)",
+        rule=NO_WORSE,
+        gap="per-seed L_shaped − L_eq4",
+        scope=" for SAS and SAS-P",
         blocks=("sas", "sas_p"),
         fact="spec_attention",
         a="shaped",
         b="eq4",
         label="L_shaped − L_eq4",
         asserts="as_good",
-        region=not_worse,
-        margin=RELATIVE_EPSILON,
     ),
     _Contrast(
         item="fig23",
         claim_id="identity_value_proj_does_not_help_pre_ln",
         statement="Fixing W^V = W^P = I does not improve Pre-LN (it slightly hurts in the paper).",
         paper_value="identity W^V, W^P slightly hurts Pre-LN",
-        tolerance="per-seed L_PreLN-I − L_PreLN ≥ −ε, ε = 0.5% of L_PreLN, 95% interval (σ of the runs' own seeds)",
+        rule=NO_BETTER,
+        gap="per-seed L_PreLN-I − L_PreLN",
         blocks=("pre_ln",),
         fact="spec_value",
         a="identity",
         b="linear",
         label="L(W^V=W^P=I) − L(trained)",
         asserts="no_better",
-        region=not_better,
-        margin=RELATIVE_EPSILON,
     ),
     _Contrast(
         item="fig24",
         claim_id="trainable_first_value_not_worse",
         statement="A trainable first-layer W^V_1 = I + ΔW is no worse than W^V_1 = I fixed (a very small gain in the paper).",
         paper_value="very small gain from trainable W^V_1 (SAS and SAS-P)",
-        tolerance="per-seed L_trainable − L_identity ≤ ε = 0.5% of L_PreLN, for SAS and SAS-P, 95% interval (σ of the runs' own seeds)",
+        rule=NO_WORSE,
+        gap="per-seed L_trainable − L_identity",
+        scope=" for SAS and SAS-P",
         blocks=("sas", "sas_p"),
         fact="spec_first_value",
         a="reparam",
         b="identity",
         label="L(trainable W^V_1) − L(W^V_1 = I)",
         asserts="as_good",
-        region=not_worse,
-        margin=RELATIVE_EPSILON,
     ),
 ]
-globals().update(
-    register_table(
-        CONTRASTS,
-        _contrast,
-        inputs=lambda row: [ABLATION[row.item], VARIANTS, LEVELS],
-        kind="empirical",
-        gate=_contrast_gate,
-        null=_contrast_null,
-        phase=lambda row: row.phase,
-    )
+register_table(
+    PAPER,
+    CONTRASTS,
+    _contrast,
+    inputs=lambda row: [ABLATION[row.item], VARIANTS, LEVELS],
+    kind="empirical",
+    gate=_contrast_gate,
+    null=_contrast_null,
+    phase=lambda row: row.phase,
 )
 
 
@@ -274,10 +275,12 @@ def _fig06_vskipinit(table: pd.DataFrame, facts: pd.DataFrame, depth: int) -> tu
     claim_id="vskipinit_gap_grows_with_depth",
     statement="V-SkipInit falls further behind Pre-LN in the deep model than in the shallow one.",
     paper_value="V-SkipInit is worse at 72 layers than at 18; its gap to Pre-LN grows",
-    tolerance="per-seed [L_VSI − L_PreLN](deep) − [L_VSI − L_PreLN](shallow) > 0, 95% interval (σ of the runs' own seeds), an interval "
-    "within ±δ (δ = 2% of the shallow Pre-LN loss, the smallest effect of interest) reading no effect; "
-    "V-SkipInit at each depth at the better (by seed mean) of the paper's rate for that depth (3e-4 shallow, "
-    "1e-4 deep) and Pre-LN's, Pre-LN at its own",
+    tolerance=HIGHER.words(
+        "per-seed [L_VSI − L_PreLN](deep) − [L_VSI − L_PreLN](shallow)",
+        scale="the shallow Pre-LN loss",
+        note="V-SkipInit at each depth at the better (by seed mean) of the paper's rate for that depth (3e-4 shallow, "
+        "1e-4 deep) and Pre-LN's, Pre-LN at its own",
+    ),
     inputs=[ABLATION["fig06"], VARIANTS, LEVELS],
     kind="empirical",
     phase=EARLY,
@@ -300,10 +303,10 @@ def vskipinit_gap_grows_with_depth(data) -> Measurement:
         f"Gap at L={shallow}: {format_mean_spread(gap[shallow].dropna())}, at L={deep}: "
         f"{format_mean_spread(gap[deep].dropna())} nats. {'. '.join(rates)}."
     )
-    delta = RELATIVE_DELTA * float(table[runs[("pre_ln", shallow)]].mean())
-    region = Region.above(0.0, sesoi=delta)
+    delta = HIGHER.margin(float(table[runs[("pre_ln", shallow)]].mean()))
     said += f" δ = {format_number(delta)} nats."
-    return judge_own(table, {"growth of the gap": (growth, 2 * GAP, region)}, list(runs.values()), detail=said)
+    parts = {"growth of the gap": (growth, 2 * GAP, HIGHER.region(delta))}
+    return judge_own(table, parts, list(runs.values()), detail=said)
 
 
 def _x3_run(data, block: str) -> str | None:
@@ -324,13 +327,16 @@ def _x3(data, row: _InTime) -> Measurement:
     return _at_reference_time(data, ABLATION["fig08"], variant, reference, "L(t*) − L_PreLN(t*)")
 
 
+X3_PRE_LN_TIME = "t* = the 3x Pre-LN run's training time at its benchmarked speed"
 FIG08_IN_TIME_3X = [
     _InTime(
         item="fig08",
         claim_id="sas_p_matches_pre_ln_in_time_3x",
         statement="With 3x the training steps, SAS-P still reaches Pre-LN's loss within Pre-LN's training time.",
         paper_value="simplified blocks match or beat Pre-LN at 3x tokens (≈120K steps)",
-        tolerance="L_SAS-P(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = the 3x Pre-LN run's training time at its benchmarked speed, 95% interval (σ of the runs' own seeds)",
+        rule=WITHIN_DELTA,
+        gap="L_SAS-P(t*) − L_PreLN(t*)",
+        note=X3_PRE_LN_TIME,
         block="sas_p",
     ),
     _InTime(
@@ -338,25 +344,26 @@ FIG08_IN_TIME_3X = [
         claim_id="sas_matches_pre_ln_in_time_3x",
         statement="With 3x the training steps, SAS still reaches Pre-LN's loss within Pre-LN's training time.",
         paper_value="simplified blocks match or beat Pre-LN at 3x tokens (≈120K steps)",
-        tolerance="L_SAS(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = the 3x Pre-LN run's training time at its benchmarked speed, 95% interval (σ of the runs' own seeds)",
+        rule=WITHIN_DELTA,
+        gap="L_SAS(t*) − L_PreLN(t*)",
+        note=X3_PRE_LN_TIME,
         block="sas",
     ),
 ]
-globals().update(
-    register_table(
-        FIG08_IN_TIME_3X,
-        _x3,
-        inputs=[ABLATION["fig08"], VARIANTS, LEVELS, TIMINGS, TIMED_MODELS],
-        kind="empirical",
-        gate=learned(
-            [ABLATION["fig08"]],
-            runs="the 3x Pre-LN runs",
-            select=lambda data: [_x3_run(data, "pre_ln")],
-            past_bigram=True,
-        ),
-        null=_x3_null,
-        phase=PAST_BIGRAM,
-    )
+register_table(
+    PAPER,
+    FIG08_IN_TIME_3X,
+    _x3,
+    inputs=[ABLATION["fig08"], VARIANTS, LEVELS, TIMINGS, TIMED_MODELS],
+    kind="empirical",
+    gate=learned(
+        [ABLATION["fig08"]],
+        runs="the 3x Pre-LN runs",
+        select=lambda data: [_x3_run(data, "pre_ln")],
+        past_bigram=True,
+    ),
+    null=_x3_null,
+    phase=PAST_BIGRAM,
 )
 
 
@@ -450,9 +457,12 @@ def _no_skip_as_sas(data) -> dict[str, str]:
     statement="Without the MLP skip (ReLU or leaky ReLU) SAS trains much slower, also at the no-skip runs' better "
     "learning rate.",
     paper_value="all no-skip runs much slower than SAS",
-    tolerance="per-seed L_no-skip − L_SAS > δ = 2% of L_PreLN, for every activation, 95% interval (σ of the runs' own seeds); each "
-    "activation at the better (by seed mean) of the paper's 1e-4 and SAS's rate, SAS at its own (untuned, which can "
-    "only narrow the gap)",
+    tolerance=CLEARLY_WORSE.words(
+        "per-seed L_no-skip − L_SAS",
+        scope=" for every activation",
+        note="each activation at the better (by seed mean) of the paper's 1e-4 and SAS's rate, SAS at its own "
+        "(untuned, which can only narrow the gap)",
+    ),
     inputs=[ABLATION["fig25"], VARIANTS, LEVELS],
     kind="empirical",
     phase=EARLY,
@@ -467,8 +477,8 @@ def no_mlp_skip_trains_slower(data) -> Measurement:
         return Measurement("no no-skip runs", NOT_MEASURABLE)
     chosen, said = _at_better_rates(table, runs)
     pairs = {name: (variant, sas) for name, variant in chosen.items()}
-    delta = RELATIVE_DELTA * _reference_loss(table, facts)
-    return _paired(table, pairs, clearly_worse(delta), "L(no skip) − L(SAS)", delta, said)
+    delta = CLEARLY_WORSE.margin(_reference_loss(table, facts))
+    return _paired(table, pairs, CLEARLY_WORSE.region(delta), "L(no skip) − L(SAS)", delta, said)
 
 
 @claim(
@@ -477,8 +487,11 @@ def no_mlp_skip_trains_slower(data) -> Measurement:
     claim_id="leaky_relu_no_better_than_relu",
     statement="Without the MLP skip, leaky ReLU (slope 0.2 or 1 − 1/√L) is no better than ReLU.",
     paper_value="LReLU no better than ReLU",
-    tolerance="per-seed L_LReLU − L_ReLU ≥ −ε, ε = 0.5% of L_PreLN, for every slope, 95% interval (σ of the runs' own seeds); each "
-    "activation at its better learning rate (by seed mean)",
+    tolerance=NO_BETTER.words(
+        "per-seed L_LReLU − L_ReLU",
+        scope=" for every slope",
+        note="each activation at its better learning rate (by seed mean)",
+    ),
     inputs=[ABLATION["fig25"], VARIANTS, LEVELS],
     kind="empirical",
     phase=EARLY,
@@ -492,8 +505,8 @@ def leaky_relu_no_better_than_relu(data) -> Measurement:
     pairs = {name: (variant, relu) for name, variant in chosen.items()}
     if not pairs:
         return Measurement("no leaky-ReLU run", NOT_MEASURABLE)
-    epsilon = RELATIVE_EPSILON * _reference_loss(table, facts)
-    return _paired(table, pairs, not_better(epsilon), "L(LReLU) − L(ReLU)", epsilon, said)
+    epsilon = NO_BETTER.margin(_reference_loss(table, facts))
+    return _paired(table, pairs, NO_BETTER.region(epsilon), "L(LReLU) − L(ReLU)", epsilon, said)
 
 
 def _parallel_at_better_rate(data) -> list[str]:

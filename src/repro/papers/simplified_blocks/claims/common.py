@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from repro.analysis.training_curves import final_losses
+from repro.papers.simplified_blocks.claim_table import GapRule
 from repro.papers.simplified_blocks.run_noise import judge_own
 from repro.pipeline.claims import (
     Measurement,
@@ -36,6 +37,17 @@ RELATIVE_DELTA = 0.02
 #: panel, below δ); a quarter of δ.
 RELATIVE_EPSILON = 0.005
 GAP = 2.0  # Σ c² of a gap L(a) − L(b)
+
+#: The rules of a loss gap at these margins; their words are the tolerance texts of the claims that use them.
+MATCHES = GapRule("matches", RELATIVE_DELTA, "δ")
+CLEARLY_WORSE = GapRule("clearly worse", RELATIVE_DELTA, "δ")
+LOWER = GapRule("lower", RELATIVE_DELTA, "δ")
+HIGHER = GapRule("higher", RELATIVE_DELTA, "δ")
+LOWER_BY_EPSILON = GapRule("lower", RELATIVE_EPSILON, "ε")
+NO_BETTER = GapRule("no better", RELATIVE_EPSILON, "ε")
+NO_WORSE = GapRule("no worse", RELATIVE_EPSILON, "ε")
+#: Non-inferiority at δ: no worse than the reference by as much as the margin of a match.
+WITHIN_DELTA = GapRule("no worse", RELATIVE_DELTA, "δ")
 EXACT = 1e-12
 RATIO_VANISHED = 0.05  # |β/α| below this counts as "gone to 0" (the paper's 0.05 line)
 GAIN_VANISHED = 0.1  # a shaped-attention or MLP gain below this share of its init has vanished (the catalog's check)
@@ -48,22 +60,23 @@ def _final(data, *csvs: str) -> pd.DataFrame:
     return finals.pivot(index="seed", columns="variant", values="final_loss")
 
 
-def _delta(table: pd.DataFrame, relative: float = RELATIVE_DELTA) -> float:
-    return relative * float(table["pre_ln"].mean())
+def _pre_ln_loss(table: pd.DataFrame) -> float:
+    """The seed mean of Pre-LN's final loss: the loss the margins are a share of."""
+    return float(table["pre_ln"].mean())
 
 
 def _gaps(table: pd.DataFrame, variant: str, reference: str = "pre_ln") -> pd.Series:
     return (table[variant] - table[reference]).dropna()
 
 
-def _compare(data, csvs, variant, reference, region, label, delta_rel=RELATIVE_DELTA) -> Measurement:
-    """The per-seed gap L(variant) − L(reference), judged against `region(tolerance)` with the spread of
-    the two runs' own seeds (pooled over the other runs of `csvs` on those seeds)."""
+def _compare(data, csvs, variant, reference, rule: GapRule, label) -> Measurement:
+    """The per-seed gap L(variant) − L(reference), judged by `rule` at its share of Pre-LN's loss, with the
+    spread of the two runs' own seeds (pooled over the other runs of `csvs` on those seeds)."""
     table = _final(data, *csvs)
-    delta = _delta(table, delta_rel)
+    margin = rule.margin(_pre_ln_loss(table))
     gaps = _gaps(table, variant, reference)
-    parts = {label: (gaps, GAP, region(delta))}
-    return judge_own(table, parts, [variant, reference], detail=f"Tolerance {format_number(delta)} nats.")
+    parts = {label: (gaps, GAP, rule.region(margin))}
+    return judge_own(table, parts, [variant, reference], detail=f"Tolerance {format_number(margin)} nats.")
 
 
 def _variant_facts(data) -> pd.DataFrame:

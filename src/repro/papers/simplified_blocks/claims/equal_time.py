@@ -6,12 +6,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from repro.papers.simplified_blocks.claim_table import EARLY, NAMES, ClaimRow, not_worse, register_table
-from repro.papers.simplified_blocks.claims.common import CURVES, GAP, RELATIVE_DELTA, TIMED_MODELS, TIMINGS
+from repro.papers.simplified_blocks.claim_table import EARLY, NAMES, PAPER, GapRow
+from repro.papers.simplified_blocks.claims.common import CURVES, GAP, TIMED_MODELS, TIMINGS, WITHIN_DELTA
 from repro.papers.simplified_blocks.equal_budget import benchmarked_seconds, loss_at, total
 from repro.papers.simplified_blocks.gates_and_nulls import LEVELS, learned, untrained
 from repro.papers.simplified_blocks.run_noise import judge_own
-from repro.pipeline.claims import Measurement, format_number
+from repro.pipeline.claims import Measurement, format_number, register_table
 
 # ----------------------------------------------------------------------------------------- Fig 5
 
@@ -23,11 +23,11 @@ def _at_reference_time(data, csv: str, variant: str, reference: str, label: str)
     budgets = total(curves, reference)
     at = loss_at(curves, budgets).pivot(index="seed", columns="variant", values="loss")
     gaps = (at[variant] - at[reference]).dropna()
-    delta = RELATIVE_DELTA * float(at[reference].mean())
+    delta = WITHIN_DELTA.margin(float(at[reference].mean()))
     t_star = format_number(float(np.mean(list(budgets.values()))))
     return judge_own(
         at,
-        {label: (gaps, GAP, not_worse(delta))},
+        {label: (gaps, GAP, WITHIN_DELTA.region(delta))},
         [variant, reference],
         detail=f"δ = {format_number(delta)} nats; t* = {t_star} s; time = tokens ÷ the block's training tokens/s in "
         "the interleaved timing (median over rounds), not the runs' own seconds.",
@@ -36,8 +36,10 @@ def _at_reference_time(data, csv: str, variant: str, reference: str, label: str)
 
 
 @dataclass(frozen=True, kw_only=True)
-class _InTime(ClaimRow):
-    block: str  # compared with Pre-LN at Pre-LN's training time
+class _InTime(GapRow):
+    """The gap of `block` to Pre-LN at Pre-LN's training time t*: no worse than δ (rule WITHIN_DELTA)."""
+
+    block: str
 
 
 def _in_time_null(row: _InTime):
@@ -48,13 +50,16 @@ def _at_pre_ln_time(data, row: _InTime) -> Measurement:
     return _at_reference_time(data, CURVES, row.block, "pre_ln", f"L_{row.block}(t*) − L_PreLN(t*)")
 
 
+PRE_LN_TIME = "t* = Pre-LN's training time at its benchmarked speed"
 FIG05_IN_TIME = [
     _InTime(
         item="fig05",
         claim_id="sas_p_matches_pre_ln_in_time",
         statement="At Pre-LN's training time, SAS-P has reached at least Pre-LN's loss.",
         paper_value="SAS-P faster than Pre-LN in wall-clock time, matching Parallel",
-        tolerance="L_SAS-P(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = Pre-LN's training time at its benchmarked speed, 95% interval (σ of the runs' own seeds)",
+        rule=WITHIN_DELTA,
+        gap="L_SAS-P(t*) − L_PreLN(t*)",
+        note=PRE_LN_TIME,
         block="sas_p",
     ),
     _InTime(
@@ -62,18 +67,19 @@ FIG05_IN_TIME = [
         claim_id="sas_matches_pre_ln_in_time",
         statement="At Pre-LN's training time, SAS has reached at least Pre-LN's loss.",
         paper_value="SAS slightly faster than Pre-LN in wall-clock time",
-        tolerance="L_SAS(t*) ≤ L_PreLN(t*) + 2% of L_PreLN, t* = Pre-LN's training time at its benchmarked speed, 95% interval (σ of the runs' own seeds)",
+        rule=WITHIN_DELTA,
+        gap="L_SAS(t*) − L_PreLN(t*)",
+        note=PRE_LN_TIME,
         block="sas",
     ),
 ]
-globals().update(
-    register_table(
-        FIG05_IN_TIME,
-        _at_pre_ln_time,
-        inputs=[CURVES, LEVELS, TIMINGS, TIMED_MODELS],
-        kind="empirical",
-        phase=EARLY,
-        gate=learned([CURVES]),
-        null=_in_time_null,
-    )
+register_table(
+    PAPER,
+    FIG05_IN_TIME,
+    _at_pre_ln_time,
+    inputs=[CURVES, LEVELS, TIMINGS, TIMED_MODELS],
+    kind="empirical",
+    phase=EARLY,
+    gate=learned([CURVES]),
+    null=_in_time_null,
 )

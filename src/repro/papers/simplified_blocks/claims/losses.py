@@ -15,26 +15,27 @@ from repro.papers.simplified_blocks.claim_table import (
     NAMES,
     PAPER,
     ClaimRow,
-    clearly_worse,
-    matches,
+    GapRow,
     not_better,
-    not_worse,
-    register_table,
 )
 from repro.papers.simplified_blocks.claims.common import (
     CHECKS,
+    CLEARLY_WORSE,
     CURVES,
     GAP,
     GRID,
     LR_RATIO,
+    MATCHES,
+    NO_BETTER,
     RELATIVE_DELTA,
     RELATIVE_EPSILON,
     TIED,
     VARIANTS,
+    WITHIN_DELTA,
     _compare,
-    _delta,
     _final,
     _gaps,
+    _pre_ln_loss,
     _variant_facts,
 )
 from repro.papers.simplified_blocks.gates_and_nulls import (
@@ -47,26 +48,24 @@ from repro.papers.simplified_blocks.gates_and_nulls import (
     untrained,
 )
 from repro.papers.simplified_blocks.run_noise import judge_own
-from repro.pipeline.claims import NOT_MEASURABLE, Gate, Measurement, Null, claim, format_number, verdict
+from repro.pipeline.claims import NOT_MEASURABLE, Gate, Measurement, Null, claim, format_number, register_table, verdict
 from repro.pipeline.decisions import Region, judge_parts
 
 # ---------------------------------------------------------------------------------------- Fig 26
 
 
 @dataclass(frozen=True, kw_only=True)
-class _Gap(ClaimRow):
-    """The per-seed gap L(variant) − L(reference) of the Fig 26 runs, judged against region(δ)."""
+class _Gap(GapRow):
+    """The per-seed gap L(variant) − L(reference) of the Fig 26 runs, judged by its rule."""
 
     variant: str
     reference: str
-    region: Callable[[float], Region]  # of the gap, given the tolerance
     label: str
     asserts: str  # gates_and_nulls.pair_null: as_good, no_better or differs
-    tolerance_rel: float = RELATIVE_DELTA  # the test's tolerance, relative to Pre-LN's loss
 
 
 def _fig26_gap(data, row: _Gap) -> Measurement:
-    return _compare(data, [CURVES], row.variant, row.reference, row.region, row.label, row.tolerance_rel)
+    return _compare(data, [CURVES], row.variant, row.reference, row.rule, row.label)
 
 
 def _fig26_gate(row: _Gap) -> Gate:
@@ -84,10 +83,10 @@ FIG26_GAPS = [
         claim_id="sas_matches_pre_ln_per_step",
         statement="SAS trains as fast per step as Pre-LN (same final eval loss).",
         paper_value="SAS ≈ Pre-LN per step (Pre-LN ≈1.155 at 40K steps)",
-        tolerance="equivalence: the 95% interval of L_SAS − L_PreLN within ±δ, δ = 2% of L_PreLN (σ of the runs' own seeds)",
+        rule=MATCHES,
+        gap="L_SAS − L_PreLN",
         variant="sas",
         reference="pre_ln",
-        region=matches,
         label="L(sas) − L(Pre-LN)",
         asserts="as_good",
     ),
@@ -96,10 +95,10 @@ FIG26_GAPS = [
         claim_id="sas_p_matches_pre_ln_per_step",
         statement="SAS-P trains as fast per step as Pre-LN (same final eval loss).",
         paper_value="SAS-P ≈ Pre-LN per step",
-        tolerance="equivalence: the 95% interval of L_SAS-P − L_PreLN within ±δ, δ = 2% of L_PreLN (σ of the runs' own seeds)",
+        rule=MATCHES,
+        gap="L_SAS-P − L_PreLN",
         variant="sas_p",
         reference="pre_ln",
-        region=matches,
         label="L(sas_p) − L(Pre-LN)",
         asserts="as_good",
     ),
@@ -108,10 +107,10 @@ FIG26_GAPS = [
         claim_id="parallel_matches_pre_ln_per_step",
         statement="The parallel block trains as fast per step as Pre-LN.",
         paper_value="Parallel ≈ Pre-LN per step",
-        tolerance="equivalence: the 95% interval of L_Parallel − L_PreLN within ±δ, δ = 2% of L_PreLN (σ of the runs' own seeds)",
+        rule=MATCHES,
+        gap="L_Parallel − L_PreLN",
         variant="parallel",
         reference="pre_ln",
-        region=matches,
         label="L(parallel) − L(Pre-LN)",
         asserts="as_good",
     ),
@@ -120,13 +119,12 @@ FIG26_GAPS = [
         claim_id="no_norm_not_better_than_sas_p",
         statement="Removing the norms from SAS-P makes it slightly worse, not better.",
         paper_value="SAS-P no norm ≈1.245 vs Pre-LN ≈1.155 at 40K steps",
-        tolerance="L_SAS-P-nonorm ≥ L_SAS-P − ε, ε = 0.5% of L_PreLN (the ε of every ordering), 95% interval (σ of the runs' own seeds)",
+        rule=NO_BETTER,
+        gap="L_SAS-P-nonorm − L_SAS-P",
         variant="sas_p_nonorm",
         reference="sas_p",
-        region=not_better,
         label="L(SAS-P no norm) − L(SAS-P)",
         asserts="no_better",
-        tolerance_rel=RELATIVE_EPSILON,
     ),
     _Gap(
         item="fig26",
@@ -134,26 +132,25 @@ FIG26_GAPS = [
         statement="At the paper's learning rates (V-SkipInit at its own, lower rate), Value-SkipInit (skipless "
         "attention, code variant) trains clearly slower than Pre-LN.",
         paper_value="V-SkipInit ≈1.45 vs Pre-LN ≈1.155 at 40K steps",
-        tolerance="L_VSkipInit − L_PreLN > 2% of L_PreLN, 95% interval (σ of the runs' own seeds); each block at its own learning "
-        "rate, V-SkipInit's the lower (as the paper; Fig 2's claim also tries it at Pre-LN's)",
+        rule=CLEARLY_WORSE,
+        gap="L_VSkipInit − L_PreLN",
+        note="each block at its own learning rate, V-SkipInit's the lower (as the paper; Fig 2's claim also tries it "
+        "at Pre-LN's)",
         variant="vskipinit",
         reference="pre_ln",
-        region=clearly_worse,
         label="L(V-SkipInit) − L(Pre-LN)",
         asserts="differs",
     ),
 ]
-# Each claim's function stays a module attribute named after its claim, as with @claim.
-globals().update(
-    register_table(
-        FIG26_GAPS,
-        _fig26_gap,
-        inputs=[CURVES, LEVELS],
-        kind="empirical",
-        gate=_fig26_gate,
-        null=_fig26_null,
-        phase=EARLY,
-    )
+register_table(
+    PAPER,
+    FIG26_GAPS,
+    _fig26_gap,
+    inputs=[CURVES, LEVELS],
+    kind="empirical",
+    gate=_fig26_gate,
+    null=_fig26_null,
+    phase=EARLY,
 )
 
 
@@ -185,9 +182,12 @@ def _rates_said(means: pd.Series, rates: pd.Series, best: str) -> str:
     statement="Removing the attention skip (V-SkipInit, with shaped attention and MLP skip) trains clearly slower "
     "than Pre-LN also at V-SkipInit's better learning rate (the better of its own and Pre-LN's).",
     paper_value="final loss ≈1.45–1.5 (V-SkipInit) vs ≈1.15 (Pre-LN)",
-    tolerance="per-seed L_VSkipInit − L_PreLN > 2% of L_PreLN, 95% interval (σ pooled over the Fig 2 and Fig 26 "
-    "runs on the seeds they share); V-SkipInit at the better (by seed mean) of its own rate and Pre-LN's, Pre-LN at "
-    "its own (untuned, which can only narrow the gap); Fig 26's claim keeps V-SkipInit at its own rate",
+    tolerance=CLEARLY_WORSE.words(
+        "per-seed L_VSkipInit − L_PreLN",
+        noise="σ pooled over the Fig 2 and Fig 26 runs on the seeds they share",
+        note="V-SkipInit at the better (by seed mean) of its own rate and Pre-LN's, Pre-LN at its own (untuned, which "
+        "can only narrow the gap); Fig 26's claim keeps V-SkipInit at its own rate",
+    ),
     inputs=[CURVES, FIG02, VARIANTS, LEVELS],
     kind="empirical",
     phase=EARLY,
@@ -202,10 +202,10 @@ def skipless_attention_trains_slower(data) -> Measurement:
     table = _final(data, CURVES, FIG02)
     rates = _variant_facts(data)["lr"]
     best, means = _better_rate(table, VSKIPINIT_RATES)
-    delta = _delta(table)
+    delta = CLEARLY_WORSE.margin(_pre_ln_loss(table))
     return judge_own(
         table,
-        {f"L(V-SkipInit, lr {rates[best]:g}) − L(Pre-LN)": (_gaps(table, best), GAP, clearly_worse(delta))},
+        {f"L(V-SkipInit, lr {rates[best]:g}) − L(Pre-LN)": (_gaps(table, best), GAP, CLEARLY_WORSE.region(delta))},
         [best, "pre_ln"],
         detail=f"V-SkipInit's seed-mean final loss {_rates_said(means, rates, best)}. "
         f"Tolerance {format_number(delta)} nats.",
@@ -392,7 +392,7 @@ def identity_init_beats_orthogonal(data) -> Measurement:
     claim_id="identity_beta0_matches_pre_ln",
     statement="With W^V = W^P = I fixed (identity, β = 0) the skipless-attention model reaches the Pre-LN loss.",
     paper_value="1.178 (identity, β = 0) vs Pre-LN ≈1.155–1.178",
-    tolerance="non-inferiority: L_id(β=0) − L_PreLN ≤ δ, δ = 2% of L_PreLN, 95% interval (σ of the runs' own seeds)",
+    tolerance="non-inferiority: " + WITHIN_DELTA.words("L_id(β=0) − L_PreLN"),
     inputs=[GRID, VARIANTS, LEVELS],
     kind="empirical",
     phase=EARLY,
@@ -400,11 +400,10 @@ def identity_init_beats_orthogonal(data) -> Measurement:
     null=untrained([GRID], _identity_beta0, "the identity β = 0 run"),
 )
 def identity_beta0_matches_pre_ln(data) -> Measurement:
-    grid = _grid(data)
-    pick = grid[(grid["init"] == "identity") & (grid["beta"] == 0.0) & (grid["tie"] == "none") & (grid["ratio"] == 1.0)]
-    if pick.empty:
+    picked = _identity_beta0(data)
+    if not picked:
         return Measurement("no identity β = 0 run", NOT_MEASURABLE, detail="the grid has no identity β = 0 variant")
-    return _compare(data, [GRID], pick["variant"].iloc[0], "pre_ln", not_worse, "L(identity, β=0) − L(Pre-LN)")
+    return _compare(data, [GRID], picked[0], "pre_ln", WITHIN_DELTA, "L(identity, β=0) − L(Pre-LN)")
 
 
 # ---------------------------------------------------------------------------------------- Fig 15
@@ -493,7 +492,7 @@ FIG09_DUALITY = [
         optimizer="adam",
     ),
 ]
-globals().update(register_table(FIG09_DUALITY, _duality, inputs=[CHECKS], kind="identity"))
+register_table(PAPER, FIG09_DUALITY, _duality, inputs=[CHECKS], kind="identity")
 
 
 def _ratio_points(data) -> pd.DataFrame:

@@ -29,7 +29,6 @@ existed (catalog ../shared/papers/simplified_blocks.md §2, "Check"):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,14 +40,13 @@ from repro.papers.simplified_blocks.claim_table import (
     NAMES,
     PAPER,
     ClaimRow,
+    GapRow,
     as_fast_as_pre_ln,
-    clearly_worse,
-    matches,
-    register_table,
 )
+from repro.papers.simplified_blocks.claims.common import CLEARLY_WORSE, MATCHES
 from repro.papers.simplified_blocks.gates_and_nulls import learned, pair_null
 from repro.papers.simplified_blocks.run_noise import judge_own
-from repro.pipeline.claims import NOT_MEASURABLE, Gate, Measurement, Null, claim, format_number
+from repro.pipeline.claims import NOT_MEASURABLE, Gate, Measurement, Null, claim, format_number, register_table
 from repro.pipeline.decisions import (
     CEILING_ROOM,
     LEARNED_SHARE,
@@ -65,8 +63,6 @@ GLUE_SCORES = "data/glue_scores.csv"
 #: Unigram and bigram levels of the pre-training text's held-out split (`python -m repro data reference-levels`).
 MLM_LEVELS = "mlm_data/reference_levels.json"
 
-#: δ of "matches" and "clearly worse", relative to Pre-LN's loss: the decoder part's (the catalog's "0.03 nats or 2%").
-RELATIVE_DELTA = 0.02
 #: An adjacent pair of the speed order may be 1% out of order, and its ends must be 1% apart: the catalog's slack,
 #: below every adjacent step of the paper's Table 1 (0.04 to 0.07).
 STEP_SLACK = 0.01
@@ -88,11 +84,11 @@ def _final_table(data) -> pd.DataFrame:
 
 
 @dataclass(frozen=True, kw_only=True)
-class _EqualTime(ClaimRow):
-    """The per-seed gap L(variant) − L(Pre-LN) at the end of equal budgets, judged against region(δ)."""
+class _EqualTime(GapRow):
+    """The per-seed gap L(variant) − L(Pre-LN) at the end of equal budgets, judged by its rule."""
 
+    noise: str = "σ of the blocks' own pre-training seeds"
     variant: str
-    region: Callable[[float], Region]
     asserts: str  # about the block against Pre-LN, for its null (gates_and_nulls.pair_null)
 
 
@@ -104,10 +100,10 @@ def _equal_time_null(row: _EqualTime) -> Null:
 def _equal_time_gap(data, row: _EqualTime) -> Measurement:
     table = _final_table(data)
     gaps = (table[row.variant] - table["pre_ln"]).dropna()
-    delta = RELATIVE_DELTA * float(table["pre_ln"].mean())
+    delta = row.rule.margin(float(table["pre_ln"].mean()))
     label = f"L({NAMES[row.variant]}) − L(Pre-LN) at equal training time"
     said = f"δ = {format_number(delta)} nats; L_PreLN = {format_number(float(table['pre_ln'].mean()))}."
-    parts = {label: (gaps, 2.0, row.region(delta))}
+    parts = {label: (gaps, 2.0, row.rule.region(delta))}
     return judge_own(table, parts, [row.variant, "pre_ln"], detail=said, what="the masked-LM blocks")
 
 
@@ -117,10 +113,9 @@ EQUAL_TIME_GAPS = [
         claim_id="mlm_sas_matches_pre_ln_in_time",
         statement="Given the same time budget, SAS reaches the masked-LM loss of Pre-LN.",
         paper_value="SAS ≈ crammed Pre-LN in MLM loss vs runtime (24 h)",
-        tolerance="equivalence: the 95% interval of L_SAS − L_PreLN at the end of equal budgets within ±δ, δ = 2% "
-        "of L_PreLN (σ of the blocks' own pre-training seeds)",
+        rule=MATCHES,
+        gap="L_SAS − L_PreLN at the end of equal budgets",
         variant="sas",
-        region=matches,
         asserts="as_good",
     ),
     _EqualTime(
@@ -128,10 +123,9 @@ EQUAL_TIME_GAPS = [
         claim_id="mlm_sas_p_matches_pre_ln_in_time",
         statement="Given the same time budget, SAS-P reaches the masked-LM loss of Pre-LN.",
         paper_value="SAS-P ≈ crammed Pre-LN in MLM loss vs runtime (24 h)",
-        tolerance="equivalence: the 95% interval of L_SAS-P − L_PreLN at the end of equal budgets within ±δ, δ = 2% "
-        "of L_PreLN (σ of the blocks' own pre-training seeds)",
+        rule=MATCHES,
+        gap="L_SAS-P − L_PreLN at the end of equal budgets",
         variant="sas_p",
-        region=matches,
         asserts="as_good",
     ),
     _EqualTime(
@@ -139,24 +133,21 @@ EQUAL_TIME_GAPS = [
         claim_id="mlm_vskipinit_slower_in_time",
         statement="Given the same time budget, V-SkipInit ends clearly above Pre-LN's masked-LM loss.",
         paper_value="V-SkipInit clearly slower than the other blocks",
-        tolerance="L_VSkipInit − L_PreLN > 2% of L_PreLN at the end of equal budgets, 95% interval (σ of the blocks' "
-        "own pre-training seeds)",
+        rule=CLEARLY_WORSE,
+        gap="L_VSkipInit − L_PreLN at the end of equal budgets",
         variant="vskipinit",
-        region=clearly_worse,
         asserts="differs",
     ),
 ]
-# Each claim's function stays a module attribute named after its claim: the tests call them.
-globals().update(
-    register_table(
-        EQUAL_TIME_GAPS,
-        _equal_time_gap,
-        inputs=[MLM_CURVES, MLM_LEVELS],
-        kind="empirical",
-        phase=EARLY,
-        gate=learned([MLM_CURVES], runs="the Pre-LN encoders", levels=MLM_LEVELS),
-        null=_equal_time_null,
-    )
+register_table(
+    PAPER,
+    EQUAL_TIME_GAPS,
+    _equal_time_gap,
+    inputs=[MLM_CURVES, MLM_LEVELS],
+    kind="empirical",
+    phase=EARLY,
+    gate=learned([MLM_CURVES], runs="the Pre-LN encoders", levels=MLM_LEVELS),
+    null=_equal_time_null,
 )
 
 
@@ -384,16 +375,15 @@ GLUE_MATCHES = [
         variant="vskipinit",
     ),
 ]
-globals().update(
-    register_table(
-        GLUE_MATCHES,
-        _glue_matches,
-        inputs=[GLUE_SCORES],
-        kind="empirical",
-        phase=EARLY,
-        gate=lambda row: _glue_gate((row.variant, "pre_ln")),
-        null=lambda row: _at_chance((row.variant,)),
-    )
+register_table(
+    PAPER,
+    GLUE_MATCHES,
+    _glue_matches,
+    inputs=[GLUE_SCORES],
+    kind="empirical",
+    phase=EARLY,
+    gate=lambda row: _glue_gate((row.variant, "pre_ln")),
+    null=lambda row: _at_chance((row.variant,)),
 )
 
 

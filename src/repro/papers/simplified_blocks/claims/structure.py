@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from repro.papers.simplified_blocks.claim_table import PAPER, ClaimRow, as_fast_as_pre_ln, register_table
+from repro.papers.simplified_blocks.claim_table import PAPER, ClaimRow, as_fast_as_pre_ln
 from repro.papers.simplified_blocks.claims.common import CHECKS, INVENTORY, PARAMS, TIMINGS
-from repro.pipeline.claims import NOT_MEASURABLE, Measurement, Null, claim, verdict
+from repro.pipeline.claims import NOT_MEASURABLE, Measurement, Null, claim, register_table, verdict
 from repro.pipeline.decisions import Region, judge_parts
 
 # ------------------------------------------------------------------------------ Figs 1, 10, 11
@@ -81,7 +81,7 @@ INVENTORIES = [
         present=("norm1", "attention"),
     ),
 ]
-globals().update(register_table(INVENTORIES, _inventory_claim, inputs=[INVENTORY], kind="identity"))
+register_table(PAPER, INVENTORIES, _inventory_claim, inputs=[INVENTORY], kind="identity")
 
 
 def _check_rows(data, check: str, variants: list[str], settings: list[str] | None = None) -> Measurement:
@@ -131,7 +131,7 @@ IDENTITY_AT_INIT = [
         part="branch",
     ),
 ]
-globals().update(register_table(IDENTITY_AT_INIT, _identity_at_init, inputs=[CHECKS], kind="identity"))
+register_table(PAPER, IDENTITY_AT_INIT, _identity_at_init, inputs=[CHECKS], kind="identity")
 
 
 @claim(
@@ -255,12 +255,11 @@ SPEED_ORDERS = [
         detail="Training tokens/s ratios, paired within rounds.",
     ),
 ]
-globals().update(
-    register_table(
-        SPEED_ORDERS,
-        _speed_order,
-        inputs=[TIMINGS],
-        kind="timing",
-        null=Null("every block at Pre-LN's tokens/s of the same round", _as_fast_as_pre_ln),
-    )
+register_table(
+    PAPER,
+    SPEED_ORDERS,
+    _speed_order,
+    inputs=[TIMINGS],
+    kind="timing",
+    null=Null("every block at Pre-LN's tokens/s of the same round", _as_fast_as_pre_ln),
 )
