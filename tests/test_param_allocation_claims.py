@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 import yaml
 
-import repro.papers.param_allocation.claims as claims
 from repro.papers.param_allocation.checks import check_section
+from repro.papers.param_allocation.claims import common, decoders, replacement, saturation, sweeps, theory
 from repro.pipeline.claims import INCONCLUSIVE, NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, load_claims
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,12 +73,12 @@ def _jacobian(ratios, scaled):
 
 def test_jacobian_claims_on_hand_tables():
     ok = _jacobian([0.5, 0.9, 1.0 + 1e-12, 0.3], [2.0, 2.0, 2.0, 2.0])
-    assert claims.jacobian_bound_holds({claims.JACOBIAN: ok}).verdict == REPRODUCED  # float rounding allowed
-    assert claims.jacobian_scales_as_one_over_length({claims.JACOBIAN: ok}).measured == "max CV = 0.000"
+    assert theory.jacobian_bound_holds({common.JACOBIAN: ok}).verdict == REPRODUCED  # float rounding allowed
+    assert theory.jacobian_scales_as_one_over_length({common.JACOBIAN: ok}).measured == "max CV = 0.000"
     # ‖J‖ that does not fall with L: L·‖J‖ = 1, 2, 4, 8 has mean 3.75 and sd √(28.75/3), CV 0.826
     bad = _jacobian([0.5, 0.9, 1.01, 0.3], [1.0, 2.0, 4.0, 8.0])
-    assert claims.jacobian_bound_holds({claims.JACOBIAN: bad}).verdict == NOT_REPRODUCED
-    result = claims.jacobian_scales_as_one_over_length({claims.JACOBIAN: bad})
+    assert theory.jacobian_bound_holds({common.JACOBIAN: bad}).verdict == NOT_REPRODUCED
+    result = theory.jacobian_scales_as_one_over_length({common.JACOBIAN: bad})
     assert result.verdict == NOT_REPRODUCED and result.measured == f"max CV = {math.sqrt(28.75 / 3) / 3.75:.3f}"
 
 
@@ -106,8 +106,8 @@ BOUND = pd.DataFrame(
 
 
 def _u(per_seed):
-    return claims._sweep_shape(
-        _Data({claims.SWEEP: _sweep(per_seed), claims.BOUND: BOUND}), "induction", "learned", False
+    return sweeps._sweep_shape(
+        _Data({common.SWEEP: _sweep(per_seed), common.BOUND: BOUND}), "induction", "learned", False
     )
 
 
@@ -136,18 +136,18 @@ def test_u_shape_with_too_few_seeds_is_not_measurable():
     # a seed that lacks an H (a failed run) is left out of the paired contrasts
     gap = _offsets({1: 2.0, 4: 1.0, 16: 1.5})
     table = _sweep(gap).query("not (seed == 2 and heads == 16)")
-    lacking = claims._sweep_shape(_Data({claims.SWEEP: table, claims.BOUND: BOUND}), "induction", "learned", False)
+    lacking = sweeps._sweep_shape(_Data({common.SWEEP: table, common.BOUND: BOUND}), "induction", "learned", False)
     assert lacking.verdict == NOT_MEASURABLE and lacking.seeds == 2
 
 
 def test_u_shape_fails_on_its_null():
-    data = _Data({claims.SWEEP: _sweep(_offsets({1: 2.0, 4: 1.0, 16: 1.5})), claims.BOUND: BOUND})
+    data = _Data({common.SWEEP: _sweep(_offsets({1: 2.0, 4: 1.0, 16: 1.5})), common.BOUND: BOUND})
     assert _on_null(_registered("u_shape_induction_learned"), data) == NOT_REPRODUCED  # every contrast −0.1·loss
 
 
 def _left(per_seed):
-    return claims._sweep_shape(
-        _Data({claims.SWEEP: _sweep(per_seed, "alibi"), claims.BOUND: BOUND}), "induction", "alibi", True
+    return sweeps._sweep_shape(
+        _Data({common.SWEEP: _sweep(per_seed, "alibi"), common.BOUND: BOUND}), "induction", "alibi", True
     )
 
 
@@ -160,7 +160,7 @@ def test_left_arm_of_the_alibi_sweeps():
     assert _left(_offsets({1: 1.0, 4: 1.2, 16: 1.3})).verdict == NOT_REPRODUCED  # best at H = 1
     assert _left(_offsets({1: 1.05, 4: 1.0, 16: 1.0}, noise=0.001)).verdict == NOT_REPRODUCED  # 1.05× < 1.1×
     assert _left(_offsets({1: 2.0, 4: 1.0, 16: 1.0}, seeds=1)).verdict == NOT_MEASURABLE
-    data = _Data({claims.SWEEP: _sweep(_offsets({1: 2.0, 4: 1.0, 16: 1.05}), "alibi"), claims.BOUND: BOUND})
+    data = _Data({common.SWEEP: _sweep(_offsets({1: 2.0, 4: 1.0, 16: 1.05}), "alibi"), common.BOUND: BOUND})
     assert _on_null(_registered("fewer_heads_cost_induction_alibi"), data) == NOT_REPRODUCED
 
 
@@ -191,20 +191,20 @@ def _low_rank(error_power, norm_power=0.0, error_scale=0.5):
 
 
 def test_svd_error_bound_on_hand_tables():
-    result = claims.svd_per_entry_error_bound({claims.LOW_RANK: _low_rank(-0.5)})
+    result = theory.svd_per_entry_error_bound({common.LOW_RANK: _low_rank(-0.5)})
     assert result.verdict == REPRODUCED and "max error/bound = 0.5" in result.measured
-    above = claims.svd_per_entry_error_bound({claims.LOW_RANK: _low_rank(-0.5, error_scale=1.5)})
+    above = theory.svd_per_entry_error_bound({common.LOW_RANK: _low_rank(-0.5, error_scale=1.5)})
     assert above.verdict == NOT_REPRODUCED and "Failed: error above the corollary's bound." in above.detail
 
 
 def test_svd_output_error_slope_reads_the_relative_error():
-    falling = claims.svd_output_error_slope(_Data({claims.LOW_RANK: _low_rank(-0.5)}))
+    falling = theory.svd_output_error_slope(_Data({common.LOW_RANK: _low_rank(-0.5)}))
     assert falling.verdict == REPRODUCED and falling.measured == "slopes -0.500 … -0.500"
     # the absolute error falls like 1/√L only because the output's norm does: the relative error is flat
-    flat = claims.svd_output_error_slope({claims.LOW_RANK: _low_rank(-0.5, norm_power=-0.5)})
+    flat = theory.svd_output_error_slope({common.LOW_RANK: _low_rank(-0.5, norm_power=-0.5)})
     assert flat.verdict == NOT_REPRODUCED and "absolute RMS error (not judged)" in flat.detail
-    assert claims.svd_output_error_slope({claims.LOW_RANK: _low_rank(-0.2)}).verdict == NOT_REPRODUCED
-    assert _on_null(claims.svd_output_error_slope, _Data({claims.LOW_RANK: _low_rank(-0.5)})) == NOT_REPRODUCED
+    assert theory.svd_output_error_slope({common.LOW_RANK: _low_rank(-0.2)}).verdict == NOT_REPRODUCED
+    assert _on_null(theory.svd_output_error_slope, _Data({common.LOW_RANK: _low_rank(-0.5)})) == NOT_REPRODUCED
 
 
 # -- fig03: trained students --------------------------------------------------------------------------------
@@ -226,38 +226,38 @@ def _normalised(r4, r1=(0.6, 0.2)):
 
 
 def test_trained_normalised_error_falls_with_length():
-    falling = claims.trained_normalised_error_falls_with_length(
-        _Data({claims.SATURATION: _saturation(_normalised((0.4, 0.2)))})
+    falling = saturation.trained_normalised_error_falls_with_length(
+        _Data({common.SATURATION: _saturation(_normalised((0.4, 0.2)))})
     )
     assert falling.verdict == REPRODUCED and falling.seeds == 3  # each seed falls by 0.2 exactly
     assert "Absolute excess error (not judged)" in falling.detail
     rising = _Data(
-        {claims.SATURATION: _saturation(_normalised((0.1, 0.2)))}
+        {common.SATURATION: _saturation(_normalised((0.1, 0.2)))}
     )  # the absolute error 0.1/16 → 0.2/64 falls
-    assert claims.trained_normalised_error_falls_with_length(rising).verdict == NOT_REPRODUCED
+    assert saturation.trained_normalised_error_falls_with_length(rising).verdict == NOT_REPRODUCED
     table = _saturation(_normalised((0.4, 0.2)))
     table.loc[(table["rank"] == 4) & (table["length"] == 64), "normalised_mse"] = [0.2, 0.5, 0.3]  # −0.19, +0.1, −0.11
-    assert claims.trained_normalised_error_falls_with_length({claims.SATURATION: table}).verdict == INCONCLUSIVE
-    data = _Data({claims.SATURATION: _saturation(_normalised((0.4, 0.2)))})
-    assert _on_null(claims.trained_normalised_error_falls_with_length, data) == NOT_REPRODUCED
+    assert saturation.trained_normalised_error_falls_with_length({common.SATURATION: table}).verdict == INCONCLUSIVE
+    data = _Data({common.SATURATION: _saturation(_normalised((0.4, 0.2)))})
+    assert _on_null(saturation.trained_normalised_error_falls_with_length, data) == NOT_REPRODUCED
 
 
 def test_trained_rank_gap_reads_the_normalised_gap():
     # normalised gap err(r=1) − err(r=32): 0.6 at L = 16, 0.2 at L = 64: 0.2 − 0.5·0.6 = −0.1 in every seed
-    shrinking = _Data({claims.SATURATION: _saturation(_normalised((0.4, 0.2)))})
-    result = claims.trained_rank_gap_shrinks_with_length(shrinking)
+    shrinking = _Data({common.SATURATION: _saturation(_normalised((0.4, 0.2)))})
+    result = saturation.trained_rank_gap_shrinks_with_length(shrinking)
     assert result.verdict == REPRODUCED and result.measured.startswith("gap(L=64) − 0.5·gap(L=16) -0.1")
     # the normalised gap grows 0.2 → 0.5 while the absolute gap falls 0.0125 → 0.0078 (the output's power 1/L)
-    growing = _Data({claims.SATURATION: _saturation(_normalised((0.1, 0.1), r1=(0.2, 0.5)))})
-    result = claims.trained_rank_gap_shrinks_with_length(growing)
+    growing = _Data({common.SATURATION: _saturation(_normalised((0.1, 0.1), r1=(0.2, 0.5)))})
+    result = saturation.trained_rank_gap_shrinks_with_length(growing)
     assert result.verdict == NOT_REPRODUCED and "absolute gap (not judged): 0.0125 → 0.00781" in result.detail
-    assert _on_null(claims.trained_rank_gap_shrinks_with_length, shrinking) == NOT_REPRODUCED
+    assert _on_null(saturation.trained_rank_gap_shrinks_with_length, shrinking) == NOT_REPRODUCED
 
 
 def test_a_missing_trained_rank_is_an_error_not_a_verdict():
     table = _saturation(_normalised((0.4, 0.2))).query("rank != 4")
     with pytest.raises(ValueError, match="saturation.ranks lacks rank 4"):
-        claims.trained_normalised_error_falls_with_length({claims.SATURATION: table})
+        saturation.trained_normalised_error_falls_with_length({common.SATURATION: table})
 
 
 def _students(excess_over_svd: float, full_rank_error: float):
@@ -274,15 +274,15 @@ def _students(excess_over_svd: float, full_rank_error: float):
 
 
 def test_the_students_gate_asks_for_convergence_to_the_svd_student():
-    check = claims.STUDENTS_GATE.check
-    assert check({claims.SATURATION: _students(0.0, 0.0)})[0] is True  # a tie with the stationary point passes
-    assert check({claims.SATURATION: _students(-0.1, 0.001)})[0] is True
-    assert check({claims.SATURATION: _students(0.049, 0.0)})[0] is True
-    above, detail = check({claims.SATURATION: _students(0.06, 0.0)})
+    check = saturation.STUDENTS_GATE.check
+    assert check({common.SATURATION: _students(0.0, 0.0)})[0] is True  # a tie with the stationary point passes
+    assert check({common.SATURATION: _students(-0.1, 0.001)})[0] is True
+    assert check({common.SATURATION: _students(0.049, 0.0)})[0] is True
+    above, detail = check({common.SATURATION: _students(0.06, 0.0)})
     assert above is False and "2 of 2 (r, L) cells more than 5% above" in detail
-    unfit, detail = check({claims.SATURATION: _students(0.0, 0.02)})  # normalised 0.04 at full rank
+    unfit, detail = check({common.SATURATION: _students(0.0, 0.02)})  # normalised 0.04 at full rank
     assert unfit is False and "2 of 2 lengths above a normalised error of 0.01" in detail
-    assert check({claims.SATURATION: _students(0.5, 0.3)})[0] is False  # an untrained student
+    assert check({common.SATURATION: _students(0.5, 0.3)})[0] is False  # an untrained student
 
 
 # -- fig04, fig09: recovery against rank and init --------------------------------------------------------
@@ -311,7 +311,7 @@ def _replacement(svd_losses, other_head_loss=2.5, random_loss=2.5, seed=0):
 def _seeds(*per_seed_losses, **kwargs):
     """One `_replacement` per seed, the svd losses of seed s given by the s-th dict."""
     return _Data(
-        {claims.REPLACEMENT: pd.concat([_replacement(v, seed=s, **kwargs) for s, v in enumerate(per_seed_losses)])}
+        {common.REPLACEMENT: pd.concat([_replacement(v, seed=s, **kwargs) for s, v in enumerate(per_seed_losses)])}
     )
 
 
@@ -324,41 +324,44 @@ RISING = {1: 2.6, 4: 2.2, 8: 2.05}  # R = 0.4, 0.8, 0.95
 
 
 def test_svd_student_recovers_at_rank8():
-    ok = claims.svd_student_recovers_at_rank8(_seeds(*_jitter(RISING, -0.01, 0.0, 0.01)))
+    ok = replacement.svd_student_recovers_at_rank8(_seeds(*_jitter(RISING, -0.01, 0.0, 0.01)))
     assert ok.verdict == REPRODUCED and ok.measured.startswith("layer 0: R(8) 0.95 [")  # head 1: not the sweep head
     assert "R from seed-mean losses: layer 0: 0.950" in ok.detail
     short = _seeds(*_jitter({1: 2.6, 8: 2.25}, -0.01, 0.0, 0.01))  # R(8) = 0.75
-    assert claims.svd_student_recovers_at_rank8(short).verdict == NOT_REPRODUCED
+    assert replacement.svd_student_recovers_at_rank8(short).verdict == NOT_REPRODUCED
     spread = _seeds({8: 2.15}, {8: 2.05}, {8: 2.0})  # R = 0.85, 0.95, 1: the interval [0.74, 1.12]
-    assert claims.svd_student_recovers_at_rank8(spread).verdict == INCONCLUSIVE
-    assert _on_null(claims.svd_student_recovers_at_rank8, _seeds(*_jitter(RISING, -0.01, 0.0, 0.01))) == NOT_REPRODUCED
+    assert replacement.svd_student_recovers_at_rank8(spread).verdict == INCONCLUSIVE
+    assert (
+        _on_null(replacement.svd_student_recovers_at_rank8, _seeds(*_jitter(RISING, -0.01, 0.0, 0.01)))
+        == NOT_REPRODUCED
+    )
     with pytest.raises(ValueError, match="replacement.ranks lacks rank 8"):
-        claims.svd_student_recovers_at_rank8(_seeds(*_jitter({1: 2.6, 4: 2.2}, 0.0, 0.0, 0.0)))
+        replacement.svd_student_recovers_at_rank8(_seeds(*_jitter({1: 2.6, 4: 2.2}, 0.0, 0.0, 0.0)))
 
 
 def test_svd_init_beats_random_init_with_a_smallest_effect():
     # R(SVD) − R(random) at r = 4 and 8: 0.3 and 0.45 (random students at 2.5, R = 0.5), every seed ± 0.01
     better = _seeds(*_jitter(RISING, -0.01, 0.0, 0.01))
-    result = claims.svd_init_beats_random_init(better)
+    result = replacement.svd_init_beats_random_init(better)
     assert result.verdict == REPRODUCED and "L0 r=4 0.3" in result.measured and "L0 r=1" not in result.measured
-    assert _on_null(claims.svd_init_beats_random_init, better) == NOT_REPRODUCED  # swapped: −0.3 and −0.45
+    assert _on_null(replacement.svd_init_beats_random_init, better) == NOT_REPRODUCED  # swapped: −0.3 and −0.45
     # a tie within the smallest effect of interest (0.02) reads "no effect as large as", not inconclusive
     tie = _seeds(*_jitter({4: 2.5, 8: 2.5}, -0.005, 0.0, 0.005))
-    result = claims.svd_init_beats_random_init(tie)
+    result = replacement.svd_init_beats_random_init(tie)
     assert result.verdict == NOT_REPRODUCED and "smallest effect of interest" in result.detail
 
 
 def test_recovery_grows_with_rank():
     rising = _seeds(*_jitter(RISING, -0.01, 0.0, 0.01))
-    result = claims.recovery_grows_with_rank(rising)
+    result = replacement.recovery_grows_with_rank(rising)
     assert result.verdict == REPRODUCED and "r=4: 0.800, r=8: 0.950" in result.detail
-    assert _on_null(claims.recovery_grows_with_rank, rising) == NOT_REPRODUCED  # R falls 0.95 → 0.4
+    assert _on_null(replacement.recovery_grows_with_rank, rising) == NOT_REPRODUCED  # R falls 0.95 → 0.4
     # R(8) = 0.75: a drop of 0.05 from r = 4, beyond the 0.02 allowed
-    assert claims.recovery_grows_with_rank(_seeds(*_jitter({1: 2.6, 4: 2.2, 8: 2.25}, -0.01, 0.0, 0.01))).verdict == (
-        NOT_REPRODUCED
-    )
+    assert replacement.recovery_grows_with_rank(
+        _seeds(*_jitter({1: 2.6, 4: 2.2, 8: 2.25}, -0.01, 0.0, 0.01))
+    ).verdict == (NOT_REPRODUCED)
     # flat in r: no step falls, but no rise as large as 0.02 either
-    flat = claims.recovery_grows_with_rank(_seeds(*_jitter({1: 2.2, 4: 2.2, 8: 2.2}, -0.01, 0.0, 0.01)))
+    flat = replacement.recovery_grows_with_rank(_seeds(*_jitter({1: 2.2, 4: 2.2, 8: 2.2}, -0.01, 0.0, 0.01)))
     assert flat.verdict == NOT_REPRODUCED and "smallest effect of interest" in flat.detail
 
 
@@ -366,31 +369,33 @@ def test_every_head_recovers_at_rank8():
     # per seed, the median of R = 0.95 (head 0) and R(head 1) = 3 − other
     data = _Data(
         {
-            claims.REPLACEMENT: pd.concat(
+            common.REPLACEMENT: pd.concat(
                 [_replacement(RISING, other_head_loss=o, seed=s) for s, o in enumerate((2.0, 2.02, 2.04))]
             )
         }
     )
-    result = claims.every_head_recovers_at_rank8(data)
+    result = replacement.every_head_recovers_at_rank8(data)
     assert result.verdict == REPRODUCED and result.measured.startswith("per-seed median R(8) 0.965")
-    assert _on_null(claims.every_head_recovers_at_rank8, data) == NOT_REPRODUCED
-    low = _Data({claims.REPLACEMENT: pd.concat([_replacement(RISING, other_head_loss=2.5, seed=s) for s in range(3)])})
-    assert claims.every_head_recovers_at_rank8(low).verdict == NOT_REPRODUCED  # medians (0.95 + 0.5)/2
+    assert _on_null(replacement.every_head_recovers_at_rank8, data) == NOT_REPRODUCED
+    low = _Data({common.REPLACEMENT: pd.concat([_replacement(RISING, other_head_loss=2.5, seed=s) for s in range(3)])})
+    assert replacement.every_head_recovers_at_rank8(low).verdict == NOT_REPRODUCED  # medians (0.95 + 0.5)/2
 
 
 def test_recovery_is_judged_only_where_the_ablation_gap_is_resolved():
     """The gate of the sweep-head claims: the head's ablation gap at least 3 standard errors over seeds."""
-    seeds = _seeds({8: 2.05}, {8: 2.05}, {8: 2.05})[claims.REPLACEMENT]  # a gap of 1.0 nat in every seed
-    ok, said = claims._gaps_resolved({claims.REPLACEMENT: seeds})
+    seeds = _seeds({8: 2.05}, {8: 2.05}, {8: 2.05})[common.REPLACEMENT]  # a gap of 1.0 nat in every seed
+    ok, said = replacement._gaps_resolved({common.REPLACEMENT: seeds})
     assert ok and "layer 0 (head 0): 1.0000 ± 0.0000 nats (SE, n=3)" in said
     noisy = seeds.copy()
     ablated = noisy["condition"] == "ablated"
     noisy.loc[ablated, "eval_loss"] = 2.0 + noisy.loc[ablated, "seed"].map({0: 0.004, 1: -0.002, 2: 0.001})
-    assert not claims._gaps_resolved({claims.REPLACEMENT: noisy})[0]  # a gap of 0.001 ± 0.0017 nats
-    assert not claims._gaps_resolved({claims.REPLACEMENT: seeds.query("seed == 0")})[0]  # one seed: no standard error
+    assert not replacement._gaps_resolved({common.REPLACEMENT: noisy})[0]  # a gap of 0.001 ± 0.0017 nats
+    assert not replacement._gaps_resolved({common.REPLACEMENT: seeds.query("seed == 0")})[
+        0
+    ]  # one seed: no standard error
     # a layer whose head costs nothing to remove has no unit of recovery: not measurable, never a verdict
     none = noisy.assign(eval_loss=noisy["eval_loss"].where(~ablated, 1.99))
-    assert claims.recovery_grows_with_rank(_Data({claims.REPLACEMENT: none})).verdict == NOT_MEASURABLE
+    assert replacement.recovery_grows_with_rank(_Data({common.REPLACEMENT: none})).verdict == NOT_MEASURABLE
 
 
 # -- fig06: per-position buckets --------------------------------------------------------------------------------
@@ -410,22 +415,22 @@ def _positions(slopes):
 
 
 def _late(slopes):
-    replacement = _seeds(*[{1: 2.6}] * len(slopes))[claims.REPLACEMENT]  # each seed sweeps its head 0
-    return _Data({claims.POSITIONS: _positions(slopes), claims.REPLACEMENT: replacement})
+    table = _seeds(*[{1: 2.6}] * len(slopes))[common.REPLACEMENT]  # each seed sweeps its head 0
+    return _Data({common.POSITIONS: _positions(slopes), common.REPLACEMENT: table})
 
 
 def test_late_positions_suffer_less_by_an_interval_over_seeds():
     less = _late([-0.01, -0.012, -0.008])  # Δ(first) − Δ(last) = 0.02, 0.024, 0.016
-    result = claims.late_positions_suffer_less(less)
+    result = replacement.late_positions_suffer_less(less)
     assert result.verdict == REPRODUCED and "late positions lower in 1 of 1 cells" in result.detail
-    assert _on_null(claims.late_positions_suffer_less, less) == NOT_REPRODUCED
-    assert claims.late_positions_suffer_less(_late([0.01, 0.012, 0.008])).verdict == NOT_REPRODUCED
+    assert _on_null(replacement.late_positions_suffer_less, less) == NOT_REPRODUCED
+    assert replacement.late_positions_suffer_less(_late([0.01, 0.012, 0.008])).verdict == NOT_REPRODUCED
     # the 2-of-3 seed vote of old: 0.02, 0.02, −0.02 has an interval that straddles 0
-    assert claims.late_positions_suffer_less(_late([-0.01, -0.01, 0.01])).verdict == INCONCLUSIVE
+    assert replacement.late_positions_suffer_less(_late([-0.01, -0.01, 0.01])).verdict == INCONCLUSIVE
     # the null (students at their teacher's loss) fails even where the claim is inconclusive, which a swap of
     # the buckets would not: it would mirror the interval
-    assert _on_null(claims.late_positions_suffer_less, _late([-0.01, -0.01, 0.01])) == NOT_REPRODUCED
-    assert claims.late_positions_suffer_less(_late([-0.01, -0.01])).verdict == NOT_MEASURABLE
+    assert _on_null(replacement.late_positions_suffer_less, _late([-0.01, -0.01, 0.01])) == NOT_REPRODUCED
+    assert replacement.late_positions_suffer_less(_late([-0.01, -0.01])).verdict == NOT_MEASURABLE
 
 
 # -- fig05 ------------------------------------------------------------------------------------------------------
@@ -444,27 +449,29 @@ def _decoders(gains, jitter=0.01):
 
 def test_head_dim_gain_claim_names_where_the_gain_rises():
     # gain −0.15, −0.05, −0.08 over L = 32, 128, 512 (the larger heads are worse)
-    result = claims.head_dim_gain_shrinks_with_length(
-        _Data({claims.DECODERS: _decoders({32: -0.15, 128: -0.05, 512: -0.08})})
+    result = decoders.head_dim_gain_shrinks_with_length(
+        _Data({common.DECODERS: _decoders({32: -0.15, 128: -0.05, 512: -0.08})})
     )
     assert result.verdict == NOT_REPRODUCED
     assert "Why: the gain rises at L=32 → 128 (-0.14 → -0.05)." in result.detail
     assert "higher loss at every L" in result.detail
-    shrinking = _Data({claims.DECODERS: _decoders({32: 0.3, 128: 0.2, 512: 0.1})})
-    result = claims.head_dim_gain_shrinks_with_length(shrinking)
+    shrinking = _Data({common.DECODERS: _decoders({32: 0.3, 128: 0.2, 512: 0.1})})
+    result = decoders.head_dim_gain_shrinks_with_length(shrinking)
     assert result.verdict == REPRODUCED and "L=32: 0.31" in result.measured
-    assert _on_null(claims.head_dim_gain_shrinks_with_length, shrinking) == NOT_REPRODUCED
+    assert _on_null(decoders.head_dim_gain_shrinks_with_length, shrinking) == NOT_REPRODUCED
     # a gain that does not move is no shrinking: the interval [0, 0.02] of the steps is not below 0
-    flat = claims.head_dim_gain_shrinks_with_length({claims.DECODERS: _decoders({32: 0.2, 128: 0.2}, jitter=-0.01)})
+    flat = decoders.head_dim_gain_shrinks_with_length({common.DECODERS: _decoders({32: 0.2, 128: 0.2}, jitter=-0.01)})
     assert flat.verdict == INCONCLUSIVE
     assert (
         _on_null(
-            claims.head_dim_gain_shrinks_with_length,
-            _Data({claims.DECODERS: _decoders({32: 0.2, 128: 0.2}, jitter=-0.01)}),
+            decoders.head_dim_gain_shrinks_with_length,
+            _Data({common.DECODERS: _decoders({32: 0.2, 128: 0.2}, jitter=-0.01)}),
         )
         == NOT_REPRODUCED
     )
-    two = claims.head_dim_gain_shrinks_with_length({claims.DECODERS: _decoders({32: 0.3, 128: 0.2}).query("seed < 2")})
+    two = decoders.head_dim_gain_shrinks_with_length(
+        {common.DECODERS: _decoders({32: 0.3, 128: 0.2}).query("seed < 2")}
+    )
     assert two.verdict == NOT_MEASURABLE and "at least 3 seeds" in two.detail
 
 
@@ -492,17 +499,17 @@ def _logits(growing_heads, std_grows=True, seeds=3, heads=4):
 
 
 def test_logit_norms_grow_by_an_interval_over_seeds():
-    growing = _Data({claims.LOGITS: _logits([4, 4, 3])})  # shares 1, 1, 0.75: 0.917 ± 4.303 · 0.144/√3
-    result = claims.logit_norms_grow_with_length(growing)
+    growing = _Data({common.LOGITS: _logits([4, 4, 3])})  # shares 1, 1, 0.75: 0.917 ± 4.303 · 0.144/√3
+    result = decoders.logit_norms_grow_with_length(growing)
     assert result.verdict == REPRODUCED and result.measured.startswith("share ρ(L, max|z|) ≥ 0.8 0.917")
-    assert _on_null(claims.logit_norms_grow_with_length, growing) == NOT_REPRODUCED  # the std flat: share 0
+    assert _on_null(decoders.logit_norms_grow_with_length, growing) == NOT_REPRODUCED  # the std flat: share 0
     # max|z| grows in most heads but the logit std nowhere: as for independent logits, whose max grows with L
-    assert claims.logit_norms_grow_with_length({claims.LOGITS: _logits([3, 4, 3], std_grows=False)}).verdict == (
+    assert decoders.logit_norms_grow_with_length({common.LOGITS: _logits([3, 4, 3], std_grows=False)}).verdict == (
         NOT_REPRODUCED
     )
     # half the heads in one seed set, a quarter or three quarters in another: shares straddle 0.5
-    assert claims.logit_norms_grow_with_length({claims.LOGITS: _logits([1, 2, 3])}).verdict == INCONCLUSIVE
-    assert claims.logit_norms_grow_with_length({claims.LOGITS: _logits([3, 4], seeds=2)}).verdict == NOT_MEASURABLE
+    assert decoders.logit_norms_grow_with_length({common.LOGITS: _logits([1, 2, 3])}).verdict == INCONCLUSIVE
+    assert decoders.logit_norms_grow_with_length({common.LOGITS: _logits([3, 4], seeds=2)}).verdict == NOT_MEASURABLE
 
 
 # -- gates, nulls through the registry, and the config check ----------------------------------------------------
@@ -520,12 +527,12 @@ def test_a_sweep_that_every_head_count_solves_fails_its_gate():
     from repro.papers.param_allocation.gates_and_nulls import sweep_in_range
 
     bound = pd.DataFrame([dict(task="induction", input_dim=16)])
-    gate = sweep_in_range(claims.SWEEP, claims.BOUND, "induction", "alibi")
-    solved = {claims.SWEEP: _metric_sweep("induction", {1: 0.999, 4: 1.0, 16: 1.0}), claims.BOUND: bound}
+    gate = sweep_in_range(common.SWEEP, common.BOUND, "induction", "alibi")
+    solved = {common.SWEEP: _metric_sweep("induction", {1: 0.999, 4: 1.0, 16: 1.0}), common.BOUND: bound}
     assert gate.check(solved)[0] is False  # at the ceiling for every H: no room for a U-shape
-    in_range = {claims.SWEEP: _metric_sweep("induction", {1: 0.7, 4: 0.9, 16: 0.8}), claims.BOUND: bound}
+    in_range = {common.SWEEP: _metric_sweep("induction", {1: 0.7, 4: 0.9, 16: 0.8}), common.BOUND: bound}
     assert gate.check(in_range)[0] is True
-    at_chance = {claims.SWEEP: _metric_sweep("induction", {1: 0.06, 4: 0.07, 16: 0.065}), claims.BOUND: bound}
+    at_chance = {common.SWEEP: _metric_sweep("induction", {1: 0.06, 4: 0.07, 16: 0.065}), common.BOUND: bound}
     assert gate.check(at_chance)[0] is False  # chance 1/16: nothing learned
 
 
@@ -536,7 +543,7 @@ def test_param_allocation_claims_fail_on_their_nulls(tmp_path):
     from repro.pipeline.claims import judge_claim
 
     tables = {
-        "replacement.csv": _seeds(*_jitter(RISING, -0.01, 0.0, 0.01))[claims.REPLACEMENT],
+        "replacement.csv": _seeds(*_jitter(RISING, -0.01, 0.0, 0.01))[common.REPLACEMENT],
         "heads_sweep.csv": _sweep(_offsets({1: 2.0, 4: 1.0, 16: 1.5}), "alibi").assign(
             metric=0.5, metric_name="normalised_mse"
         ),
@@ -587,5 +594,5 @@ def test_a_key_the_claims_read_is_a_config_error(edit, fragment):
 
 def test_smoke_scale_is_not_held_to_the_claims_keys():
     config = _config("smoke")
-    assert config["param_allocation"]["replacement"]["heatmap_rank"] != claims.RECOVERY_RANK
+    assert config["param_allocation"]["replacement"]["heatmap_rank"] != common.RECOVERY_RANK
     assert check_section(config) == []

@@ -337,7 +337,7 @@ def test_position_deltas_and_buckets():
 def test_replacement_claims_follow_each_seeds_own_sweep_head():
     """Seeds 0 and 2 sweep head 0, seed 1 head 1; each seed's other head is a heatmap student that recovers
     nothing. Matching sweep heads by (layer, head) alone would mix the heatmap students in."""
-    import repro.papers.param_allocation.claims as claims
+    from repro.papers.param_allocation.claims import common, replacement
 
     def row(seed, head, rank, init, stage, condition, loss, layer=0):
         keys = dict(seed=seed, layer=layer, head=head, rank=rank, init=init, stage=stage, condition=condition)
@@ -353,12 +353,12 @@ def test_replacement_claims_follow_each_seeds_own_sweep_head():
             row(seed, sweep, 8, init, "finetuned", "student", loss) for init, loss in (("svd", svd), ("random", 2.1))
         ]
         rows.append(row(seed, other, 8, "svd", "finetuned", "student", 2.01))
-    data = {claims.REPLACEMENT: pd.DataFrame(rows)}
-    measurement = claims.svd_student_recovers_at_rank8(data)
+    data = {common.REPLACEMENT: pd.DataFrame(rows)}
+    measurement = replacement.svd_student_recovers_at_rank8(data)
     assert measurement.measured.startswith("layer 0: R(8) 0.95 [") and measurement.verdict == "reproduced"
-    ok, detail = claims._gaps_resolved(data)
+    ok, detail = replacement._gaps_resolved(data)
     assert ok and "layer 0 (head 0/1/0 by seed): 1.0000 ± 0.0000" in detail
-    assert sweep_head_label(at_sweep_heads(data[claims.REPLACEMENT], data[claims.REPLACEMENT])) == "head 0/1/0 by seed"
+    assert sweep_head_label(at_sweep_heads(data[common.REPLACEMENT], data[common.REPLACEMENT])) == "head 0/1/0 by seed"
 
 
 # -- the decoder grid ---------------------------------------------------------------------------------------------

@@ -4,7 +4,10 @@ particular to this paper.
     checks             the config section check
     commands           `python -m repro param_allocation <action>`
     specs              the specs of its jobs, built from the config
-    claims             the registered claims of every figure and table, and DEVIATIONS
+    claims/            the registered claims of every figure and table, and DEVIATIONS, one module per
+                       figure group (theory, sweeps, saturation, replacement, decoders; common: inputs,
+                       thresholds and the teachers' gate they share)
+    gates_and_nulls    the health gates of its runs and the nulls of its claims
     theory/            the exact theory: softmax Jacobian, allocation bound, low-rank scores
     head_allocation    head-count sweeps and low-rank students on synthetic streams (Figs 2, 3, 7, 8)
     u_shape            per-seed edge ratios of a head-count curve (the U-shape claims)

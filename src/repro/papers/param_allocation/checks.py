@@ -51,7 +51,7 @@ def _check_claim_inputs(config: dict, paper: str) -> list[str]:
     """At the scales where claims are judged, the config holds every rank, length, task and position kind
     the claims read (a missing one would leave a claim without its comparison: an error here, before any job,
     rather than a verdict)."""
-    from repro.papers.param_allocation import claims
+    from repro.papers.param_allocation.claims import common, sweeps
     from repro.pipeline.claims import DEFAULT_JUDGED_AT
 
     if config.get("scale") not in DEFAULT_JUDGED_AT:
@@ -64,24 +64,24 @@ def _check_claim_inputs(config: dict, paper: str) -> list[str]:
         if not ok:
             problems.append(f"{paper}.{key} {what}, which the claims read at {config['scale']} scale; {fix}")
 
-    tasks = sorted(set(claims.SWEEP_TASKS) - set(sweep["tasks"]))
+    tasks = sorted(set(sweeps.SWEEP_TASKS) - set(sweep["tasks"]))
     need(not tasks, "sweep.tasks", f"lacks {', '.join(tasks)}", "add each task of Figs 2, 7 and 8")
-    positions = sorted(set(claims.SWEEP_POSITIONS) - set(sweep["positions"]))
+    positions = sorted(set(sweeps.SWEEP_POSITIONS) - set(sweep["positions"]))
     need(not positions, "sweep.positions", f"lacks {', '.join(positions)}", "list both alibi and learned")
     need(len(set(sweep["heads"])) >= 3, "sweep.heads", "has fewer than 3 head counts", "a U-shape needs an interior H")
     for key, ranks, rank in (
-        ("saturation.ranks", saturation["ranks"], claims.TRAINED_RANK),
-        ("replacement.ranks", repl["ranks"], claims.RECOVERY_RANK),
+        ("saturation.ranks", saturation["ranks"], common.TRAINED_RANK),
+        ("replacement.ranks", repl["ranks"], common.RECOVERY_RANK),
     ):
         need(rank in ranks, key, f"lacks rank {rank}", f"add {rank}")
     need(len(set(saturation["ranks"])) >= 2, "saturation.ranks", "has one rank", "list at least two (the rank gap)")
     need(len(set(saturation["lengths"])) >= 2, "saturation.lengths", "has one length", "list at least two")
     need(len(set(repl["ranks"])) >= 2, "replacement.ranks", "has one rank", "list at least two (R against r)")
     need(
-        repl["heatmap_rank"] == claims.RECOVERY_RANK,
+        repl["heatmap_rank"] == common.RECOVERY_RANK,
         "replacement.heatmap_rank",
-        f"is {repl['heatmap_rank']}, not {claims.RECOVERY_RANK}",
-        f"set it to {claims.RECOVERY_RANK} (every head is judged at that rank)",
+        f"is {repl['heatmap_rank']}, not {common.RECOVERY_RANK}",
+        f"set it to {common.RECOVERY_RANK} (every head is judged at that rank)",
     )
     need(len(repl["position_buckets"]) >= 3, "replacement.position_buckets", "has one bucket", "give at least two")
     need(len(set(section["logit_norms"]["lengths"])) >= 2, "logit_norms.lengths", "has one length", "list two or more")
