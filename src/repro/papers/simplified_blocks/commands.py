@@ -133,7 +133,7 @@ def _throughput(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- gains --------------------------------------------------------------------------------------
+# -- curves and gains -----------------------------------------------------------------------------
 
 
 def _curves(args: argparse.Namespace) -> int:
