@@ -85,7 +85,9 @@ rule code_tokens:
 
 
 # The levels a language model of this corpus must beat: the valid split's unigram and bigram
-# cross-entropy under counts of the train split (repro.analysis.reference_levels).
+# cross-entropy under counts of the train split (repro.analysis.reference_levels); rules that use it
+# pass `--seq-len L --heldout-chunks n` in params.heldout to take them on the held-out chunks a model
+# is evaluated on.
 rule code_reference_levels:
     input:
         train=rules.code_tokens.output.train,
@@ -100,31 +102,23 @@ rule code_reference_levels:
     resources:
         mem_mb=3000,
         runtime=5,
+    params:
+        heldout="",
     shell:
-        "python -m repro data reference-levels --train {input.train} --valid {input.valid} --out {output} > {log} 2>&1"
+        "python -m repro data reference-levels --train {input.train} --valid {input.valid} {params.heldout} "
+        "--out {output} > {log} 2>&1"
 
 
 # The same levels on the held-out chunks each paper's decoders are evaluated on (their targets, as the
 # models see them), with the whole split's beside them (whole_split): the code corpus offline, the
 # paper's own hub text at paper scale (lm_split_files). Claims gate their runs on it and the loss
 # figures draw it.
-rule lm_reference_levels:
+use rule code_reference_levels as lm_reference_levels with:
     input:
         unpack(lm_split_files),
     output:
-        f"{RESULTS}/{{paper}}/data/lm_reference_levels.json",
+        f"{RESULTS}/{{paper,simplified_blocks|param_allocation}}/data/lm_reference_levels.json",
     log:
         f"{RESULTS}/logs/{{paper}}/lm_reference_levels.log",
-    wildcard_constraints:
-        paper="simplified_blocks|param_allocation",
-    conda:
-        ENV
-    threads: 1
-    resources:
-        mem_mb=3000,
-        runtime=5,
     params:
         heldout=lm_heldout_options,
-    shell:
-        "python -m repro data reference-levels --train {input.train} --valid {input.valid} {params.heldout} "
-        "--out {output} > {log} 2>&1"
