@@ -31,7 +31,7 @@ inputs = [
 import pandas as pd
 
 from repro.papers.simplified_blocks.gain_trajectories import final, ratios
-from repro.papers.simplified_blocks.trajectory_plots import final_ratio_table, ratio_figure
+from repro.papers.simplified_blocks.plots import final_ratio_table, ratio_figure
 from repro.pipeline.plotting import save_figure, use_style
 from repro.pipeline.tables import to_markdown
 

@@ -25,7 +25,7 @@ noise_runs = "results/simplified_blocks/data/fig26_curves.csv"  # the runs that 
 # %%
 import matplotlib.pyplot as plt
 
-from repro.papers.simplified_blocks.curve_panels import final_loss_table, setting_line, whole_and_second_half
+from repro.papers.simplified_blocks.plots import final_loss_table, setting_line, whole_and_second_half
 from repro.papers.simplified_blocks.run_noise import gap_note
 from repro.papers.simplified_blocks.variant_table import curves_and_variants
 from repro.pipeline.plotting import save_figure, use_style

@@ -26,7 +26,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from repro.papers.simplified_blocks.gain_trajectories import start_and_final
-from repro.papers.simplified_blocks.trajectory_plots import SYMBOL_TEX, plot_gain_trajectories
+from repro.papers.simplified_blocks.plots import SYMBOL_TEX, plot_gain_trajectories
 from repro.pipeline.plotting import save_figure, use_style
 from repro.pipeline.tables import to_markdown
 

@@ -18,6 +18,6 @@ run_noise          the run-to-run spread behind the claims' intervals (the compa
 compared_runs      the runs each claim compares, and the claims that compare the same runs
 gain_trajectories  the trainable gains of runs trained with log_gains (Figs 4, 16-22)
 glue_finetune      fine-tuning a pre-trained encoder on the GLUE stand-in, and its metrics
-block_diagram, trajectory_plots, curve_panels
-                   figure helpers of the notebooks
+plots              the notebooks' plot helpers (gain trajectories, loss curves in two panels)
+block_diagram      the drawing of a block (Figs 1, 10, 11)
 """

@@ -1,17 +1,25 @@
-"""Plots of gain trajectories over training (He & Hofmann 2024, Figs 4, 16-22).
+"""The plot helpers of the simplified_blocks notebooks (He & Hofmann 2024).
 
-Both plot functions take the tidy table of `repro.papers.simplified_blocks.gain_trajectories` (variant, seed,
-step, layer, symbol, head, value) and draw one line per layer, coloured along a sequential colormap from
-the first layer to the last, averaged over seeds (and over heads for per-head gains). `ratio_figure` and
-`final_ratio_table` are the figure and table of the β/α notebooks (Figs 4, 16, 21, 22).
+Gain trajectories over training (Figs 4, 16-22): the plot functions take the tidy table of
+`repro.papers.simplified_blocks.gain_trajectories` (variant, seed, step, layer, symbol, head, value) and
+draw one line per layer, coloured along a sequential colormap from the first layer to the last, averaged
+over seeds (and over heads for per-head gains); `ratio_figure` and `final_ratio_table` are the figure and
+table of the β/α notebooks (Figs 4, 16, 21, 22).
+
+Eval-loss curves drawn twice (Figs 12 and 24), over the whole run and over its second half, where the late
+ordering of two settings is hard to see at the first panel's scale.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import matplotlib as mpl
 import pandas as pd
 
+from repro.analysis.training_curves import final_losses, mean_curve
 from repro.papers.simplified_blocks.gain_trajectories import ratios
+from repro.pipeline.plotting import draw_reference_levels, label, line_style
 
 SYMBOL_TEX = {
     "alpha": r"$\alpha$",
@@ -96,3 +104,46 @@ def plot_gain_trajectories(ax, gains: pd.DataFrame, symbol: str) -> pd.DataFrame
     ax.set_xlabel("training step")
     ax.set_ylabel(SYMBOL_TEX.get(symbol, symbol))
     return summary
+
+
+# -- loss curves over the whole run and its second half ----------------------------------------
+
+
+def setting_line(key: str, setting: str, second: bool) -> dict:
+    """Plot keywords of block `key` under a named setting: its colour, solid for the first setting
+    of a pair and dashed with markers for the second."""
+    style = line_style(key)
+    return {
+        "color": style["color"],
+        "linestyle": "--" if second else "-",
+        "marker": style["marker"] if second else None,
+        "markevery": 2,
+        "label": f"{label(key)}, {setting}",
+    }
+
+
+def whole_and_second_half(axes, curves: pd.DataFrame, lines: Iterable[tuple[str, dict]], levels) -> None:
+    """Draw each `(variant, plot keywords)` of `lines` as its seed-mean eval curve on both axes:
+    from step 0 on the first, from half the last step on the second; then the reference levels."""
+    lines = list(lines)
+    last = curves["step"].max()
+    for ax, start in zip(axes, [0, last // 2]):
+        for variant, kwargs in lines:
+            curve = mean_curve(curves, variant)
+            curve = curve[curve.index >= start]
+            ax.plot(curve.index, curve["loss"], **kwargs)
+        ax.set_xlabel("training step")
+        ax.set_ylabel("eval loss (nats/token)")
+        draw_reference_levels(ax, levels)
+    axes[0].set_title("Whole run")
+    axes[1].set_title("Second half")
+    axes[1].legend(fontsize=8)
+
+
+def final_loss_table(curves: pd.DataFrame, facts: pd.DataFrame, columns: str) -> pd.DataFrame:
+    """Final eval loss (mean of the last three evaluations, then over seeds), rows the blocks of
+    `facts` (named for reading) and columns its field `columns`."""
+    final = final_losses(curves).groupby("variant")["final_loss"].mean()
+    table = facts.assign(final=final).pivot_table(index="key", columns=columns, values="final")
+    table.index = [label(k) for k in table.index]
+    return table
