@@ -12,8 +12,9 @@ import yaml
 from safetensors.torch import load_file
 
 from repro.cli import main
-from repro.papers.layer_diversity import claims, gates_and_nulls
+from repro.papers.layer_diversity import gates_and_nulls
 from repro.papers.layer_diversity.checks import check_section as check_config_section
+from repro.papers.layer_diversity.claims import correlations as correlation_claims
 from repro.papers.layer_diversity.specs import family_run_spec
 from repro.pipeline.claims import (
     INCONCLUSIVE,
@@ -337,7 +338,7 @@ def test_lag_share_by_hand():
                 "diversity": div,
             }
         )
-    share, runs = claims.lag_share(pd.DataFrame(rows))
+    share, runs = correlation_claims.lag_share(pd.DataFrame(rows))
     assert (share, runs) == (1.0, 1)  # exact: a share of integer counts, 1 / 1
 
 
@@ -594,8 +595,8 @@ def test_fig03_null_keeps_the_statistic_defined_and_removes_the_correlation():
     curves = {("llama", "sent"): [0.6, 0.7, 0.75, 0.78], ("gpt", "sent"): [0.55, 0.65, 0.7, 0.72]}
     units = _fig03_tables(curves, lambda u: 2.0 - u["accuracy"])["fig03_units"]
     null = gates_and_nulls.permute_accuracy(units)
-    rho = claims._model_rho(null, "mse")["sent"]
-    assert len(rho) == 3 and rho.notna().all() and rho.abs().max() < claims.RHO_SESOI / 2
+    rho = correlation_claims._model_rho(null, "mse")["sent"]
+    assert len(rho) == 3 and rho.notna().all() and rho.abs().max() < correlation_claims.RHO_SESOI / 2
     assert len(null) == len(units) * gates_and_nulls.NULL_PERMUTATIONS
 
 

@@ -2,7 +2,9 @@
 
 checks             the config section check
 commands           `python -m repro layer_diversity <action>`: data, train, readout, collect, toy, ...
-claims             the registered claims of every figure and table, and DEVIATIONS
+claims/            the registered claims of every figure and table, and DEVIATIONS, one module per
+                   figure group (identities, correlations, toy, depth, redundancy; common: inputs,
+                   the pairs each claim reads and their gates)
 specs              the run spec of one (model family, seed) job and the hub-data spec
 gates_and_nulls    the health gates and nulls its claims declare
 tables             the per-figure tables built from every run's readout
