@@ -412,20 +412,20 @@ def _epochs(args: argparse.Namespace) -> int:
     spec, task, family, model, _, _ = _setup(args)
     analysis = spec["analysis"]
     epochs = {int(epoch): int(step) for epoch, step in spec["epochs"].items()}
-    for epoch, step in sorted(epochs.items()):
-        if not snapshot_path(Path(args.model).parent, step).exists():
+    snapshots = {epoch: snapshot_path(Path(args.model).parent, step) for epoch, step in epochs.items()}
+    for epoch, path in sorted(snapshots.items()):
+        if not path.exists():
             return fail(
-                f"{snapshot_path(Path(args.model).parent, step)} is missing: train the run with "
-                f"keep_checkpoints_at including step {step} (epoch {epoch})"
+                f"{path} is missing: train the run with keep_checkpoints_at including step {epochs[epoch]} "
+                f"(epoch {epoch})"
             )
+    # The same test set and settings for every snapshot (the sets are drawn from fixed seeds).
+    sets, _ = tables.evaluation_sets(task, family, spec["selection"], analysis["selection_examples"], spec["data_seed"])
+    kwargs = tables.evaluator_kwargs(task, family, analysis, spec)
     frames = []
     for epoch, step in sorted(epochs.items()):
-        load_weights(model, snapshot_path(Path(args.model).parent, step))
+        load_weights(model, snapshots[epoch])
         model.eval()
-        sets, _ = tables.evaluation_sets(
-            task, family, spec["selection"], analysis["selection_examples"], spec["data_seed"]
-        )
-        kwargs = tables.evaluator_kwargs(task, family, analysis, spec)
         evaluator = make_evaluator(model, {"test": sets["test"]}, **kwargs)
         _, normalised, _ = tables.head_importance(model, family, task, spec)
         curve = tables.importance_curves(model, evaluator, normalised, family, per_type=False)
