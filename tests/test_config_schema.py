@@ -100,6 +100,15 @@ CASES = [
         ["simplified_blocks.train.schedule", "'exp'", "cosine"],
     ),
     (lambda c: c["simplified_blocks"]["figures"]["fig26"]["variants"].append("sas3"), ["fig26.variants names 'sas3'"]),
+    (
+        lambda c: c["simplified_blocks"]["figures"]["fig06"]["variant_seeds"].update(deep_sass=1),
+        ["fig06.variant_seeds names 'deep_sass'", "not defined under simplified_blocks.variants"],
+    ),
+    (
+        lambda c: c["simplified_blocks"]["figures"]["fig26"].update(variant_seeds={"sas": 1}),
+        ["fig26.variant_seeds gives ['sas'] fewer seeds", "cross_paper.blocks reads them"],
+    ),
+    (lambda c: c["sixteen_heads"]["tasks"]["nli"].update(seeds=[]), ["sixteen_heads.tasks.nli.seeds"]),
     (lambda c: c["simplified_blocks"].update(seeds=[]), ["simplified_blocks.seeds"]),
     (lambda c: c["corpus"].update(valid_fraction=0.9), ["corpus.valid_fraction", "0.9", "< 0.5"]),
     (

@@ -567,10 +567,14 @@ def test_each_figure_trains_its_variants_on_its_own_number_of_seeds():
     expected: dict[str, set[int]] = {}
     for item, entry in section["figures"].items():
         for variant in entry["variants"]:
-            expected.setdefault(variant, set()).update(figure_seeds(section, item))
+            expected.setdefault(variant, set()).update(figure_seeds(section, item, variant))
     assert trained == expected
     assert trained["pre_ln"] == {0, 1, 2} and trained["vp_id_b000"] == {0} and trained["sas_vp_gains"] == {0, 1, 2}
+    assert trained["deep_pre_ln"] == {0, 1, 2} and trained["deep_sas"] == {0}
     assert figure_seeds({"seeds": [0], "figures": {"fig04": {"seeds": 2, "variants": ["a"]}}}, "fig04") == [0]
+    entry = {"seeds": 2, "variants": ["a", "b"], "variant_seeds": {"b": 1}}
+    section = {"seeds": [5, 6, 7], "figures": {"fig06": entry}}
+    assert figure_seeds(section, "fig06", "a") == [5, 6] and figure_seeds(section, "fig06", "b") == [5]
 
 
 # -- the single-run claims, judged over seeds (docs/decisions/0029) -------------------------------------------

@@ -16,8 +16,20 @@ SECTION = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["sixteen
 def test_main_and_extra_tasks_split_the_tasks_and_take_their_seeds():
     assert specs.main_tasks(SECTION) == ["nli", "mt"]
     assert sorted(specs.main_tasks(SECTION) + specs.extra_tasks(SECTION)) == sorted(SECTION["tasks"])
-    assert specs.task_seeds(SECTION, "nli") == SECTION["seeds"]
-    assert specs.task_seeds(SECTION, specs.extra_tasks(SECTION)[0]) == SECTION["extra_seeds"]
+    assert specs.task_seeds(SECTION, "mt") == SECTION["seeds"]
+    assert specs.task_seeds(SECTION, "sst2") == SECTION["extra_seeds"]
+
+
+def test_a_task_s_own_seeds_replace_its_group_s_and_shift_with_them():
+    from repro.pipeline.seeds import shift_model_seeds
+
+    section = copy.deepcopy(SECTION)
+    section["tasks"]["nli"]["seeds"] = [0, 1, 2, 3]
+    section["tasks"]["sst2"]["seeds"] = [5]
+    assert specs.task_seeds(section, "nli") == [0, 1, 2, 3] and specs.task_seeds(section, "mt") == section["seeds"]
+    assert specs.task_seeds(section, "sst2") == [5] and specs.task_seeds(section, "mrpc") == section["extra_seeds"]
+    shifted = shift_model_seeds({"seed_offset": 10, "sixteen_heads": section}, ["sixteen_heads"])["sixteen_heads"]
+    assert specs.task_seeds(shifted, "nli") == [10, 11, 12, 13] and specs.task_seeds(shifted, "sst2") == [15]
 
 
 def test_the_during_training_task_takes_its_own_seeds():

@@ -129,7 +129,7 @@ def figure_runs(paper, item):
     return [
         f"{RESULTS}/{paper}/runs/{variant}/seed{seed}/model.safetensors"
         for variant in section["figures"][item]["variants"]
-        for seed in figure_seeds(section, item)
+        for seed in figure_seeds(section, item, variant)
     ]
 
 

@@ -79,7 +79,7 @@ rule cross_paper_saturation:
         runtime=5,
     params:
         runs=cp_classifier_runs,
-        seeds=cp_specs.saturation_seeds(config),
+        seeds=sh_seeds(cp_specs.SATURATION_TASK),
         task=cp_specs.SATURATION_TASK,
     shell:
         "python -m repro cross_paper saturation --runs {params.runs} --seeds {params.seeds} --task {params.task} "

@@ -26,7 +26,7 @@ def cp_decoder(wildcards):
 
 def cp_classifiers(wildcards):
     """Study 4's inputs: sixteen_heads' NLI classifiers (one run per seed), their task file and importance."""
-    runs = [f"{RESULTS}/{SH}/runs/{cp_specs.SATURATION_TASK}/seed{seed}" for seed in cp_specs.saturation_seeds(config)]
+    runs = [f"{RESULTS}/{SH}/runs/{cp_specs.SATURATION_TASK}/seed{seed}" for seed in sh_seeds(cp_specs.SATURATION_TASK)]
     return {
         "models": [f"{run}/model.safetensors" for run in runs],
         "task": cp_specs.saturation_task_file(config, RESULTS),

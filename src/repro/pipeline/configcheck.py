@@ -177,14 +177,26 @@ def check_lm_section(config: dict, paper: str) -> list[str]:
                     f"config key {paper}.figures.{item}.variants names {variant!r}, which is not defined under "
                     f"{paper}.variants (defined: {', '.join(section['variants'])})"
                 )
+        # Checked against the section's variants, not the figure's: a scale file layered over config.yaml
+        # may train fewer variants in a figure and inherits its variant_seeds.
+        for variant in entry.get("variant_seeds", {}):
+            if variant not in section["variants"]:
+                problems.append(
+                    f"config key {paper}.figures.{item}.variant_seeds names {variant!r}, which is not defined "
+                    f"under {paper}.variants"
+                )
     return problems
 
 
-def figure_seeds(section: dict, item: str) -> list[int]:
+def figure_seeds(section: dict, item: str, variant: str | None = None) -> list[int]:
     """The seeds figure `item` of a language-model paper section trains its variants on: the first
-    `figures.<item>.seeds` of the section's seeds (all of them by default, or when there are fewer)."""
+    `figures.<item>.seeds` of the section's seeds (all of them by default, or when there are fewer), or
+    for `variant` the first `figures.<item>.variant_seeds.<variant>` of those where the entry names it."""
     entry = section["figures"][item]
-    return list(section["seeds"][: entry.get("seeds", len(section["seeds"]))])
+    seeds = list(section["seeds"][: entry.get("seeds", len(section["seeds"]))])
+    if variant is not None and variant in entry.get("variant_seeds", {}):
+        return seeds[: entry["variant_seeds"][variant]]
+    return seeds
 
 
 # The field a build error is about: "TrainConfig.steps is ..." or "n_heads=3 (layer 0) ...".

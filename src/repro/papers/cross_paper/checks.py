@@ -24,6 +24,12 @@ def check_section(config: dict, paper: str) -> list[str]:
             f"config key {paper}.blocks.variants names {untrained}, which {BLOCKS_PAPER}.figures.{item} does not "
             f"train (it trains {', '.join(trained)})"
         )
+    cut = sorted(set(section["variants"]) & set(figures[item].get("variant_seeds", {})))
+    if cut:
+        problems.append(
+            f"config key {BLOCKS_PAPER}.figures.{item}.variant_seeds gives {cut} fewer seeds than the figure's, "
+            f"but {paper}.blocks reads them on every seed of the figure: remove them from variant_seeds"
+        )
     missing = [v for v in CLAIMED_BLOCKS if v not in section["variants"]]
     if missing:
         problems.append(f"config key {paper}.blocks.variants must include {missing}: the claims compare them")

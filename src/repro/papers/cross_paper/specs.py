@@ -30,14 +30,10 @@ def block_runs(config: dict, paper: str = "cross_paper") -> list[tuple[str, int]
     return [(variant, seed) for variant in config[paper]["blocks"]["variants"] for seed in block_seeds(config, paper)]
 
 
-#: The paper whose classifiers study 4 reads, and the task (record 0051: the NLI classifiers, every seed).
+#: The paper whose classifiers study 4 reads, and the task (record 0051: the NLI classifiers, every seed;
+#: the workflow asks sixteen_heads for that task's seeds, as papers import no other paper).
 HEADS_PAPER = "sixteen_heads"
 SATURATION_TASK = "nli"
-
-
-def saturation_seeds(config: dict) -> list[int]:
-    """The seeds of sixteen_heads' NLI classifiers (the section's `seeds`)."""
-    return list(config[HEADS_PAPER]["seeds"])
 
 
 def saturation_task_file(config: dict, results: str) -> str:
@@ -60,7 +56,6 @@ __all__ = [
     "SATURATION_TASK",
     "block_runs",
     "block_seeds",
-    "saturation_seeds",
     "saturation_task_file",
     "trained_models",
 ]

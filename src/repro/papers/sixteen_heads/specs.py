@@ -30,8 +30,11 @@ def extra_tasks(section: dict) -> list[str]:
 
 
 def task_seeds(section: dict, task: str) -> list[int]:
-    """The model seeds of a task: `seeds` for nli and mt, `during_training.seeds` for the Fig. 5 task,
-    `extra_seeds` for every other."""
+    """The model seeds of a task: its own `tasks.<task>.seeds` where it has them (its runs cost more or
+    less than the others' of its group, docs/decisions/0053-seeds-per-task.md), else `seeds` for nli and mt,
+    `during_training.seeds` for the Fig. 5 task and `extra_seeds` for every other."""
+    if "seeds" in section["tasks"][task]:
+        return list(section["tasks"][task]["seeds"])
     if task in MAIN_TASKS:
         return list(section["seeds"])
     if task == section["during_training"]["task"]:

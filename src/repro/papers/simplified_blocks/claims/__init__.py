@@ -45,8 +45,9 @@ DEVIATIONS = [
     "with eps = 1e-5, where the official code divides by ‖x‖/√d + eps (the same eps from GPT-2's config; its class "
     "default 1e-8 is never used); the two differ only at ‖x‖/√d ≲ √eps. The final norm is GPT-2's LayerNorm "
     "ln_f after RMSNorm blocks, as the official model keeps it (the paper's text does not name it).",
-    "Seeds (laptop): Fig 26's six blocks, Fig 6's narrow runs and the gains runs of Figs 4, 16, 21 and 22 train "
-    "three seeds, every other variant one. The single-run claims (gains, train = eval) are judged by an interval "
+    "Seeds (laptop): Fig 26's six blocks, Fig 6's narrow Pre-LN and V-SkipInit runs and the gains runs of Fig 4 "
+    "train three seeds, every other variant one (Figs 16, 21, 22 and Fig 6's SAS and SAS-P too: only claims whose "
+    "gates fail at this scale read them, docs/decisions/0053). The single-run claims (gains, train = eval) are judged by an interval "
     "over their seeds. Each loss comparison is judged by a 95% interval whose width comes from its own runs' "
     "seeds (an additive two-way fit over its figure's runs on those seeds), so at laptop scale the comparisons "
     "of one-seed runs (Figs 3, 8, 9, 12-15, 23-25, 28 and Fig 4's loss) are not measurable (config/README.md).",
