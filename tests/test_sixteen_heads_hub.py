@@ -195,6 +195,7 @@ def analysis_spec(task: str, selection: str) -> dict:
             "selection_examples": 4,
             "importance_examples": 8,
             "eval_batch_size": 4,
+            "sweep_batch_rows": 8,
             "random_orders": 1,
             "bootstrap_resamples": 50,
             "alpha": 0.01,

@@ -202,6 +202,64 @@ def test_evaluators_loss_is_the_gold_cross_entropy_under_masks():
     assert evaluator.evaluate(None, "test").loss == pytest.approx(evaluator.loss(None, "test"))
 
 
+def _stacked_rows(model, masks_list, n):
+    """{type: [layers, k·n, heads, 1]}: n sentences under each mask in turn."""
+    return {
+        kind: torch.stack([masks[kind] for masks in masks_list], 1).repeat_interleave(n, 1).unsqueeze(-1)
+        for kind in H.attention_types(model)
+    }
+
+
+def test_cached_decoding_takes_one_mask_row_per_sentence():
+    model = translator()
+    src, _ = translation_set()
+    pad = src != 0
+    masks_list = [
+        H.masks_without(model, heads, torch.float64)
+        for heads in ([("dec_self", 0, 1)], [("cross", 1, h) for h in range(4)], [("enc_self", 0, 2), ("cross", 0, 0)])
+    ]
+    rows = _stacked_rows(model, masks_list, len(src))
+    k = len(masks_list)
+    for eos in range(3, 20):  # several EOS ids, so that finished sentences leave the batch with their mask rows
+        out = cached_greedy_decode(model, src.repeat(k, 1), 1, eos, 20, pad.repeat(k, 1), head_mask=rows)
+        for i, masks in enumerate(masks_list):
+            expected = model.greedy_decode(src, 1, eos, 20, pad, head_mask=H.model_mask(model, masks))
+            got = out[i * len(src) : (i + 1) * len(src)]
+            width = max(got.shape[1], expected.shape[1])
+            pad_to = lambda t: torch.nn.functional.pad(t, (0, width - t.shape[1]), value=eos)  # noqa: E731
+            assert torch.equal(pad_to(got), pad_to(expected)), (eos, i)
+
+
+def test_translation_evaluator_sweeps_give_each_masks_own_evaluation():
+    model = translator()
+    src, tgt = translation_set()
+    # 5 sentences a batch and 10 rows a group: 2 masks a group, over 3 batches of the set.
+    evaluator = TranslationEvaluator(
+        model, {"test": (src, tgt)}, bos_id=1, eos_id=2, extra_tokens=4, batch_size=5, sweep_batch_rows=10
+    )
+    masks_list = [None] + [
+        H.masks_without(model, heads, torch.float64)
+        for heads in (
+            [("dec_self", 0, 1)],
+            [("enc_self", 1, 3)],
+            [("cross", 1, h) for h in range(4)],
+            [("enc_self", 0, 0), ("cross", 0, 2)],
+            [("dec_self", 1, 2)],
+        )
+    ]
+    swept = evaluator.evaluate_many(masks_list, "test")
+    for masks, result in zip(masks_list, swept):
+        alone = evaluator.evaluate(masks, "test")
+        out = model.greedy_decode(
+            src, 1, 2, evaluator.max_len("test"), src_padding_mask=src != 0, head_mask=H.model_mask(model, masks)
+        )
+        words = [" ".join(str(t) for t in row[: (row + [2]).index(2)] if t not in (0, 1)) for row in out.tolist()]
+        assert evaluator.decode(masks, "test") == words
+        assert np.array_equal(result.stats, alone.stats)
+        assert result.score == alone.score
+        assert result.loss == pytest.approx(alone.loss, rel=1e-12)
+
+
 @pytest.mark.parametrize(
     "heads",
     [

@@ -146,6 +146,9 @@ class CountingEvaluator:
         self.seen.append({k: v.clone() for k, v in masks.items()})
         return Evaluation(float(sum(float(v.sum()) for v in masks.values())), np.zeros((1, 1)))
 
+    def evaluate_many(self, masks_list, name):
+        return [self.evaluate(masks, name) for masks in masks_list]
+
 
 def test_importance_curves_prune_within_one_type_in_importance_order():
     kw = dict(vocab_size=20, n_layers=2, d_model=16, n_heads=4, d_ff=16, max_seq_len=16)

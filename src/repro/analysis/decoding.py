@@ -6,7 +6,9 @@ here each step runs the decoder on the new token only, reusing the keys and valu
 positions (and the cross-attention keys and values of the encoder output, computed once).
 It gives the same tokens as `greedy_decode` (tests check it in float64), with head masks
 acting at every step, and it can start from a precomputed encoder output, so that sweeps
-over decoder heads encode each test set once. Sentences that have ended leave the batch (with
+over decoder heads encode each test set once. A mask is [layers, heads] for every sentence,
+or [layers, B, heads, 1] with one row per sentence (the form the model's attention takes for
+per-example masks), so that one batch decodes a test set under several masks at once. Sentences that have ended leave the batch (with
 their caches) once they are a quarter of it, since test sentences differ in length.
 
 Supported decoders: sequential softmax blocks (pre_ln, post_ln, with any fixed or trained
@@ -59,7 +61,10 @@ def _attend(attn, q, k, v, bias, layer_mask) -> torch.Tensor:
     weights = torch.softmax(scores, dim=-1)
     ctx = (weights.unsqueeze(-1) * v).sum(dim=2, keepdim=True)  # [B,H,1,dh]
     if layer_mask is not None:
-        ctx = ctx * layer_mask.index_select(0, attn.head_ids).view(1, -1, 1, 1)
+        if layer_mask.dim() == 1:  # [H] for every row
+            ctx = ctx * layer_mask.index_select(0, attn.head_ids).view(1, -1, 1, 1)
+        else:  # [B,H,1], one row per sentence
+            ctx = ctx * layer_mask.index_select(1, attn.head_ids).unsqueeze(-1)
     B = q.shape[0]
     return attn.proj(ctx.transpose(1, 2).reshape(B, 1, attn.n_heads * attn.head_dim))
 
@@ -78,7 +83,7 @@ def cached_greedy_decode(
     eos_id: int,
     max_len: int,
     src_padding_mask: torch.Tensor | None = None,  # [B,S] bool, True = real token
-    head_mask: dict[str, torch.Tensor] | None = None,  # {enc_self, dec_self, cross: [layers, heads]}
+    head_mask: dict[str, torch.Tensor] | None = None,  # {type: [layers, heads] or [layers, B, heads, 1]}
     memory: torch.Tensor | None = None,  # [B,S,d] encoder output, if already computed
 ) -> torch.Tensor:
     """Greedy decoding; returns [B, ≤max_len] token ids without BOS, eos_id after EOS
@@ -146,7 +151,13 @@ def cached_greedy_decode(
             self_v = [None if v is None else v[keep] for v in self_v]
             cross_kv = [None if kv is None else (kv[0][keep], kv[1][keep]) for kv in cross_kv]
             cross_bias = None if cross_bias is None else cross_bias[keep]
+            self_mask, cross_mask = _rows_of(self_mask, keep), _rows_of(cross_mask, keep)
     return out[:, :steps]
+
+
+def _rows_of(mask: torch.Tensor | None, keep: torch.Tensor) -> torch.Tensor | None:
+    """The rows ``keep`` of a per-sentence mask [layers, B, heads, 1]; a shared mask is returned as is."""
+    return mask if mask is None or mask.dim() < 4 else mask.index_select(1, keep)
 
 
 def _block_step(block, layer, x, self_k, self_v, cross_kv, cross_bias, self_mask, cross_mask) -> torch.Tensor:

@@ -46,42 +46,37 @@ def _row(evaluator, base, result, **fields) -> dict:
     )
 
 
+def _sweep(evaluator, conditions: list[tuple[dict, H.Masks]], sets: Sequence[str], base: Mapping) -> list[dict]:
+    """One row per (condition, set), conditions in order; each set is evaluated under every mask at once."""
+    masks = [mask for _, mask in conditions]
+    results = {name: evaluator.evaluate_many(masks, name) for name in sets}
+    return [
+        _row(evaluator, base[name], results[name][i], **fields, set=name)
+        for i, (fields, _) in enumerate(conditions)
+        for name in sets
+    ]
+
+
 def single_head_ablation(
     model, evaluator, sets: Sequence[str], base: Mapping | None = None, heads: Iterable[H.HeadId] | None = None
 ) -> pd.DataFrame:
     """Score with each head removed alone, on every set in ``sets``."""
     base = dict(base) if base is not None else baselines(evaluator, sets)
-    rows = []
-    for kind, layer, head in H.all_heads(model) if heads is None else heads:
-        masks = H.masks_without(model, [(kind, layer, head)])
-        for name in sets:
-            rows.append(
-                _row(
-                    evaluator, base[name], evaluator.evaluate(masks, name), type=kind, layer=layer, head=head, set=name
-                )
-            )
-    return pd.DataFrame(rows)
+    conditions = [
+        (dict(type=kind, layer=layer, head=head), H.masks_without(model, [(kind, layer, head)]))
+        for kind, layer, head in (H.all_heads(model) if heads is None else heads)
+    ]
+    return pd.DataFrame(_sweep(evaluator, conditions, sets, base))
 
 
 def keep_one_head(model, evaluator, sets: Sequence[str], base: Mapping | None = None) -> pd.DataFrame:
     """Score with only head ``head`` left in (type, layer), for every head, on every set."""
     base = dict(base) if base is not None else baselines(evaluator, sets)
-    rows = []
-    for kind, layer, head in H.all_heads(model):
-        masks = H.masks_keeping_one(model, kind, layer, head)
-        for name in sets:
-            rows.append(
-                _row(
-                    evaluator,
-                    base[name],
-                    evaluator.evaluate(masks, name),
-                    type=kind,
-                    layer=layer,
-                    kept_head=head,
-                    set=name,
-                )
-            )
-    return pd.DataFrame(rows)
+    conditions = [
+        (dict(type=kind, layer=layer, kept_head=head), H.masks_keeping_one(model, kind, layer, head))
+        for kind, layer, head in H.all_heads(model)
+    ]
+    return pd.DataFrame(_sweep(evaluator, conditions, sets, base))
 
 
 def pruning_curve(
@@ -89,11 +84,14 @@ def pruning_curve(
 ) -> pd.DataFrame:
     """Score after removing the first k heads of ``order`` for each k in ``counts`` (nested sets)."""
     base = base if base is not None else evaluator.evaluate(None, set_name)
-    rows = []
     for k in counts:
         if k > len(order):
             raise ValueError(f"cannot remove {k} heads: the order has {len(order)}")
-        result = base if k == 0 else evaluator.evaluate(H.masks_without(model, order[:k]), set_name)
+    pruned = [k for k in counts if k > 0]
+    results = dict(zip(pruned, evaluator.evaluate_many([H.masks_without(model, order[:k]) for k in pruned], set_name)))
+    rows = []
+    for k in counts:
+        result = results.get(k, base)
         rows.append(
             dict(n_pruned=k, set=set_name, score=result.score, baseline=base.score, delta=result.score - base.score)
         )

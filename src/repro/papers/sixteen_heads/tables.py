@@ -62,6 +62,7 @@ def evaluator_kwargs(task, family: str, analysis: dict, spec: dict) -> dict:
             bos_id=runs.special_id(task, "bos"),
             eos_id=runs.special_id(task, "eos"),
             extra_tokens=analysis["decode_extra_tokens"],
+            sweep_batch_rows=analysis["sweep_batch_rows"],
         )
     else:
         kwargs.update(metric=task.meta["metric"])
