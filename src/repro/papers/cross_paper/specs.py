@@ -3,6 +3,8 @@ imports: the Snakefile imports it."""
 
 from __future__ import annotations
 
+from repro.pipeline.configcheck import figure_seeds
+
 #: The paper whose decoders studies 1-2 read, and the blocks their claims compare (record 0051).
 BLOCKS_PAPER = "simplified_blocks"
 CLAIMED_BLOCKS = ("pre_ln", "parallel", "sas", "sas_p")
@@ -19,10 +21,7 @@ PRUNE_PERCENTS = (25, 50, 75)
 
 def block_seeds(config: dict, paper: str = "cross_paper") -> list[int]:
     """The seeds of the simplified_blocks figure whose decoders studies 1-2 read (every seed it trains)."""
-    source = config[BLOCKS_PAPER]
-    item = config[paper]["blocks"]["figure"]
-    entry = source["figures"][item]
-    return list(source["seeds"][: entry.get("seeds", len(source["seeds"]))])
+    return figure_seeds(config[BLOCKS_PAPER], config[paper]["blocks"]["figure"])
 
 
 def block_runs(config: dict, paper: str = "cross_paper") -> list[tuple[str, int]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from repro.pipeline.configcheck import merged_run_config, variant_settings
+from repro.pipeline.configcheck import figure_seeds, merged_run_config, variant_settings
 
 PAPER = "simplified_blocks"
 #: Keys naming one of the section's model seeds (shifted with them by `seed_offset`, repro.pipeline.seeds).
@@ -83,15 +83,18 @@ def trained_models(config: dict) -> list[dict[str, Any]]:
     """Every model shape this paper trains, for the benchmark (repro.bench): the decoder variants its
     figures use and the masked-LM variants, each {what, model, batch_size, runs}."""
     section, out = config[PAPER], []
-    used = sorted({variant for figure in section["figures"].values() for variant in figure["variants"]})
-    for variant in used:
+    seeds: dict[str, set[int]] = {}  # a run is (variant, seed), shared by every figure that uses it
+    for item, figure in section["figures"].items():
+        for variant in figure["variants"]:
+            seeds.setdefault(variant, set()).update(figure_seeds(section, item, variant))
+    for variant in sorted(seeds):
         spec = decoder_spec(config, variant, 0)
         out.append(
             {
                 "what": f"decoder {variant}",
                 "model": spec["model"],
                 "batch_size": spec["train"]["batch_size"],
-                "runs": len(section["seeds"]),
+                "runs": len(seeds[variant]),
             }
         )
     mlm = section["mlm"]
