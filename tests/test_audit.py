@@ -84,6 +84,10 @@ def test_verdict_agreement_counts_only_what_can_change_and_only_decided_agreemen
     assert one_side.to_dict("records") == [{"paper": "q", "item": "fig01", "claim": "timed", "only_in": "B"}]
     total = agreement_counts(both).iloc[-1]
     assert (total["decided in either"], total["same decided"], total["agreement"], total["flips"]) == (4, 2, "50%", 1)
+    # A run's verdicts kept as a CSV (docs/runs/) compare as its results directory does.
+    kept = tmp / "kept.csv"
+    shutil.copy(a / "scorecard.csv", kept)
+    assert verdict_agreement(kept, b)[0].equals(both)
 
 
 def write_record(workdir, output, rule, inputs, log):

@@ -10,8 +10,12 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "compare", help="scorecard rows and figure data that changed between two results directories"
     )
-    parser.add_argument("run_a", type=Path, help="results directory A, e.g. results")
-    parser.add_argument("run_b", type=Path, help="results directory B")
+    parser.add_argument(
+        "run_a",
+        type=Path,
+        help="results directory A, e.g. results/laptop (or, with --verdicts, a scorecard CSV such as one in docs/runs/)",
+    )
+    parser.add_argument("run_b", type=Path, help="results directory B (or scorecard CSV)")
     parser.add_argument(
         "--verdicts",
         action="store_true",

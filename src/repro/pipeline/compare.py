@@ -23,10 +23,12 @@ from repro.pipeline.provenance import sha256
 KEY = ["paper", "item", "claim"]
 
 
-def read_scorecard(results_dir: Path) -> pd.DataFrame:
-    path = results_dir / "scorecard.csv"
+def read_scorecard(results: Path) -> pd.DataFrame:
+    """The scorecard of a results directory, or a scorecard CSV itself (such as a run's verdicts kept in
+    docs/runs/, which need only the columns paper, item, claim, class, verdict and measured)."""
+    path = results if results.is_file() else results / "scorecard.csv"
     if not path.is_file():
-        raise FileNotFoundError(f"{path} not found: is {results_dir} a results directory of a finished run?")
+        raise FileNotFoundError(f"{path} not found: is {results} a results directory of a finished run?")
     return pd.read_csv(path, keep_default_na=False, dtype=str)
 
 
