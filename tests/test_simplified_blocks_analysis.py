@@ -575,7 +575,11 @@ def test_each_figure_trains_its_variants_on_its_own_number_of_seeds():
         m["what"].removeprefix("decoder "): m["runs"] for m in trained_models(_config()) if "decoder" in m["what"]
     }
     assert decoders == {variant: len(seeds) for variant, seeds in trained.items()}  # the benchmark's run counts
-    assert trained["pre_ln"] == {0, 1, 2} and trained["vp_orth_lltied_b000"] == {0} and trained["sas_vp_gains"] == {0, 1, 2}
+    assert (
+        trained["pre_ln"] == {0, 1, 2}
+        and trained["vp_orth_lltied_b000"] == {0}
+        and trained["sas_vp_gains"] == {0, 1, 2}
+    )
     assert trained["deep_pre_ln"] == {0, 1, 2} and trained["deep_sas"] == {0}
     assert figure_seeds({"seeds": [0], "figures": {"fig04": {"seeds": 2, "variants": ["a"]}}}, "fig04") == [0]
     entry = {"seeds": 2, "variants": ["a", "b"], "variant_seeds": {"b": 1}}
