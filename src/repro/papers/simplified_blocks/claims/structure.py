@@ -216,6 +216,12 @@ def _as_fast_as_pre_ln(data) -> dict[str, pd.DataFrame]:
 
 
 FASTER, NO_FASTER = Region.above(1.0), Region.at_most(1.0)
+# Fresh builds and processes of one machine vary no more than the rounds, but machines of a kind (or hours
+# of one) move the ratios by a few percent, which one 40-s job cannot sample: docs/decisions/0057.
+ONE_MACHINE = (
+    "; the rounds are one timing job's on one machine, so a verdict is that machine's (recorded runs of one "
+    "CPU kind differ by a few percent: docs/runs.md)"
+)
 SPEED_ORDERS = [
     _SpeedOrder(
         item="table01",
@@ -223,7 +229,7 @@ SPEED_ORDERS = [
         statement="Training throughput: SAS-P > SAS > Pre-LN, and V-SkipInit is no faster than Pre-LN.",
         paper_value="speed 1.16 (SAS-P), 1.09 (SAS), 1 (Pre-LN), 0.95 (V-SkipInit)",
         tolerance="95% intervals over interleaved rounds of the per-round tokens/s ratios: SAS-P/SAS > 1, "
-        "SAS/Pre-LN > 1, V-SkipInit/Pre-LN ≤ 1",
+        "SAS/Pre-LN > 1, V-SkipInit/Pre-LN ≤ 1" + ONE_MACHINE,
         mode="train",
         ratios=(
             ("SAS-P/SAS", "sas_p", "sas", FASTER),
@@ -238,7 +244,7 @@ SPEED_ORDERS = [
         statement="The simplified blocks are also faster at inference (forward pass).",
         paper_value="up to 16% higher throughput at inference",
         tolerance="95% intervals over interleaved rounds of the per-round inference tokens/s ratios to Pre-LN "
-        "> 1 for SAS and SAS-P",
+        "> 1 for SAS and SAS-P" + ONE_MACHINE,
         mode="inference",
         ratios=(("SAS/Pre-LN", "sas", "pre_ln", FASTER), ("SAS-P/Pre-LN", "sas_p", "pre_ln", FASTER)),
         detail="Inference tokens/s ratios, paired within rounds.",
@@ -249,7 +255,7 @@ SPEED_ORDERS = [
         statement="Training throughput is ordered SAS-P ≥ SAS > Pre-LN.",
         paper_value="SAS-P fastest, SAS faster than Pre-LN",
         tolerance="95% intervals over interleaved rounds of the per-round training tokens/s ratios: SAS/Pre-LN > 1 "
-        "and SAS-P/SAS ≥ 0.98",
+        "and SAS-P/SAS ≥ 0.98" + ONE_MACHINE,
         mode="train",
         ratios=(("SAS/Pre-LN", "sas", "pre_ln", FASTER), ("SAS-P/SAS", "sas_p", "sas", Region.at_least(0.98))),
         detail="Training tokens/s ratios, paired within rounds.",
