@@ -353,6 +353,16 @@ def test_every_empirical_claim_declares_a_gate_and_a_null():
         assert not missing, f"{paper}: empirical claims without a gate or a null: {missing}"
 
 
+def test_every_timing_claim_says_its_verdict_is_one_machines():
+    from repro.papers import PAPERS
+    from repro.pipeline.decisions import ONE_MACHINE
+
+    timing = [c for paper in PAPERS for c in claims.load_claims(paper) if c.kind == "timing"]
+    assert len(timing) >= 7  # the decoder and masked-LM speed orders, Table 4's speedups
+    silent = [c.label for c in timing if not c.tolerance.endswith(ONE_MACHINE)]
+    assert not silent, f"timing claims whose tolerance does not say the rounds are one machine's: {silent}"
+
+
 #: Statements that claim equality ("matches", "as fast as") or non-inferiority ("no worse than", "near
 #: the oracle"): an interval can only show them inside a margin fixed in advance.
 EQUALITY = re.compile(

@@ -10,7 +10,7 @@ import pandas as pd
 from repro.papers.simplified_blocks.claim_table import PAPER, ClaimRow, as_fast_as_pre_ln
 from repro.papers.simplified_blocks.claims.common import CHECKS, INVENTORY, PARAMS, TIMINGS
 from repro.pipeline.claims import NOT_MEASURABLE, Measurement, Null, claim, register_table, verdict
-from repro.pipeline.decisions import Region, judge_parts
+from repro.pipeline.decisions import ONE_MACHINE, Region, judge_parts
 
 # ------------------------------------------------------------------------------ Figs 1, 10, 11
 
@@ -216,12 +216,6 @@ def _as_fast_as_pre_ln(data) -> dict[str, pd.DataFrame]:
 
 
 FASTER, NO_FASTER = Region.above(1.0), Region.at_most(1.0)
-# Fresh builds and processes of one machine vary no more than the rounds, but machines of a kind (or hours
-# of one) move the ratios by a few percent, which one 40-s job cannot sample: docs/decisions/0057.
-ONE_MACHINE = (
-    "; the rounds are one timing job's on one machine, so a verdict is that machine's (recorded runs of one "
-    "CPU kind differ by a few percent: docs/runs.md)"
-)
 SPEED_ORDERS = [
     _SpeedOrder(
         item="table01",
