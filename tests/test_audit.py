@@ -152,6 +152,33 @@ def test_lineage_steps_follow_dependencies_not_start_times():
     assert [j.rule for j in in_dependency_order(list(reversed(chain)))] == expected
 
 
+def test_the_run_summary_says_why_claims_were_not_measured_and_what_seeds_alone_could_decide():
+    from repro.pipeline.run_summary import empirical_by_paper
+
+    def unmeasured(claim, detail, paper="p"):
+        values = dict(zip(COLUMNS, row(claim, "x", "not measurable at this scale", paper=paper)))
+        return [detail if column == "detail" else values[column] for column in COLUMNS]
+
+    rows = [row("r", "1", "reproduced"), row("i", "0", "inconclusive", seeds_to_decide="7")]
+    rows += [
+        unmeasured("g1", "Health gate failed (failed: the runs ...); here it would read 'reproduced'."),
+        unmeasured("g2", "Health gate failed (failed: ...).", paper="q"),
+        unmeasured("s", "Replicates: the compared runs share 1 seed."),
+        unmeasured("n", "Null not rejected: on its null the check reads 'inconclusive'."),
+        unmeasured("o", "Judged at laptop scale and above."),
+        row("t", "1", "not measurable at this scale", kind="timing"),  # not an empirical claim: not counted
+    ]
+    table = empirical_by_paper(pd.DataFrame(rows, columns=list(COLUMNS))).set_index("paper")
+    reasons = ["not measurable: gate", "not measurable: seeds", "not measurable: null", "not measurable: other"]
+    assert table.loc["p", reasons].tolist() == [1, 1, 1, 1]
+    assert table.loc["q", reasons].tolist() == [1, 0, 0, 0]
+    assert table.loc["all", reasons].tolist() == [2, 1, 1, 1]
+    assert table.loc["p", "not measurable at this scale"] == 4 and table.loc["all", "claims"] == 7
+    # decided 1, inconclusive 1 and the one short of seeds: 3 of p's 6; of all 7
+    assert table.loc["p", "decidable by seeds"] == "3 (50%)" and table.loc["all", "decidable by seeds"] == "3 (43%)"
+    assert table.loc["q", "decidable by seeds"] == "0 (0%)"
+
+
 def test_run_summary_counts_verdicts_and_cost_and_fills_the_readme(tmp_path):
     import pytest
 
@@ -180,7 +207,9 @@ def test_run_summary_counts_verdicts_and_cost_and_fills_the_readme(tmp_path):
     named = projected.strip("|").split("|")[8].strip()  # each inconclusive claim with its projection
     assert named == "fig01/i0: 4, fig01/i1: 12, fig01/i2: 12, fig01/i3: 400, fig01/i4: –", named
     empirical = next(line for line in text.splitlines() if line.startswith("| all "))
-    assert [c.strip() for c in empirical.strip("|").split("|")] == ["all", "2", "1", "5", "0", "8", "3 (38%)"]
+    # verdicts, claims, decided, not measurable by reason (gate, seeds, null, other), decidable by seeds
+    expected = ["all", "2", "1", "5", "0", "8", "3 (38%)", "0", "0", "0", "0", "8 (100%)"]
+    assert [c.strip() for c in empirical.strip("|").split("|")] == expected
     readme = tmp_path / "README.md"
     readme.write_text(f"# t\n\nbefore\n{BEGIN}\nold numbers\n{END}\nafter\n")
     (results / "SUMMARY.md").write_text("# Run summary\n\n" + text)

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from repro.pipeline.claims import INCONCLUSIVE, NEW_FINDING, NOT_REPRODUCED, REPRODUCED, VERDICTS
+from repro.pipeline.claims import INCONCLUSIVE, NEW_FINDING, NOT_MEASURABLE, NOT_REPRODUCED, REPRODUCED, VERDICTS
 from repro.pipeline.compute import all_jobs, paper_of
 from repro.pipeline.lineage import code_version
-from repro.pipeline.scorecard import summarise
+from repro.pipeline.scorecard import reason, summarise
 from repro.pipeline.tables import to_markdown
 
 BEGIN, END = "<!-- run-summary:begin -->", "<!-- run-summary:end -->"
@@ -74,19 +74,43 @@ def by_class(scorecard: pd.DataFrame) -> pd.DataFrame:
     return table.assign(claims=table.sum(axis=1)).reset_index()
 
 
+#: Why an empirical claim was not measurable, in the summary's words (see repro.pipeline.scorecard.REASONS).
+UNMEASURED = {
+    "its runs failed their health gate": "gate",
+    "too few seeds (or rounds)": "seeds",
+    "its null did not come out 'not reproduced'": "null",
+}
+
+
 def empirical_by_paper(scorecard: pd.DataFrame) -> pd.DataFrame:
-    """Per paper, the verdicts of its empirical claims (effects of trained models) and the share decided
-    (reproduced or not reproduced): what the run says about the papers' findings."""
+    """Per paper, the verdicts of its empirical claims (effects of trained models), the share decided
+    (reproduced or not reproduced), why the not-measurable ones were not judged (a failed health gate,
+    too few seeds, a null that did not reject, anything else), and the most that more seeds alone could
+    decide: the decided, the inconclusive and those short of seeds. The rest need runs that pass their
+    gates (longer or different training) or nulls that reject."""
     if "class" not in scorecard:
         return pd.DataFrame()
     empirical = scorecard[scorecard["class"] == "empirical"]
     counts = empirical.groupby("paper")["verdict"].value_counts().unstack(fill_value=0)
     table = counts.reindex(columns=list(VERDICTS), fill_value=0)
+    unmeasured = empirical[empirical["verdict"] == NOT_MEASURABLE]
+    details = unmeasured["detail"] if "detail" in unmeasured else [""] * len(unmeasured)
+    why = [UNMEASURED.get(reason(detail), "other") for detail in details]
+    reasons = pd.crosstab(unmeasured["paper"], pd.Series(why, index=unmeasured.index, name="why"))
+    reasons = reasons.reindex(index=table.index, columns=[*UNMEASURED.values(), "other"], fill_value=0)
     table.loc["all"] = table.sum()
+    reasons.loc["all"] = reasons.sum()
     claims = table.sum(axis=1)
     decided = table[REPRODUCED] + table[NOT_REPRODUCED]
-    share = (100 * decided / claims.where(claims > 0)).round(0)
-    return table.assign(claims=claims, decided=[f"{d} ({s:.0f}%)" for d, s in zip(decided, share)]).reset_index()
+    reach = decided + table[INCONCLUSIVE] + reasons["seeds"]
+
+    def share(n: pd.Series) -> list[str]:
+        return [f"{k} ({p:.0f}%)" for k, p in zip(n, (100 * n / claims.where(claims > 0)).round(0))]
+
+    not_measured = {f"not measurable: {what}": reasons[what].astype(int) for what in (*UNMEASURED.values(), "other")}
+    return table.assign(
+        claims=claims, decided=share(decided), **not_measured, **{"decidable by seeds": share(reach)}
+    ).reset_index()
 
 
 def new_findings(scorecard: pd.DataFrame) -> pd.DataFrame:
@@ -157,8 +181,10 @@ def render_summary(results_dir: Path | str, papers: list[str], workdir: Path | s
     empirical = empirical_by_paper(scorecard)
     if len(empirical):
         lines += [
-            "Empirical claims (effects of trained models) by paper, and the share decided (reproduced or not "
-            "reproduced):",
+            "Empirical claims (effects of trained models) by paper, the share decided (reproduced or not "
+            "reproduced), why the rest were not measurable (gate: runs failed their health gate; seeds: too few; "
+            "null: not rejected), and the most that more seeds alone could decide (decided, inconclusive or short "
+            "of seeds; the others need runs that pass their gates):",
             "",
             to_markdown(empirical).rstrip(),
             "",
