@@ -125,3 +125,25 @@ def test_runs_given_the_same_step_times_are_compared_in_value(tmp_path, capsys):
     path = trees["b"] / "simplified_blocks" / "data" / "mlm_step_times.csv"
     path.write_text("variant,seconds_per_step\nsas,0.02\n")  # timed again: held to their form only
     assert compare_results.main(str(trees["a"]), str(trees["b"])) == 0
+
+
+def test_across_commits_lineage_cards_may_differ_in_commit_and_source_digests_only(tmp_path, capsys):
+    import json
+
+    def card(root: Path, commit: str, digest: str, scale: str = "'smoke'") -> Path:
+        (root / "p").mkdir(parents=True)
+        doc = {
+            "code": {"commit": commit, "dirty": False},
+            "item": "fig01",
+            "steps": [{"rule": "figure_notebook", "params": [f"'{digest * 64}'", scale], "benchmark": {"seconds": 1}}],
+        }
+        (root / "p" / "fig01.lineage.json").write_text(json.dumps(doc))
+        return root
+
+    before = card(tmp_path / "before", "a" * 40, "1")
+    after = card(tmp_path / "after", "b" * 40, "2")
+    assert compare_results.main(str(before), str(after)) == 1  # same commit expected: a new digest is a difference
+    assert "fig01.lineage.json: values differ outside time fields" in capsys.readouterr().out
+    assert compare_results.main(str(before), str(after), across_commits=True) == 0
+    other = card(tmp_path / "other-scale", "b" * 40, "2", scale="'laptop'")
+    assert compare_results.main(str(before), str(other), across_commits=True) == 1  # other params still count

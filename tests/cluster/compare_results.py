@@ -39,7 +39,14 @@ The runs must agree on what they computed; wall-clock timings may differ. Decide
      compared and snapshots are matched by name without their step. Item 6 applies only when the
      two trees' step-time tables (simplified_blocks/data/mlm_step_times.csv) differ: runs given the same
      table (simplified_blocks.mlm.step_times_file) make the same updates, and are compared as in 1-5.
+  7. with --across-commits (two trees of different commits, as a refactor's before and after), lineage
+     cards also without their `code` entry (the commit) and without the source digests among their
+     steps' params (`repro.pipeline.code_digest`, quoted 64-hex strings, which change with any edit of
+     the code a step runs); the remaining params are compared as a set. Added when a refactor's
+     comparison reported every lineage card of the smoke DAG for its commit and digests alone.
 Exit 0 when 1-4 and 6 hold, 1 otherwise. Prints one line per differing file.
+
+    python tests/cluster/compare_results.py BEFORE/results/smoke AFTER/results/smoke --across-commits
 """
 
 from __future__ import annotations
@@ -147,7 +154,19 @@ def csv_difference(a: Path, b: Path, values: bool = True, budgeted: bool = True)
     return None
 
 
-def main(local_root: str, slurm_root: str) -> int:
+SOURCE_DIGEST = re.compile(r"^'[0-9a-f]{64}'$")
+
+
+def lineage_across_commits(doc: dict) -> dict:
+    """A lineage card without what changes with the commit alone (item 7)."""
+    steps = [
+        {**step, "params": sorted(p for p in step.get("params", []) if not SOURCE_DIGEST.match(p))}
+        for step in doc.get("steps", [])
+    ]
+    return {**{k: v for k, v in doc.items() if k != "code"}, "steps": steps}
+
+
+def main(local_root: str, slurm_root: str, across_commits: bool = False) -> int:
     local, slurm = files(Path(local_root)), files(Path(slurm_root))
     failures, notes = [], []
     tables = [local.get(STEP_TIMES), slurm.get(STEP_TIMES)]
@@ -182,8 +201,12 @@ def main(local_root: str, slurm_root: str) -> int:
             else:
                 notes.append(f"{name}: same tensors and metadata (header order differs)")
         elif name.endswith((".json", ".jsonl")) and Path(name).name != "checkpoint.json":
-            also = RECORD_KEYS.get(Path(name).name) or (LINEAGE_KEYS if name.endswith(".lineage.json") else None)
-            if json_without_time(a, also) != json_without_time(b, also):
+            lineage = name.endswith(".lineage.json")
+            also = RECORD_KEYS.get(Path(name).name) or (LINEAGE_KEYS if lineage else None)
+            docs = [json_without_time(path, also) for path in (a, b)]
+            if lineage and across_commits:
+                docs = [[lineage_across_commits(doc) for doc in pair] for pair in docs]
+            if docs[0] != docs[1]:
                 failures.append(f"{name}: values differ outside time fields")
             else:
                 notes.append(f"{name}: differs only in time fields")
@@ -205,6 +228,7 @@ def main(local_root: str, slurm_root: str) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    args = [a for a in sys.argv[1:] if a != "--across-commits"]
+    if len(args) != 2 or len(sys.argv) - 1 - len(args) > 1:
         sys.exit(__doc__)
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main(args[0], args[1], across_commits="--across-commits" in sys.argv[1:]))
