@@ -355,7 +355,7 @@ def test_every_empirical_claim_declares_a_gate_and_a_null():
 
 def test_every_timing_claim_says_its_verdict_is_one_machines():
     from repro.papers import PAPERS
-    from repro.pipeline.decisions import ONE_MACHINE
+    from repro.pipeline.claims import ONE_MACHINE
 
     timing = [c for paper in PAPERS for c in claims.load_claims(paper) if c.kind == "timing"]
     assert len(timing) >= 7  # the decoder and masked-LM speed orders, Table 4's speedups

@@ -98,6 +98,14 @@ PHASES = {
 }
 #: Classes whose verdicts must come from an interval (a Measurement with a decision rule).
 INTERVAL_CLASSES = ("empirical", "timing", NEW_FINDING)
+#: Appended to every timing claim's tolerance when it is registered: its interval is over the interleaved
+#: rounds of one timing job. Fresh builds and processes of one machine vary little more than those rounds,
+#: but machines of a CPU kind (or hours of one) move the speed ratios by a few percent, which one job of a
+#: minute cannot sample (docs/decisions/0057-speed-claims-unit-of-replication.md).
+ONE_MACHINE = (
+    "; the rounds are one timing job's on one machine, so a verdict is that machine's (recorded runs of one "
+    "CPU kind differ by a few percent: docs/runs.md)"
+)
 #: How a verdict is reached where the claim's class fixes it (the others name their interval).
 CLASS_RULES = {
     "identity": "identity: exact algebra, checked to float64 rounding",
@@ -219,7 +227,8 @@ def claim(
     item:        the figure or table the claim belongs to ("fig26", "table1").
     statement:   the claim in one line, in words.
     paper_value: the paper's number or finding, as text.
-    tolerance:   the acceptance rule, fixed in advance, as text (the function applies it).
+    tolerance:   the acceptance rule, fixed in advance, as text (the function applies it); a timing
+                 claim's ends with :data:`ONE_MACHINE`, appended here.
     inputs:      files the function reads, relative to ``RESULTS/<paper>/`` (``../data/...`` for the data the
                  papers share, such as the corpus' reference levels); the Snakefile makes them
                  inputs of the judging rule, and ``data[name]`` refuses any name not listed here.
@@ -259,6 +268,9 @@ def claim(
         raise ValueError(f"claim {paper}/{claim_id}: kind {kind!r}; choose one of {', '.join(CLASSES)}")
     if phase and phase not in PHASES:
         raise ValueError(f"claim {paper}/{claim_id}: phase {phase!r}; choose one of {', '.join(PHASES)}")
+
+    if kind == "timing":
+        tolerance += ONE_MACHINE
 
     def register(func: Callable[[ClaimInputs], Measurement]) -> Callable[[ClaimInputs], Measurement]:
         new = Claim(
@@ -618,6 +630,7 @@ def at_least(a: float, b: float, margin: float = 0.0) -> bool:
 
 __all__ = [
     "COLUMNS",
+    "ONE_MACHINE",
     "Claim",
     "ClaimError",
     "ClaimInputs",

@@ -43,14 +43,6 @@ from repro.pipeline.claims import INCONCLUSIVE, NOT_MEASURABLE, NOT_REPRODUCED, 
 #: Seeds a comparison rests on before it is judged.
 MIN_SEEDS = 3
 LEVEL = 0.95
-#: Said by every timing claim's tolerance: its interval is over the interleaved rounds of one timing job.
-#: Fresh builds and processes of one machine vary little more than those rounds, but machines of a CPU
-#: kind (or hours of one) move the speed ratios by a few percent, which one job of a minute cannot
-#: sample (docs/decisions/0057-speed-claims-unit-of-replication.md).
-ONE_MACHINE = (
-    "; the rounds are one timing job's on one machine, so a verdict is that machine's (recorded runs of one "
-    "CPU kind differ by a few percent: docs/runs.md)"
-)
 
 
 @dataclass(frozen=True)
@@ -315,7 +307,6 @@ __all__ = [
     "LM_REFERENCE_LEVELS",
     "LEVEL",
     "MIN_SEEDS",
-    "ONE_MACHINE",
     "Interval",
     "PooledNoise",
     "Region",
