@@ -20,10 +20,10 @@ and holds its run directory.
 The server is started by the first client and exits after ``IDLE_S`` seconds without work. A server
 serves only clients that would run the command as its own children do: the same interpreter and user,
 the same working tree (the client's directory and the repro package it imports), and the same
-niceness and resource limits, which the server took from the client that started it and which every
-child inherits. A client that differs in any of these (a second checkout, a job started under
-`nice`, a lower `ulimit`) gets a server of its own. Where it cannot be started, the command runs in the client's own
-process, as without the server. Snakemake's benchmark files measure a job's own process tree,
+niceness, resource limits and glibc malloc settings (``GLIBC_TUNABLES``), which the server took from
+the client that started it and which every child inherits. A client that differs in any of these (a
+second checkout, a job started under `nice`, a lower `ulimit`) gets a server of its own. Where it
+cannot be started, the command runs in the client's own process, as without the server. Snakemake's benchmark files measure a job's own process tree,
 which here is the client: their wall time is the job's, their CPU time and memory the client's,
 so the client appends the child's to the job's stderr (its log).
 """
@@ -91,9 +91,9 @@ def enabled() -> bool:
 
 def client_identity() -> dict:
     """What a served command must share with the client for the child to run it as the client would
-    have: the interpreter, the working tree (directory and the repro package imported), the niceness
-    and the resource limits (a child inherits the server's, and the server has those of the client
-    that started it)."""
+    have: the interpreter, the working tree (directory and the repro package imported), the niceness,
+    the resource limits and glibc's malloc settings (a child inherits the server's, and the server has
+    those of the client that started it)."""
     import resource
 
     limits = {
@@ -107,6 +107,7 @@ def client_identity() -> dict:
         "package": os.path.realpath(os.path.dirname(__file__)),
         "nice": os.getpriority(os.PRIO_PROCESS, 0),
         "limits": limits,
+        "malloc": os.environ.get("GLIBC_TUNABLES", ""),  # read by glibc at start, so inherited too
     }
 
 
