@@ -23,9 +23,10 @@ the same working tree (the client's directory and the repro package it imports),
 niceness, resource limits and glibc malloc settings (``GLIBC_TUNABLES``), which the server took from
 the client that started it and which every child inherits. A client that differs in any of these (a
 second checkout, a job started under `nice`, a lower `ulimit`) gets a server of its own. Where it
-cannot be started, the command runs in the client's own process, as without the server. Snakemake's benchmark files measure a job's own process tree,
-which here is the client: their wall time is the job's, their CPU time and memory the client's,
-so the client appends the child's to the job's stderr (its log).
+cannot be started, the command runs in the client's own process, as without the server. Snakemake's
+benchmark files measure a job's own process tree, which here is the client: their wall time is the
+job's, their CPU time and memory the client's, so the client appends the child's to the job's stderr
+(its log).
 """
 
 from __future__ import annotations

@@ -38,8 +38,8 @@ else:
 # glibc hands freed blocks above an adaptive size back to the kernel and maps them afresh, so a job
 # that allocates large tensors step after step pays page faults (4.8 million in one ablation job).
 # Kept in the heap they cost none: the same results byte for byte, the ablation and cross-paper
-# evaluation jobs 9% and 28% faster, training unchanged (docs/performance.md). Every job inherits
-# this; a value the user set is kept.
+# evaluation jobs 9% and 28% faster alone, training unchanged, the whole DAG about the same
+# (docs/performance.md). Every job inherits this; a value the user set is kept.
 MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=1073741824:glibc.malloc.trim_threshold=1073741824"
 os.environ.setdefault("GLIBC_TUNABLES", MALLOC_TUNABLES)
 
