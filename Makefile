@@ -6,6 +6,7 @@
 #   make lint       ruff (lint, format), snakefmt, snakemake --lint
 #   make format     apply ruff's and snakefmt's formatting
 #   make test-cluster  the smoke DAG through a local single-node SLURM (root; minutes)
+#   make bench-gpu  training throughput of each paper's paper-scale shapes on one GPU, fp32 and bf16
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -36,7 +37,7 @@ PYTEST_WORKERS ?= 2
 # Rules call `python -m repro ...`: put the venv first on PATH so that `python` is this one.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: install test smoke reproduce lint format test-cluster
+.PHONY: install test smoke reproduce lint format test-cluster bench-gpu
 
 install: $(STAMP)
 
@@ -74,3 +75,13 @@ format: $(STAMP)
 # munge with apt-get), compared with a local run; outside `make test`. TARGETS="..." limits the DAG.
 test-cluster: $(STAMP)
 	VENV=$(abspath $(VENV)) flock /tmp/repro-heavy.lock tests/cluster/run_slurm_smoke.sh
+
+# Training throughput of each paper's two most-trained paper-scale shapes on one GPU, in fp32 and bf16
+# autocast, with peak GPU memory and the share of the GPU's measured matmul peak (docs/paper-scale.md).
+# It needs no .venv: any python3 whose torch is a CUDA build, with pyyaml, pandas, jsonschema and
+# transformers, runs the code from src/. Not yet run on a GPU.
+BENCH_GPU_OUT ?= results/bench/gpu.json
+bench-gpu:
+	PYTHONPATH=src $(PYTHON) -m repro bench --device cuda --precision fp32 bf16 \
+		--config config/config.yaml config/paper.yaml --top-per-paper 2 --max-tokens 65536 \
+		--steps 3 --rounds 3 --warmup 2 --out $(BENCH_GPU_OUT)

@@ -3,13 +3,21 @@
 Measured in one process, interleaving the candidates so that machine noise (another
 job, frequency changes) does not decide which one looks faster:
 
-- the fp32 matmul peak, GFLOP/s of `torch.mm` on square matrices (best of repeats);
+- the matmul peak of each precision timed, GFLOP/s of `torch.mm` on square matrices (best of
+  repeats; fp32 without TF32, bf16 in bfloat16);
 - tokens/s of one training step (forward, backward, AdamW update) of our Pre-LN decoder
   and of Hugging Face `GPT2LMHeadModel` with the same width, depth, heads, vocabulary,
   sequence length and batch (GELU MLP of width 4d, tied embeddings, no dropout, SDPA);
 - achieved GFLOP/s = tokens/s × FLOPs per token, counted by repro.analysis.throughput.flops_per_token
   (the PaLM convention, Chowdhery et al. 2022, App. B: 6·N + 12·L·T·d per token, N the parameters
   used in matmuls: the blocks and the unembedding).
+
+On a GPU (``device="cuda"``) every timing waits for the device's work to finish, each precision
+is timed at every shape (``precisions``: "fp32", and "bf16" autocast with fp32 weights and optimizer
+state, as the trainer's ``precision`` setting does), and the peak GPU memory of each timing is
+recorded. A shape whose training state (fp32 weights, gradients and two AdamW moments: 16 bytes a
+parameter) does not fit the device's memory is skipped, and one that runs out of memory is
+reported as such, so that one call can measure every paper-scale shape a device can hold.
 
 Besides the d=256 reference shape, :func:`config_shapes` lists every model shape a scale's config
 trains (width, depth, heads, head dim, MLP width, context, batch, vocabulary), read through each
@@ -19,17 +27,24 @@ step for all (a classifier's or an encoder-decoder's step does about the same ma
 
 from __future__ import annotations
 
+import gc
 import importlib
+import os
+import platform
 import statistics
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 
 import torch
 
-from repro.analysis.throughput import flops_per_token, next_token_loss, seconds_per_call
+from repro.analysis.throughput import flops_per_token, next_token_loss
 from repro.models import Transformer, TransformerConfig
+from repro.training.config import PRECISIONS, resolve_device
 from repro.training.optim import build_optimizer
+
+#: Bytes of training state per parameter: fp32 weight, gradient and AdamW's two moments.
+TRAINING_STATE_BYTES = 16
 
 
 @dataclass(frozen=True)
@@ -105,14 +120,37 @@ def config_shapes(config: dict, papers: Iterable[str] | None = None) -> list[Tra
     return sorted(shapes.values(), key=lambda t: (-t.runs, t.shape.describe()))
 
 
-def matmul_peak_gflops(size: int = 2048, repeats: int = 5) -> float:
-    a, b = torch.randn(size, size), torch.randn(size, size)
+def synchronizer(device: torch.device) -> Callable[[], None]:
+    """What waits for a device's queued work: CUDA runs kernels asynchronously, the CPU does not."""
+    return torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+
+
+def autocast_dtype(precision: str) -> torch.dtype | None:
+    """The autocast dtype of a training precision (repro.training.config.PRECISIONS), None for fp32."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision {precision!r} is not one of {sorted(PRECISIONS)}")
+    name = PRECISIONS[precision]
+    return None if name is None else getattr(torch, name)
+
+
+def matmul_peak_gflops(
+    size: int | None = None, repeats: int = 5, device: torch.device | str = "cpu", precision: str = "fp32"
+) -> float:
+    """GFLOP/s of the best of `repeats` square products in the precision's dtype (2048 on a CPU,
+    8192 on a GPU, where a small product would time the kernel launch)."""
+    device = torch.device(device)
+    size = size or (8192 if device.type == "cuda" else 2048)
+    dtype = autocast_dtype(precision) or torch.float32
+    sync = synchronizer(device)
+    a, b = (torch.randn(size, size, device=device, dtype=dtype) for _ in range(2))
     for _ in range(2):
         a @ b
+    sync()
     best = float("inf")
     for _ in range(repeats):
         start = time.perf_counter()
         a @ b
+        sync()
         best = min(best, time.perf_counter() - start)
     return 2.0 * size**3 / best / 1e9
 
@@ -124,6 +162,12 @@ def our_model(shape: BenchShape) -> torch.nn.Module:
         **sizes, d_ff=shape.mlp_width, max_seq_len=shape.seq_len, block="pre_ln", norm="layernorm", activation="gelu"
     )
     return Transformer(cfg)
+
+
+def parameter_count(shape: BenchShape) -> int:
+    """Parameters of `our_model(shape)`, counted on the meta device (nothing is allocated)."""
+    with torch.device("meta"):
+        return sum(p.numel() for p in our_model(shape).parameters())
 
 
 def hf_gpt2(shape: BenchShape) -> torch.nn.Module:
@@ -152,21 +196,110 @@ def _hf_loss(model, tokens):
 
 
 class StepTimer:
-    """Times full training steps of one model on a fixed batch."""
+    """Times full training steps of one model on a fixed batch, on the batch's device, in one precision."""
 
-    def __init__(self, name: str, model: torch.nn.Module, loss_fn, tokens: torch.Tensor):
-        self.name, self.model, self.loss_fn, self.tokens = name, model.train(), loss_fn, tokens
-        self.optimizer = build_optimizer(model, lr=1e-4, weight_decay=0.1)
+    def __init__(self, name: str, model: torch.nn.Module, loss_fn, tokens: torch.Tensor, precision: str = "fp32"):
+        self.device = tokens.device
+        self.name, self.model, self.loss_fn, self.tokens = name, model.to(self.device).train(), loss_fn, tokens
+        self.dtype = autocast_dtype(precision)
+        self.optimizer = build_optimizer(self.model, lr=1e-4, weight_decay=0.1)
+        self.sync = synchronizer(self.device)
         self.seconds: list[float] = []
 
     def step(self) -> None:
-        loss = self.loss_fn(self.model, self.tokens)
+        with torch.autocast(self.device.type, dtype=self.dtype, enabled=self.dtype is not None):
+            loss = self.loss_fn(self.model, self.tokens)
         loss.backward()
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
 
     def time_steps(self, n: int) -> None:
-        self.seconds.append(seconds_per_call(self.step, n))
+        self.sync()
+        start = time.perf_counter()
+        for _ in range(n):
+            self.step()
+        self.sync()
+        self.seconds.append((time.perf_counter() - start) / n)
+
+
+def _free(device: torch.device) -> None:
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+
+
+def device_memory(device: torch.device) -> int:
+    """Bytes of memory of a GPU, or of the host for the CPU."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device).total_memory
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _too_large(device: torch.device, parameters: int) -> str | None:
+    """Why a model of `parameters` cannot train on `device`, before trying, or None: its training
+    state alone (TRAINING_STATE_BYTES a parameter) exceeds the device's memory."""
+    need, have = parameters * TRAINING_STATE_BYTES, device_memory(device)
+    if need <= have:
+        return None
+    return (
+        f"skipped: {parameters / 1e9:.2f}B parameters need {need / 2**30:.0f} GiB of training state, "
+        f"{device.type} memory is {have / 2**30:.0f} GiB"
+    )
+
+
+def _time_precision(
+    shape: BenchShape,
+    precision: str,
+    device: torch.device,
+    steps: int,
+    rounds: int,
+    warmup: int,
+    include_hf: bool,
+    matmul_size: int | None,
+) -> tuple[list[dict], list[float], float]:
+    """Rows of `shape` in one precision (ours, and HF GPT-2 where comparable), the matmul peaks
+    measured between its rounds, and the model FLOPs per token."""
+    torch.manual_seed(0)
+    tokens = torch.randint(0, shape.vocab_size, (shape.batch_size, shape.seq_len)).to(device)
+    builders = [("ours (pre_ln)", our_model, next_token_loss)]
+    if include_hf and shape.gpt2_compatible:
+        builders.append(("hf gpt2", hf_gpt2, _hf_loss))
+    timers, memory = [], {}
+    for name, build, loss_fn in builders:
+        # each model's own footprint: what its build, move and first steps add to what is held
+        held = torch.cuda.memory_allocated(device) if device.type == "cuda" else 0
+        if device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(device)
+        with device:  # built where it trains: a paper-scale model initialises far faster on a GPU
+            model = build(shape)
+        timer = StepTimer(name, model, loss_fn, tokens, precision)
+        for _ in range(warmup):
+            timer.step()
+        timer.sync()
+        if device.type == "cuda":
+            memory[name] = (torch.cuda.max_memory_allocated(device) - held) / 2**30
+        timers.append(timer)
+    peaks = []
+    for _ in range(rounds):
+        peaks.append(matmul_peak_gflops(matmul_size, device=device, precision=precision))
+        for timer in timers:
+            timer.time_steps(steps)
+    flops = flops_per_token(timers[0].model, shape.seq_len)  # the same count for GPT-2 of this shape
+    rows = []
+    for timer in timers:
+        seconds = statistics.median(timer.seconds)
+        tokens_per_s = shape.tokens_per_step / seconds
+        rows.append(
+            {
+                "model": timer.name,
+                "parameters": sum(p.numel() for p in timer.model.parameters()),
+                "step_seconds": seconds,
+                "tokens_per_s": tokens_per_s,
+                "gflops": tokens_per_s * flops / 1e9,
+                "peak_memory_gib": memory.get(timer.name),
+            }
+        )
+    return rows, peaks, flops
 
 
 def run_shapes(
@@ -176,56 +309,55 @@ def run_shapes(
     rounds: int = 4,
     warmup: int = 3,
     include_hf: bool = True,
+    device: torch.device | str = "cpu",
+    precisions: Iterable[str] = ("fp32",),
+    matmul_size: int | None = None,
 ) -> dict:
-    """Benchmark each shape (ours and, where its head dim allows, HF GPT-2, interleaved in rounds),
-    with the matmul peak measured between shapes; every share of peak is against the best peak seen."""
+    """Benchmark each shape in each precision (ours and, where its head dim allows, HF GPT-2,
+    interleaved in rounds), with the precision's matmul peak measured between rounds; every share
+    of peak is against the best peak of its precision. `device` "auto" is cuda when a GPU is visible;
+    `matmul_size` replaces the peak's default matrix size (matmul_peak_gflops)."""
     torch.set_num_threads(threads)
-    results, peaks = [], []
+    device = resolve_device(str(device))
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device} asked for, but torch {torch.__version__} sees no CUDA device")
+    precisions = list(dict.fromkeys(precisions))
+    for precision in precisions:
+        autocast_dtype(precision)  # an unknown precision fails before any timing
+    results, peaks = [], {precision: [] for precision in precisions}
     for item in shapes:
         trained = item if isinstance(item, TrainedShape) else TrainedShape(item)
         shape = trained.shape
-        torch.manual_seed(0)
-        tokens = torch.randint(0, shape.vocab_size, (shape.batch_size, shape.seq_len))
-        ours = our_model(shape)
-        timers = [StepTimer("ours (pre_ln)", ours, next_token_loss, tokens)]
-        if include_hf and shape.gpt2_compatible:
-            timers.append(StepTimer("hf gpt2", hf_gpt2(shape), _hf_loss, tokens))
-        for timer in timers:
-            for _ in range(warmup):
-                timer.step()
-        for _ in range(rounds):
-            peaks.append(matmul_peak_gflops())
-            for timer in timers:
-                timer.time_steps(steps)
-        flops = flops_per_token(ours, shape.seq_len)  # the same count for GPT-2 of this shape
-        rows = []
-        for timer in timers:
-            seconds = statistics.median(timer.seconds)
-            tokens_per_s = shape.tokens_per_step / seconds
-            rows.append(
-                {
-                    "model": timer.name,
-                    "parameters": sum(p.numel() for p in timer.model.parameters()),
-                    "step_seconds": seconds,
-                    "tokens_per_s": tokens_per_s,
-                    "gflops": tokens_per_s * flops / 1e9,
-                }
-            )
-        results.append(
-            {
-                "shape": asdict(shape),
-                "runs": trained.runs,
-                "users": trained.users,
-                "flops_per_token": flops,
-                "models": rows,
-            }
-        )
-    peak = max(peaks)
+        parameters = parameter_count(shape)
+        for precision in precisions:
+            entry = {"shape": asdict(shape), "precision": precision, "runs": trained.runs, "users": trained.users}
+            entry["flops_per_token"], entry["models"] = None, []
+            entry["skipped"] = _too_large(device, parameters)
+            if entry["skipped"] is None:
+                try:
+                    entry["models"], seen, entry["flops_per_token"] = _time_precision(
+                        shape, precision, device, steps, rounds, warmup, include_hf, matmul_size
+                    )
+                    peaks[precision] += seen
+                except torch.OutOfMemoryError as err:
+                    entry["skipped"] = "out of memory: " + str(err).split("\n")[0][:200]
+            _free(device)
+            results.append(entry)
+    best = {precision: max(seen) if seen else None for precision, seen in peaks.items()}
     for result in results:
+        peak = best[result["precision"]]
         result["matmul_peak_gflops"] = peak
         for row in result["models"]:
             row["fraction_of_peak"] = row["gflops"] / peak
-    return {"threads": threads, "torch": torch.__version__, "matmul_peak_gflops": peak, "shapes": results}
+    return {
+        "device": str(device),
+        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or "cpu",
+        "threads": threads,
+        "torch": torch.__version__,
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "matmul_peak_gflops": best,
+        "shapes": results,
+    }
 
 
 def _summarise(users: list[str], shown: int = 3) -> str:
@@ -242,28 +374,41 @@ def _summarise(users: list[str], shown: int = 3) -> str:
 
 
 def format_shapes(result: dict, reference: str = "reference") -> str:
-    """run_shapes' result as a table: one line per shape, ours beside HF GPT-2 at that shape."""
+    """run_shapes' result as a table: one line per shape and precision, ours beside HF GPT-2 at that
+    shape, with the peak GPU memory of our step where it was measured."""
+    peaks = ", ".join(
+        f"{precision} {peak:,.1f}" if peak else f"{precision} –"
+        for precision, peak in result["matmul_peak_gflops"].items()
+    )
     lines = [
-        f"threads={result['threads']}, torch {result['torch']}, "
-        f"fp32 matmul peak {result['matmul_peak_gflops']:.1f} GFLOP/s",
-        f"{'shape':<52}{'runs':>5}{'tokens/s':>11}{'GFLOP/s':>9}{'of peak':>8}{'hf tokens/s':>13}{'ours/hf':>8}",
+        f"{result['device']} ({result['device_name']}), threads={result['threads']}, torch {result['torch']}, "
+        f"matmul peak GFLOP/s: {peaks}",
+        f"{'shape':<52}{'runs':>5}{'prec':>5}{'tokens/s':>12}{'GFLOP/s':>10}{'of peak':>8}{'GiB':>7}"
+        f"{'hf tokens/s':>13}{'ours/hf':>8}",
     ]
     for item in result["shapes"]:
         shape = BenchShape(**item["shape"])
-        ours, hf = item["models"][0], (item["models"][1] if len(item["models"]) > 1 else None)
         runs = str(item["runs"]) if item["runs"] else reference
+        head = f"{shape.describe():<52}{runs:>5}{item['precision']:>5}"
+        if item["skipped"]:
+            lines.append(f"{head}  {item['skipped']}")
+            continue
+        ours, hf = item["models"][0], (item["models"][1] if len(item["models"]) > 1 else None)
+        memory = f"{ours['peak_memory_gib']:>7.1f}" if ours["peak_memory_gib"] is not None else f"{'–':>7}"
         hf_cells = (
             f"{hf['tokens_per_s']:>13,.0f}{ours['tokens_per_s'] / hf['tokens_per_s']:>7.2f}x"
             if hf
             else f"{'–':>13}{'–':>8}"
         )
         lines.append(
-            f"{shape.describe():<52}{runs:>5}{ours['tokens_per_s']:>11,.0f}{ours['gflops']:>9.1f}"
-            f"{ours['fraction_of_peak']:>8.0%}{hf_cells}"
+            f"{head}{ours['tokens_per_s']:>12,.0f}{ours['gflops']:>10.1f}{ours['fraction_of_peak']:>8.0%}{memory}{hf_cells}"
         )
-    users = [
-        f"  {BenchShape(**i['shape']).describe()}: {_summarise(i['users'])}" for i in result["shapes"] if i["users"]
-    ]
+    seen, users = set(), []
+    for item in result["shapes"]:
+        described = BenchShape(**item["shape"]).describe()
+        if item["users"] and described not in seen:
+            seen.add(described)
+            users.append(f"  {described}: {_summarise(item['users'])}")
     if users:
         lines += ["", "trained by:", *users]
     return "\n".join(lines)
