@@ -77,11 +77,14 @@ test-cluster: $(STAMP)
 	VENV=$(abspath $(VENV)) flock /tmp/repro-heavy.lock tests/cluster/run_slurm_smoke.sh
 
 # Training throughput of each paper's two most-trained paper-scale shapes on one GPU, in fp32 and bf16
-# autocast, with peak GPU memory and the share of the GPU's measured matmul peak (docs/paper-scale.md).
-# It needs no .venv: any python3 whose torch is a CUDA build, with pyyaml, pandas, jsonschema and
-# transformers, runs the code from src/. Not yet run on a GPU.
-BENCH_GPU_OUT ?= results/bench/gpu.json
+# autocast, with peak GPU memory and the share of the GPU's measured matmul peak; then simplified_blocks'
+# blocks timed at paper scale as its throughput rule times them (docs/paper-scale.md). It needs no
+# .venv: any python3 whose torch is a CUDA build, with pyyaml, pandas, jsonschema and transformers, runs
+# the code from src/. Not yet run on a GPU.
+BENCH_GPU_DIR ?= results/bench
 bench-gpu:
 	PYTHONPATH=src $(PYTHON) -m repro bench --device cuda --precision fp32 bf16 \
 		--config config/config.yaml config/paper.yaml --top-per-paper 2 --max-tokens 65536 \
-		--steps 3 --rounds 3 --warmup 2 --out $(BENCH_GPU_OUT)
+		--steps 3 --rounds 3 --warmup 2 --out $(BENCH_GPU_DIR)/gpu_shapes.json
+	PYTHONPATH=src $(PYTHON) -m repro simplified_blocks throughput --config config/config.yaml config/paper.yaml \
+		--out-timings $(BENCH_GPU_DIR)/gpu_blocks_timings.csv --out-models $(BENCH_GPU_DIR)/gpu_blocks_models.csv

@@ -10,14 +10,15 @@ import torch
 import yaml
 
 from repro.bench import BenchShape, config_shapes, format_shapes, parameter_count, run_shapes, shape_of
-from repro.commands.bench import cap_tokens, load_config, merge_into, top_per_paper
+from repro.commands.bench import cap_tokens, top_per_paper
 from repro.papers import PAPERS
+from repro.pipeline.configcheck import load_scale_files, merge_into
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_every_paper_lists_the_shapes_it_trains_and_each_shape_appears_once():
-    config = load_config([str(ROOT / "config/config.yaml")])
+    config = load_scale_files([str(ROOT / "config/config.yaml")])
     shapes = config_shapes(config)
     described = [t.shape.describe() for t in shapes]
     assert len(described) == len(set(described))
@@ -95,7 +96,7 @@ def test_config_files_merge_as_snakemake_merges_them():
 
 
 def test_shape_selection_keeps_each_papers_most_trained_shapes_and_caps_tokens():
-    shapes = config_shapes(load_config([str(ROOT / "config/config.yaml"), str(ROOT / "config/paper.yaml")]))
+    shapes = config_shapes(load_scale_files([str(ROOT / "config/config.yaml"), str(ROOT / "config/paper.yaml")]))
     kept = top_per_paper(shapes, 1)
     papers = [user.split(":")[0] for t in kept for user in t.users]
     assert set(papers) == {user.split(":")[0] for t in shapes for user in t.users}

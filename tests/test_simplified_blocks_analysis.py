@@ -142,6 +142,37 @@ def test_throughput_rows_and_ratios():
         summarize(timings, "parallel")
 
 
+def test_throughput_in_bf16_autocast_times_every_block_and_bad_settings_fail_before_timing():
+    configs = {"pre_ln": TransformerConfig(**SMALL, block="pre_ln"), "sas": TransformerConfig(**SMALL, block="sas")}
+    settings = ThroughputSettings(batch_size=2, seq_len=8, warmup_steps=1, timed_steps=1, rounds=2, precision="bf16")
+    timings = measure_throughput(configs, settings)
+    assert len(timings) == 2 * 2 * 2 and (timings["tokens_per_s"] > 0).all()
+    with pytest.raises(ValueError, match=r"precision='fp16' must be one of \['bf16', 'fp32'\]"):
+        ThroughputSettings(precision="fp16")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="device='cuda': torch .* sees no CUDA device"):
+            measure_throughput(configs, ThroughputSettings(batch_size=2, seq_len=8, device="cuda"))
+
+
+def test_throughput_command_reads_its_blocks_and_settings_from_scale_files(tmp_path, capsys):
+    from repro.cli import build_parser
+
+    out = ["--out-timings", str(tmp_path / "t.csv"), "--out-models", str(tmp_path / "m.csv")]
+    files = [str(ROOT / "config/config.yaml"), str(ROOT / "config/smoke.yaml")]
+    parse = build_parser("simplified_blocks").parse_args
+    args = parse(["simplified_blocks", "throughput", "--config", *files, *out])
+    assert args.func(args) == 0
+    smoke = yaml.safe_load((ROOT / "config/smoke.yaml").read_text())["simplified_blocks"]
+    models = pd.read_csv(tmp_path / "m.csv")
+    assert models["variant"].tolist() == smoke["blocks"]
+    assert (models["device"] == "cpu").all() and (models["precision"] == "fp32").all()
+    assert (models["rounds"] == smoke["throughput"]["rounds"]).all()
+    for wrong in (["--models", "{}"], ["--config", *files, "--settings", "{}"]):
+        args = parse(["simplified_blocks", "throughput", *wrong, *out])
+        assert args.func(args) == 2
+    assert "give --models and --settings" in capsys.readouterr().err
+
+
 def test_speed_vs_reference_is_the_mean_of_the_ratios_within_rounds():
     # Round 1 is slow for Pre-LN alone: the paired ratios are 2, 4, 2 (mean 8/3); the medians' ratio is 2.
     speeds = {"pre_ln": (10.0, 1.0, 10.0), "sas": (20.0, 4.0, 20.0)}

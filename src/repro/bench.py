@@ -33,14 +33,14 @@ import os
 import platform
 import statistics
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
 import torch
 
-from repro.analysis.throughput import flops_per_token, next_token_loss
+from repro.analysis.throughput import flops_per_token, next_token_loss, seconds_per_call, synchronizer
 from repro.models import Transformer, TransformerConfig
-from repro.training.config import PRECISIONS, resolve_device
+from repro.training.config import precision_dtype, resolve_device
 from repro.training.optim import build_optimizer
 
 #: Bytes of training state per parameter: fp32 weight, gradient and AdamW's two moments.
@@ -120,19 +120,6 @@ def config_shapes(config: dict, papers: Iterable[str] | None = None) -> list[Tra
     return sorted(shapes.values(), key=lambda t: (-t.runs, t.shape.describe()))
 
 
-def synchronizer(device: torch.device) -> Callable[[], None]:
-    """What waits for a device's queued work: CUDA runs kernels asynchronously, the CPU does not."""
-    return torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
-
-
-def autocast_dtype(precision: str) -> torch.dtype | None:
-    """The autocast dtype of a training precision (repro.training.config.PRECISIONS), None for fp32."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision {precision!r} is not one of {sorted(PRECISIONS)}")
-    name = PRECISIONS[precision]
-    return None if name is None else getattr(torch, name)
-
-
 def matmul_peak_gflops(
     size: int | None = None, repeats: int = 5, device: torch.device | str = "cpu", precision: str = "fp32"
 ) -> float:
@@ -140,7 +127,7 @@ def matmul_peak_gflops(
     8192 on a GPU, where a small product would time the kernel launch)."""
     device = torch.device(device)
     size = size or (8192 if device.type == "cuda" else 2048)
-    dtype = autocast_dtype(precision) or torch.float32
+    dtype = precision_dtype(precision) or torch.float32
     sync = synchronizer(device)
     a, b = (torch.randn(size, size, device=device, dtype=dtype) for _ in range(2))
     for _ in range(2):
@@ -201,7 +188,7 @@ class StepTimer:
     def __init__(self, name: str, model: torch.nn.Module, loss_fn, tokens: torch.Tensor, precision: str = "fp32"):
         self.device = tokens.device
         self.name, self.model, self.loss_fn, self.tokens = name, model.to(self.device).train(), loss_fn, tokens
-        self.dtype = autocast_dtype(precision)
+        self.dtype = precision_dtype(precision)
         self.optimizer = build_optimizer(self.model, lr=1e-4, weight_decay=0.1)
         self.sync = synchronizer(self.device)
         self.seconds: list[float] = []
@@ -214,12 +201,7 @@ class StepTimer:
         self.optimizer.zero_grad(set_to_none=True)
 
     def time_steps(self, n: int) -> None:
-        self.sync()
-        start = time.perf_counter()
-        for _ in range(n):
-            self.step()
-        self.sync()
-        self.seconds.append((time.perf_counter() - start) / n)
+        self.seconds.append(seconds_per_call(self.step, n, self.sync))
 
 
 def _free(device: torch.device) -> None:
@@ -323,7 +305,7 @@ def run_shapes(
         raise ValueError(f"device {device} asked for, but torch {torch.__version__} sees no CUDA device")
     precisions = list(dict.fromkeys(precisions))
     for precision in precisions:
-        autocast_dtype(precision)  # an unknown precision fails before any timing
+        precision_dtype(precision)  # an unknown precision fails before any timing
     results, peaks = [], {precision: [] for precision in precisions}
     for item in shapes:
         trained = item if isinstance(item, TrainedShape) else TrainedShape(item)

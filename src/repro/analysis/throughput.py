@@ -11,6 +11,10 @@ and at inference; the speed column of their Table 1 is training steps in a fixed
   AdamW update of `repro.training.optim` (weight-decay groups as in training);
 - inference: forward pass in eval mode under `torch.no_grad()`, same batch.
 
+Both run on `ThroughputSettings.device` ("auto": cuda when a GPU is visible) in its `precision`
+("bf16": autocast, weights and optimizer state in fp32, as the trainer's setting of that name); on a
+GPU each timing waits for the device's work to finish.
+
 Model FLOPs per token follow the PaLM convention (Chowdhery et al. 2022, App. B): 6·N + 12·L·T·d
 for a training step and a third of that for a forward pass, with N the weights used in matrix
 products (linear layers, value/projection matrices that exist, the unembedding).
@@ -29,6 +33,7 @@ from torch import nn
 
 from repro.models import Transformer, TransformerConfig, count_parameters
 from repro.models.attention import MatrixMap
+from repro.training.config import PRECISIONS, precision_dtype, resolve_device
 from repro.training.optim import build_optimizer
 
 COLUMNS = ["variant", "mode", "round", "position", "seconds_per_step", "tokens_per_s"]
@@ -43,6 +48,8 @@ class ThroughputSettings:
     timed_steps: int = 5
     rounds: int = 6
     seed: int = 0
+    device: str = "cpu"
+    precision: str = "fp32"
 
     def __post_init__(self) -> None:
         for name in ("batch_size", "seq_len", "threads", "timed_steps", "rounds"):
@@ -50,6 +57,8 @@ class ThroughputSettings:
                 raise ValueError(f"ThroughputSettings.{name}={getattr(self, name)!r} must be >= 1")
         if self.warmup_steps < 0:
             raise ValueError(f"ThroughputSettings.warmup_steps={self.warmup_steps!r} must be >= 0")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"ThroughputSettings.precision={self.precision!r} must be one of {sorted(PRECISIONS)}")
 
     @property
     def tokens_per_step(self) -> int:
@@ -83,28 +92,42 @@ def next_token_loss(model: nn.Module, tokens: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
 
 
-def seconds_per_call(step: Callable[[], object], calls: int) -> float:
-    """Mean wall-clock seconds of `calls` back-to-back calls of `step`."""
+def synchronizer(device: torch.device) -> Callable[[], None]:
+    """What waits for a device's queued work: CUDA runs kernels asynchronously, the CPU does not."""
+    return torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+
+
+def seconds_per_call(step: Callable[[], object], calls: int, sync: Callable[[], None] = lambda: None) -> float:
+    """Mean wall-clock seconds of `calls` back-to-back calls of `step`; `sync` waits for the device's
+    work before the clock starts and before it stops."""
+    sync()
     start = time.perf_counter()
     for _ in range(calls):
         step()
+    sync()
     return (time.perf_counter() - start) / calls
 
 
 class _Timed:
     """One model with a fixed batch, its optimiser, and the timings of each mode."""
 
-    def __init__(self, name: str, cfg: TransformerConfig, tokens: torch.Tensor):
+    def __init__(self, name: str, cfg: TransformerConfig, tokens: torch.Tensor, dtype: torch.dtype | None = None):
         self.name = name
-        self.model = Transformer(cfg)
-        self.tokens = tokens  # [B, T]
+        self.device, self.dtype = tokens.device, dtype
+        self.model = Transformer(cfg).to(self.device)
+        self.tokens = tokens  # [B, T], on the device the model runs on
         self.optimizer = build_optimizer(self.model, lr=1e-4, weight_decay=0.1)
         self.params = [p for p in self.model.parameters() if p.requires_grad]
+        self.sync = synchronizer(self.device)
         self.seconds: dict[str, list[float]] = {"train": [], "inference": []}
+
+    def _autocast(self):
+        return torch.autocast(self.device.type, dtype=self.dtype, enabled=self.dtype is not None)
 
     def train_step(self) -> None:
         self.model.train()
-        loss = next_token_loss(self.model, self.tokens)
+        with self._autocast():
+            loss = next_token_loss(self.model, self.tokens)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.params, 1.0)
         self.optimizer.step()
@@ -113,10 +136,11 @@ class _Timed:
     @torch.no_grad()
     def inference_step(self) -> None:
         self.model.eval()
-        self.model(self.tokens)
+        with self._autocast():
+            self.model(self.tokens)
 
     def time(self, mode: str, steps: int) -> float:
-        seconds = seconds_per_call(self.train_step if mode == "train" else self.inference_step, steps)
+        seconds = seconds_per_call(self.train_step if mode == "train" else self.inference_step, steps, self.sync)
         self.seconds[mode].append(seconds)
         return seconds
 
@@ -130,16 +154,21 @@ def measure_throughput(configs: dict[str, TransformerConfig], settings: Throughp
     if not configs:
         raise ValueError("measure_throughput needs at least one configuration")
     torch.set_num_threads(settings.threads)
+    device = resolve_device(settings.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(
+            f"ThroughputSettings.device={settings.device!r}: torch {torch.__version__} sees no CUDA device"
+        )
     vocab = min(cfg.vocab_size for cfg in configs.values())
     tokens = torch.randint(
         0, vocab, (settings.batch_size, settings.seq_len), generator=torch.Generator().manual_seed(settings.seed)
-    )
+    ).to(device)
     timed = []
     for name, cfg in configs.items():
         if cfg.max_seq_len < settings.seq_len:
             raise ValueError(f"{name}: max_seq_len={cfg.max_seq_len} is shorter than seq_len={settings.seq_len}")
-        torch.manual_seed(settings.seed)
-        timed.append(_Timed(name, cfg, tokens))
+        torch.manual_seed(settings.seed)  # initialised on the CPU, as the trainer's models, then moved
+        timed.append(_Timed(name, cfg, tokens, precision_dtype(settings.precision)))
     for entry in timed:
         for _ in range(settings.warmup_steps):
             entry.train_step()

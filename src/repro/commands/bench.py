@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from repro.commands import fail
+from repro.pipeline.configcheck import load_scale_files
 from repro.training.config import PRECISIONS
 
 DEFAULT_CONFIG = "config/config.yaml"
@@ -59,30 +60,6 @@ def register(subparsers) -> None:
     parser.set_defaults(func=bench)
 
 
-def merge_into(config: dict, overlay: dict) -> dict:
-    """`overlay` merged into `config` in place, nested mappings key by key, as Snakemake merges
-    --configfile (without importing Snakemake, which a GPU machine may not have)."""
-    for key, value in overlay.items():
-        if isinstance(value, dict) and isinstance(config.get(key), dict):
-            merge_into(config[key], value)
-        else:
-            config[key] = value
-    return config
-
-
-def load_config(paths: list[str]) -> dict:
-    """The files merged in order, checked."""
-    import yaml
-
-    from repro.pipeline.configcheck import check_config, fill_defaults
-
-    config: dict = {}
-    for path in paths:
-        merge_into(config, yaml.safe_load(Path(path).read_text()) or {})
-    check_config(config)
-    return fill_defaults(config)
-
-
 def top_per_paper(shapes: list, n: int) -> list:
     """The shapes among each paper's `n` with the most runs, in their order."""
     kept, counts = [], {}
@@ -118,7 +95,7 @@ def bench(args: argparse.Namespace) -> int:
             "run with a python whose torch is a CUDA build (make bench-gpu PYTHON=...), or --device cpu"
         )
     reference = BenchShape(args.d_model, args.layers, args.heads, args.seq_len, args.batch_size, args.vocab_size)
-    shapes = config_shapes(load_config(args.config)) if args.config else []
+    shapes = config_shapes(load_scale_files(args.config)) if args.config else []
     if args.top_per_paper:
         shapes = top_per_paper(shapes, args.top_per_paper)
     if args.top:

@@ -288,3 +288,26 @@ def merged_run_config(config: dict, paper: str, variant: str, seed: int) -> dict
     # Language models on the code corpus take their vocabulary from the tokenizer.
     model.setdefault("vocab_size", config["tokenizer"]["vocab_size"])
     return {"paper": paper, "variant": variant, "seed": int(seed), "model": model, "train": train}
+
+
+def merge_into(config: dict, overlay: Mapping) -> dict:
+    """`overlay` merged into `config` in place, nested mappings key by key, as Snakemake merges
+    --configfile (without importing Snakemake, which a GPU machine's python may not have)."""
+    for key, value in overlay.items():
+        if isinstance(value, Mapping) and isinstance(config.get(key), dict):
+            merge_into(config[key], value)
+        else:
+            config[key] = value
+    return config
+
+
+def load_scale_files(paths: Iterable[str | Path]) -> dict:
+    """The config the Snakefile sees for these files (later ones over earlier ones), checked, with
+    its defaults filled in: for commands run outside Snakemake."""
+    import yaml
+
+    config: dict = {}
+    for path in paths:
+        merge_into(config, yaml.safe_load(Path(path).read_text()) or {})
+    check_config(config)
+    return fill_defaults(config)

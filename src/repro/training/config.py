@@ -39,6 +39,16 @@ class TrainConfigError(ValueError):
     """An invalid training setting; the message names the field and the allowed values."""
 
 
+def precision_dtype(precision: str) -> torch.dtype | None:
+    """The autocast dtype of a training precision (PRECISIONS), None for fp32."""
+    import torch
+
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision {precision!r} is not one of {sorted(PRECISIONS)}")
+    name = PRECISIONS[precision]
+    return None if name is None else getattr(torch, name)
+
+
 def resolve_device(name: str) -> torch.device:
     """A torch device from a config string; "auto" is cuda when a GPU is visible, else cpu."""
     import torch
@@ -219,10 +229,7 @@ class TrainConfig:
     @property
     def autocast_dtype(self) -> torch.dtype | None:
         """The autocast dtype of training passes, None for fp32."""
-        import torch
-
-        name = PRECISIONS[self.precision]
-        return None if name is None else getattr(torch, name)
+        return precision_dtype(self.precision)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> TrainConfig:

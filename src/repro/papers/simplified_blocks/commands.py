@@ -21,7 +21,7 @@ import json
 import sys
 from pathlib import Path
 
-from repro.commands import add_command
+from repro.commands import add_command, fail
 from repro.papers.simplified_blocks import mlm_commands
 from repro.pipeline.tidy import write_csv
 
@@ -52,8 +52,14 @@ def register(subparsers) -> None:
     variants.set_defaults(func=_variants)
 
     throughput = actions.add_parser("throughput", help="interleaved train/inference tokens/s")
-    throughput.add_argument("--models", required=True, help="JSON {variant: model fields}")
-    throughput.add_argument("--settings", required=True, help="JSON ThroughputSettings fields")
+    throughput.add_argument("--models", help="JSON {variant: model fields}")
+    throughput.add_argument("--settings", help="JSON ThroughputSettings fields")
+    throughput.add_argument(
+        "--config",
+        nargs="+",
+        help="scale files (later ones over earlier ones) whose `blocks` and `throughput` settings give the "
+        "models and settings, instead of --models and --settings (outside Snakemake, e.g. on a GPU)",
+    )
     throughput.add_argument("--reference", default="pre_ln", help="variant the speed ratios refer to")
     throughput.add_argument("--out-timings", required=True)
     throughput.add_argument("--out-models", required=True)
@@ -116,6 +122,17 @@ def _variants(args: argparse.Namespace) -> int:
 def _throughput(args: argparse.Namespace) -> int:
     from repro.analysis.throughput import ThroughputSettings, measure_throughput, model_facts, summarize
 
+    if args.config is None and (args.models is None or args.settings is None):
+        return fail("give --models and --settings (as the pipeline does), or --config with the scale files")
+    if args.config is not None and (args.models is not None or args.settings is not None):
+        return fail("--config gives the models and settings: leave out --models and --settings")
+    if args.config is not None:
+        from repro.papers.simplified_blocks import specs
+        from repro.pipeline.configcheck import load_scale_files
+
+        config = load_scale_files(args.config)
+        args.models = json.dumps(specs.models(config, config[specs.PAPER]["blocks"]))
+        args.settings = json.dumps(specs.throughput_settings(config))
     configs = _configs(args.models)
     settings = ThroughputSettings(**json.loads(args.settings))
     timings = measure_throughput(configs, settings)
