@@ -83,8 +83,8 @@ test-cluster: $(STAMP)
 # the code from src/. Not yet run on a GPU.
 BENCH_GPU_DIR ?= results/bench
 bench-gpu:
-	PYTHONPATH=src $(PYTHON) -m repro bench --device cuda --precision fp32 bf16 \
+	PYTHONPATH=src$${PYTHONPATH:+:$$PYTHONPATH} $(PYTHON) -m repro bench --device cuda --precision fp32 bf16 \
 		--config config/config.yaml config/paper.yaml --top-per-paper 2 --max-tokens 65536 \
 		--steps 3 --rounds 3 --warmup 2 --out $(BENCH_GPU_DIR)/gpu_shapes.json
-	PYTHONPATH=src $(PYTHON) -m repro simplified_blocks throughput --config config/config.yaml config/paper.yaml \
+	PYTHONPATH=src$${PYTHONPATH:+:$$PYTHONPATH} $(PYTHON) -m repro simplified_blocks throughput --config config/config.yaml config/paper.yaml \
 		--out-timings $(BENCH_GPU_DIR)/gpu_blocks_timings.csv --out-models $(BENCH_GPU_DIR)/gpu_blocks_models.csv
