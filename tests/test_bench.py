@@ -100,6 +100,8 @@ def test_shape_selection_keeps_each_papers_most_trained_shapes_and_caps_tokens()
     kept = top_per_paper(shapes, 1)
     papers = [user.split(":")[0] for t in kept for user in t.users]
     assert set(papers) == {user.split(":")[0] for t in shapes for user in t.users}
+    # at paper scale layer_diversity reads pretrained checkpoints and trains nothing
+    assert set(papers) == set(PAPERS) - {"cross_paper", "layer_diversity"}
     for paper in set(papers):  # each paper's first shape, in the overall order
         assert next(t for t in shapes if any(u.startswith(paper + ":") for u in t.users)) in kept
     capped = cap_tokens(kept, 4096)

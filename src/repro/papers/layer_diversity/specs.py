@@ -61,8 +61,11 @@ __all__ = ["PROMPT_VOCAB_SIZE", "TASKS", "family_run_spec", "hub_data_spec"]
 
 
 def trained_models(config: dict, paper: str = "layer_diversity") -> list[dict[str, Any]]:
-    """Every model shape this paper trains, for the benchmark (repro.bench): each family at each depth."""
+    """Every model shape this paper trains, for the benchmark (repro.bench): each family at each depth;
+    none with hub data, where the families are pretrained checkpoints read as they are."""
     section, out = config[paper], []
+    if section["data"]["source"] == "hub":
+        return out
     for family in section["variants"]:
         spec = family_run_spec(config, paper, family, 0)
         for depth in spec["depths"]:
