@@ -117,3 +117,31 @@ def write_block_speeds(results: Path, tokens_per_s: dict[str, float], parameters
         for r, f in enumerate((0.5, 1.0, 1.5))
     ]
     pd.DataFrame(timings).to_csv(data / "throughput_timings.csv", index=False)
+
+
+#: The counting stream's vocabulary and sequence length (counting_lm, counting_task).
+COUNT_VOCAB, COUNT_LENGTH = 23, 10
+
+
+def counting_lm(seed: int = 3):
+    """A two-layer decoder small enough to train in a second, initialised from `seed`."""
+    import torch
+
+    from repro.models import TransformerConfig, build_model
+
+    torch.manual_seed(seed)
+    return build_model(
+        TransformerConfig(vocab_size=COUNT_VOCAB, n_layers=2, d_model=16, n_heads=2, d_ff=32, max_seq_len=COUNT_LENGTH)
+    )
+
+
+def counting_task():
+    """A learnable stream: each sequence counts up modulo the vocabulary from a random start."""
+    import torch
+
+    from repro.training import LanguageModelTask
+
+    g = torch.Generator().manual_seed(5)
+    starts = torch.randint(COUNT_VOCAB, (64, 1), generator=g)
+    tokens = (starts + torch.arange(COUNT_LENGTH)) % COUNT_VOCAB
+    return LanguageModelTask(tokens[:48], tokens[48:], eval_batch_size=16)

@@ -16,29 +16,17 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 import pytest
 import torch
+from conftest import COUNT_LENGTH as LENGTH
+from conftest import COUNT_VOCAB as VOCAB
+from conftest import counting_lm, counting_task
 from safetensors.torch import load_file
 
-from repro.models import TransformerConfig, build_model
-from repro.training import LanguageModelTask, TrainConfig, TrainingInterrupted, train, update_stepper
+from repro.models import TransformerConfig
+from repro.training import TrainConfig, TrainingInterrupted, train, update_stepper
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
-VOCAB, LENGTH = 23, 10
-
-
-def tiny_lm(seed: int = 3) -> torch.nn.Module:
-    torch.manual_seed(seed)
-    return build_model(
-        TransformerConfig(vocab_size=VOCAB, n_layers=2, d_model=16, n_heads=2, d_ff=32, max_seq_len=LENGTH)
-    )
-
-
-def task() -> LanguageModelTask:
-    g = torch.Generator().manual_seed(5)
-    # a learnable stream: each sequence counts up modulo the vocabulary from a random start
-    starts = torch.randint(VOCAB, (64, 1), generator=g)
-    tokens = (starts + torch.arange(LENGTH)) % VOCAB
-    return LanguageModelTask(tokens[:48], tokens[48:], eval_batch_size=16)
+tiny_lm, task = counting_lm, counting_task
 
 
 def config(**overrides) -> TrainConfig:

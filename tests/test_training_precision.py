@@ -7,28 +7,13 @@ import json
 
 import pytest
 import torch
+from conftest import counting_lm, counting_task
 
-from repro.models import TransformerConfig, build_model
-from repro.training import ConfigMismatchError, LanguageModelTask, TrainConfig, TrainingInterrupted, train
+from repro.training import ConfigMismatchError, TrainConfig, TrainingInterrupted, train
 from repro.training.config import TrainConfigError
 from repro.training.trainer import identity_hash
 
-VOCAB, LENGTH = 23, 10
-
-
-def tiny_lm() -> torch.nn.Module:
-    torch.manual_seed(3)
-    return build_model(
-        TransformerConfig(vocab_size=VOCAB, n_layers=2, d_model=16, n_heads=2, d_ff=32, max_seq_len=LENGTH)
-    )
-
-
-def task() -> LanguageModelTask:
-    g = torch.Generator().manual_seed(5)
-    # a learnable stream: each sequence counts up modulo the vocabulary from a random start
-    starts = torch.randint(VOCAB, (64, 1), generator=g)
-    tokens = (starts + torch.arange(LENGTH)) % VOCAB
-    return LanguageModelTask(tokens[:48], tokens[48:], eval_batch_size=16)
+tiny_lm, task = counting_lm, counting_task
 
 
 def config(**overrides) -> TrainConfig:
